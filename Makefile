@@ -1,0 +1,40 @@
+# myriarch — build, test, demo. See README.md.
+GO        ?= go
+BIN       ?= bin
+LDFLAGS   ?= -s -w
+VERSION   ?= 0.1.0-dev
+GOFLAGS_BUILD = -trimpath -ldflags "$(LDFLAGS) -X github.com/myriarch/myriarch/internal/buildinfo.Version=$(VERSION)"
+
+CMDS = myriarchd myriarch-updater telecraft blueprint-check
+
+.PHONY: all build test vet unit crossbuild demo bench clean
+
+all: build
+
+build:
+	@mkdir -p $(BIN)
+	@for c in $(CMDS); do \
+	  CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $(BIN)/$$c ./cmd/$$c || exit 1; \
+	done
+
+vet:
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+# Windows must keep compiling even though the tests run on Linux.
+crossbuild:
+	GOOS=windows GOARCH=amd64 $(GO) build ./...
+	GOOS=darwin GOARCH=arm64 $(GO) build ./...
+
+test: vet crossbuild unit
+
+demo: build
+	$(GO) run ./test/demo
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf $(BIN) .myriarch
