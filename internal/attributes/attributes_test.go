@@ -1,0 +1,185 @@
+package attributes
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/open-telemetry/opamp-go/protobufs"
+)
+
+func str(s string) *protobufs.AnyValue {
+	return &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: s}}
+}
+func i64(v int64) *protobufs.AnyValue {
+	return &protobufs.AnyValue{Value: &protobufs.AnyValue_IntValue{IntValue: v}}
+}
+func dbl(v float64) *protobufs.AnyValue {
+	return &protobufs.AnyValue{Value: &protobufs.AnyValue_DoubleValue{DoubleValue: v}}
+}
+func boolean(v bool) *protobufs.AnyValue {
+	return &protobufs.AnyValue{Value: &protobufs.AnyValue_BoolValue{BoolValue: v}}
+}
+func byts(v []byte) *protobufs.AnyValue {
+	return &protobufs.AnyValue{Value: &protobufs.AnyValue_BytesValue{BytesValue: v}}
+}
+func arr(vs ...*protobufs.AnyValue) *protobufs.AnyValue {
+	return &protobufs.AnyValue{Value: &protobufs.AnyValue_ArrayValue{ArrayValue: &protobufs.ArrayValue{Values: vs}}}
+}
+func kvl(kvs ...*protobufs.KeyValue) *protobufs.AnyValue {
+	return &protobufs.AnyValue{Value: &protobufs.AnyValue_KvlistValue{KvlistValue: &protobufs.KeyValueList{Values: kvs}}}
+}
+func kv(k string, v *protobufs.AnyValue) *protobufs.KeyValue { return &protobufs.KeyValue{Key: k, Value: v} }
+
+func TestString(t *testing.T) {
+	tests := []struct {
+		name string
+		in   *protobufs.AnyValue
+		want string
+	}{
+		{"nil", nil, ""},
+		{"empty oneof", &protobufs.AnyValue{}, ""},
+		{"string", str("edge-001"), "edge-001"},
+		{"empty string", str(""), ""},
+		{"bool true", boolean(true), "true"},
+		{"bool false", boolean(false), "false"},
+		{"int", i64(42), "42"},
+		{"negative int", i64(-7), "-7"},
+		{"max int", i64(math.MaxInt64), "9223372036854775807"},
+		{"double", dbl(0.75), "0.75"},
+		{"double integral", dbl(2), "2"},
+		{"double large", dbl(1e21), "1e+21"},
+		{"double small", dbl(1e-7), "1e-07"},
+		{"double NaN", dbl(math.NaN()), "NaN"},
+		{"double +Inf", dbl(math.Inf(1)), "+Inf"},
+		{"bytes", byts([]byte{0, 1, 2, 0xff}), "AAEC/w=="},
+		{"empty bytes", byts(nil), ""},
+		{"array", arr(str("a"), i64(1), boolean(true), dbl(1.5), byts([]byte("hi"))), `["a",1,true,1.5,"aGk="]`},
+		{"empty array", arr(), `[]`},
+		{"array with empty value", arr(&protobufs.AnyValue{}), `[null]`},
+		{"kvlist", kvl(kv("b", i64(2)), kv("a", str("x"))), `{"a":"x","b":2}`},
+		{"kvlist later duplicate wins", kvl(kv("a", i64(1)), kv("a", i64(2))), `{"a":2}`},
+		{"nested", kvl(kv("l", arr(kvl(kv("k", str("<&>")))))), `{"l":[{"k":"<&>"}]}`},
+		{"nested NaN", arr(dbl(math.NaN())), `["NaN"]`},
+		{"empty kvlist", kvl(), `{}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := String(tt.in); got != tt.want {
+				t.Errorf("String() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestClean(t *testing.T) {
+	long := strings.Repeat("a", MaxLen+10)
+	// 4095 ASCII bytes followed by a 3-byte rune: the rune must not be split.
+	boundary := strings.Repeat("a", MaxLen-1) + "€"
+	tests := []struct {
+		name, in, want string
+	}{
+		{"plain", "edge", "edge"},
+		{"invalid utf8", "a\xffb", "a\uFFFDb"},
+		{"nul removed", "a\x00b\x00", "ab"},
+		{"truncate", long, long[:MaxLen]},
+		{"truncate on rune boundary", boundary, strings.Repeat("a", MaxLen-1)},
+		{"exactly max", long[:MaxLen], long[:MaxLen]},
+		{"emoji kept", "🚀", "🚀"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Clean(tt.in)
+			if got != tt.want {
+				t.Errorf("Clean() = %q (len %d), want len %d", got[:min(len(got), 20)], len(got), len(tt.want))
+			}
+			if !utf8.ValidString(got) || strings.IndexByte(got, 0) >= 0 || len(got) > MaxLen {
+				t.Errorf("Clean() result violates invariants")
+			}
+		})
+	}
+}
+
+func TestFromKeyValues(t *testing.T) {
+	t.Run("later duplicates win", func(t *testing.T) {
+		l := FromKeyValues([]*protobufs.KeyValue{kv("a", str("1")), kv("a", str("2"))})
+		if l.Attrs["a"] != "2" {
+			t.Fatalf("a = %q, want 2", l.Attrs["a"])
+		}
+	})
+	t.Run("labels prefix dropped", func(t *testing.T) {
+		l := FromKeyValues([]*protobufs.KeyValue{kv("labels.wave", str("1")), kv("site.id", str("007")), kv("labels.x", i64(1))})
+		if _, ok := l.Attrs["labels.wave"]; ok {
+			t.Fatal("labels.wave kept")
+		}
+		if l.Attrs["site.id"] != "007" {
+			t.Fatalf("site.id = %q", l.Attrs["site.id"])
+		}
+		if fmt.Sprint(l.LabelKeys) != "[labels.wave labels.x]" {
+			t.Fatalf("LabelKeys = %v", l.LabelKeys)
+		}
+	})
+	t.Run("limit", func(t *testing.T) {
+		var kvs []*protobufs.KeyValue
+		for i := range 300 {
+			kvs = append(kvs, kv(fmt.Sprintf("k%03d", i), i64(int64(i))))
+		}
+		l := FromKeyValues(kvs)
+		if len(l.Attrs) != MaxPerList || l.Dropped != 44 {
+			t.Fatalf("kept %d dropped %d, want 256 and 44", len(l.Attrs), l.Dropped)
+		}
+		if _, ok := l.Attrs["k256"]; ok {
+			t.Fatal("entry past the limit kept")
+		}
+		if l.Attrs["k255"] != "255" {
+			t.Fatal("last entry within the limit missing")
+		}
+	})
+	t.Run("keys and values cleaned", func(t *testing.T) {
+		l := FromKeyValues([]*protobufs.KeyValue{kv("k\x00\xff", str(strings.Repeat("é", 3000)))})
+		v, ok := l.Attrs["k\uFFFD"]
+		if !ok {
+			t.Fatalf("cleaned key missing: %v", l.Attrs)
+		}
+		if len(v) != MaxLen || !utf8.ValidString(v) {
+			t.Fatalf("value len %d valid %v", len(v), utf8.ValidString(v))
+		}
+	})
+	t.Run("nil entries ignored", func(t *testing.T) {
+		l := FromKeyValues([]*protobufs.KeyValue{nil, kv("a", nil)})
+		if len(l.Attrs) != 1 || l.Attrs["a"] != "" {
+			t.Fatalf("Attrs = %v", l.Attrs)
+		}
+	})
+}
+
+func TestView(t *testing.T) {
+	v := View(
+		map[string]string{"service.name": "otelcol", "host.name": "ident"},
+		map[string]string{"host.name": "nonident", "site.id": "007"},
+		map[string]string{"wave": "1"},
+	)
+	want := map[string]string{"service.name": "otelcol", "host.name": "ident", "site.id": "007", "labels.wave": "1"}
+	if fmt.Sprint(v) != fmt.Sprint(want) {
+		t.Fatalf("View = %v, want %v", v, want)
+	}
+}
+
+func FuzzString(f *testing.F) {
+	f.Add("a", int64(1), 1.5, []byte{1}, true)
+	f.Add("\xff\x00", int64(-1), math.Inf(-1), []byte{}, false)
+	f.Fuzz(func(t *testing.T, s string, i int64, d float64, b []byte, flag bool) {
+		v := arr(str(s), i64(i), dbl(d), byts(b), boolean(flag), kvl(kv(s, dbl(d)), kv("x", arr(str(s)))))
+		for _, one := range []*protobufs.AnyValue{v, str(s), dbl(d), byts(b)} {
+			got := Clean(String(one))
+			if !utf8.ValidString(got) || strings.IndexByte(got, 0) >= 0 || len(got) > MaxLen {
+				t.Fatalf("cleaned conversion violates invariants: %q", got)
+			}
+		}
+		if String(v) == "" {
+			t.Fatal("array converted to empty string")
+		}
+	})
+}
