@@ -1,0 +1,74 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are applied in order; PRAGMA user_version records how many ran.
+// Never edit a released migration: append a new one.
+var migrations = []string{
+	// 1: tokens, agents, events, state.
+	`CREATE TABLE tokens (
+		id TEXT PRIMARY KEY,
+		name TEXT NOT NULL UNIQUE,
+		labels TEXT NOT NULL,
+		hash BLOB NOT NULL,
+		created_at INTEGER NOT NULL,
+		revoked_at INTEGER
+	);
+	CREATE TABLE agents (
+		uid BLOB PRIMARY KEY,
+		cred_kind TEXT NOT NULL,
+		cred_id TEXT NOT NULL,
+		kind TEXT NOT NULL,
+		description BLOB NOT NULL,
+		capabilities INTEGER NOT NULL,
+		health BLOB NOT NULL,
+		token_labels TEXT NOT NULL,
+		first_seen INTEGER NOT NULL,
+		last_seen INTEGER NOT NULL,
+		extra BLOB NOT NULL
+	);
+	CREATE TABLE events (
+		uid BLOB NOT NULL,
+		seq INTEGER NOT NULL,
+		time INTEGER NOT NULL,
+		type TEXT NOT NULL,
+		message TEXT NOT NULL,
+		PRIMARY KEY (uid, seq)
+	) WITHOUT ROWID;
+	CREATE TABLE state (
+		key TEXT PRIMARY KEY,
+		value BLOB NOT NULL
+	);`,
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	var version int
+	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+		return err
+	}
+	if version > len(migrations) {
+		return fmt.Errorf("database schema version %d is newer than this myriarchd (%d)", version, len(migrations))
+	}
+	for i := version; i < len(migrations); i++ {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, i+1)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+	}
+	return nil
+}

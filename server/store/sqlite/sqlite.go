@@ -1,0 +1,282 @@
+// Package sqlite is the default myriarchd store: embedded SQLite through the
+// pure-Go modernc.org/sqlite driver (no cgo), in WAL mode, with schema
+// migrations versioned in code.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/myriarch/myriarch/server/store"
+	"github.com/myriarch/myriarch/server/tokens"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// DB is a store.Store backed by one SQLite file.
+type DB struct {
+	db *sql.DB
+}
+
+var _ store.Store = (*DB)(nil)
+
+// Open opens (creating if needed) <dir>/myriarch.db and migrates it.
+func Open(ctx context.Context, dir string) (*DB, error) {
+	path := filepath.Join(dir, "myriarch.db")
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	// One connection: SQLite has one writer anyway, and this removes SQLITE_BUSY
+	// between our own goroutines.
+	db.SetMaxOpenConns(1)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrate %s: %w", path, err)
+	}
+	return &DB{db: db}, nil
+}
+
+// Close releases the database.
+func (d *DB) Close() error { return d.db.Close() }
+
+func (d *DB) InsertToken(ctx context.Context, t tokens.Token) error {
+	labels, _ := json.Marshal(t.Labels)
+	_, err := d.db.ExecContext(ctx,
+		`INSERT INTO tokens(id, name, labels, hash, created_at) VALUES(?,?,?,?,?)`,
+		t.ID, t.Name, string(labels), t.Hash, t.CreatedAt.UnixNano())
+	if err != nil && strings.Contains(err.Error(), "UNIQUE") {
+		return fmt.Errorf("token name %q: %w", t.Name, store.ErrConflict)
+	}
+	return err
+}
+
+func (d *DB) RevokeToken(ctx context.Context, id string, at time.Time) error {
+	res, err := d.db.ExecContext(ctx, `UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, at.UnixNano(), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("token %s: %w", id, store.ErrNotFound)
+	}
+	return nil
+}
+
+func (d *DB) ListTokens(ctx context.Context) ([]tokens.Token, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT id, name, labels, hash, created_at, revoked_at FROM tokens ORDER BY created_at, id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []tokens.Token
+	for rows.Next() {
+		var t tokens.Token
+		var labels string
+		var created int64
+		var revoked sql.NullInt64
+		if err := rows.Scan(&t.ID, &t.Name, &labels, &t.Hash, &created, &revoked); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(labels), &t.Labels); err != nil {
+			return nil, fmt.Errorf("token %s labels: %w", t.ID, err)
+		}
+		t.CreatedAt = time.Unix(0, created).UTC()
+		if revoked.Valid {
+			r := time.Unix(0, revoked.Int64).UTC()
+			t.RevokedAt = &r
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+func (d *DB) LoadAgents(ctx context.Context, keepEvents int) ([]store.Agent, map[[16]byte][]store.Event, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra FROM agents`)
+	if err != nil {
+		return nil, nil, err
+	}
+	var agents []store.Agent
+	for rows.Next() {
+		var a store.Agent
+		var uid []byte
+		var labels string
+		var first, last int64
+		var caps int64
+		if err := rows.Scan(&uid, &a.Credential.Kind, &a.Credential.ID, &a.Kind, &a.Description, &caps, &a.Health, &labels, &first, &last, &a.Extra); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		if len(uid) != 16 {
+			rows.Close()
+			return nil, nil, fmt.Errorf("agent row with a %d-byte uid", len(uid))
+		}
+		copy(a.UID[:], uid)
+		a.Capabilities = uint64(caps)
+		if err := json.Unmarshal([]byte(labels), &a.TokenLabels); err != nil {
+			rows.Close()
+			return nil, nil, fmt.Errorf("agent %x token labels: %w", uid, err)
+		}
+		a.FirstSeen = time.Unix(0, first).UTC()
+		a.LastSeen = time.Unix(0, last).UTC()
+		agents = append(agents, a)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+
+	events := map[[16]byte][]store.Event{}
+	erows, err := d.db.QueryContext(ctx,
+		`SELECT uid, seq, time, type, message FROM events e
+		 WHERE seq > (SELECT COALESCE(MAX(seq),0) FROM events WHERE uid = e.uid) - ?
+		 ORDER BY uid, seq`, keepEvents)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer erows.Close()
+	for erows.Next() {
+		var uid []byte
+		var e store.Event
+		var ts int64
+		var seq int64
+		if err := erows.Scan(&uid, &seq, &ts, &e.Type, &e.Message); err != nil {
+			return nil, nil, err
+		}
+		var key [16]byte
+		copy(key[:], uid)
+		e.Seq = uint64(seq)
+		e.Time = time.Unix(0, ts).UTC()
+		events[key] = append(events[key], e)
+	}
+	return agents, events, erows.Err()
+}
+
+func (d *DB) Write(ctx context.Context, b store.Batch) (err error) {
+	if len(b.Agents) == 0 && len(b.LastSeen) == 0 && len(b.Events) == 0 {
+		return nil
+	}
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if len(b.Agents) > 0 {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO agents(uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra)
+			VALUES(?,?,?,?,?,?,?,?,?,?,?)
+			ON CONFLICT(uid) DO UPDATE SET cred_kind=excluded.cred_kind, cred_id=excluded.cred_id, kind=excluded.kind,
+			description=excluded.description, capabilities=excluded.capabilities, health=excluded.health,
+			token_labels=excluded.token_labels, first_seen=excluded.first_seen, last_seen=excluded.last_seen, extra=excluded.extra`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, a := range b.Agents {
+			labels, _ := json.Marshal(a.TokenLabels)
+			if a.TokenLabels == nil {
+				labels = []byte("{}")
+			}
+			if _, err := st.ExecContext(ctx, a.UID[:], a.Credential.Kind, a.Credential.ID, a.Kind, nonNil(a.Description), int64(a.Capabilities),
+				nonNil(a.Health), string(labels), a.FirstSeen.UnixNano(), a.LastSeen.UnixNano(), nonNil(a.Extra)); err != nil {
+				return fmt.Errorf("agent %x: %w", a.UID, err)
+			}
+		}
+	}
+	if len(b.LastSeen) > 0 {
+		st, err := tx.PrepareContext(ctx, `UPDATE agents SET last_seen = ? WHERE uid = ? AND last_seen < ?`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for uid, ts := range b.LastSeen {
+			if _, err := st.ExecContext(ctx, ts.UnixNano(), uid[:], ts.UnixNano()); err != nil {
+				return err
+			}
+		}
+	}
+	if len(b.Events) > 0 {
+		ins, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO events(uid, seq, time, type, message) VALUES(?,?,?,?,?)`)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		trim, err := tx.PrepareContext(ctx, `DELETE FROM events WHERE uid = ? AND seq <= ?`)
+		if err != nil {
+			return err
+		}
+		defer trim.Close()
+		for uid, evs := range b.Events {
+			var maxSeq uint64
+			for _, e := range evs {
+				if _, err := ins.ExecContext(ctx, uid[:], int64(e.Seq), e.Time.UnixNano(), e.Type, e.Message); err != nil {
+					return err
+				}
+				maxSeq = max(maxSeq, e.Seq)
+			}
+			if b.KeepEvent > 0 && maxSeq > uint64(b.KeepEvent) {
+				if _, err := trim.ExecContext(ctx, uid[:], int64(maxSeq)-int64(b.KeepEvent)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return tx.Commit()
+}
+
+func (d *DB) PutState(ctx context.Context, key string, value []byte) error {
+	_, err := d.db.ExecContext(ctx, `INSERT INTO state(key, value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value`, key, value)
+	return err
+}
+
+func (d *DB) GetState(ctx context.Context, key string) ([]byte, error) {
+	var v []byte
+	err := d.db.QueryRowContext(ctx, `SELECT value FROM state WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("state %q: %w", key, store.ErrNotFound)
+	}
+	return v, err
+}
+
+func (d *DB) DeleteState(ctx context.Context, key string) error {
+	_, err := d.db.ExecContext(ctx, `DELETE FROM state WHERE key = ?`, key)
+	return err
+}
+
+func (d *DB) ListState(ctx context.Context, prefix string) (map[string][]byte, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT key, value FROM state WHERE substr(key, 1, ?) = ?`, len(prefix), prefix)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string][]byte{}
+	for rows.Next() {
+		var k string
+		var v []byte
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, rows.Err()
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}

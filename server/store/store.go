@@ -1,0 +1,90 @@
+// Package store defines what myriarchd persists and the small interface the
+// rest of the server uses to persist it, so that the embedded SQLite
+// implementation (store/sqlite) can be joined by a PostgreSQL one.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/myriarch/myriarch/server/tokens"
+)
+
+// ErrNotFound is returned for a missing token or state key.
+var ErrNotFound = errors.New("not found")
+
+// ErrConflict is returned when a unique name is already taken.
+var ErrConflict = errors.New("conflict")
+
+// Credential is what an agent authenticated with.
+type Credential struct {
+	Kind string `json:"kind"` // "token" or "certificate"
+	ID   string `json:"id"`   // token id or certificate subject
+}
+
+// Event is one entry of an agent's history.
+type Event struct {
+	Seq     uint64    `json:"-"`
+	Time    time.Time `json:"time"`
+	Type    string    `json:"type"`
+	Message string    `json:"message"`
+}
+
+// Agent is the persisted form of an agent. Description and Health are
+// marshalled protobufs so the attribute rules can be re-applied on load.
+type Agent struct {
+	UID          [16]byte
+	Credential   Credential
+	Kind         string
+	Description  []byte
+	Capabilities uint64
+	Health       []byte
+	TokenLabels  map[string]string
+	FirstSeen    time.Time
+	LastSeen     time.Time
+	// Extra is JSON owned by features layered on the registry (offers, pairing).
+	Extra []byte
+}
+
+// Batch is one write-behind flush: agents to upsert, events to append and the
+// per-agent event bound to enforce.
+type Batch struct {
+	Agents []Agent
+	// LastSeen updates rows without rewriting them (coalesced heartbeats).
+	LastSeen  map[[16]byte]time.Time
+	Events    map[[16]byte][]Event
+	KeepEvent int
+}
+
+// Tokens persists enrollment tokens. Revoked tokens are kept so they stay refused.
+type Tokens interface {
+	InsertToken(ctx context.Context, t tokens.Token) error
+	RevokeToken(ctx context.Context, id string, at time.Time) error
+	ListTokens(ctx context.Context) ([]tokens.Token, error)
+}
+
+// Agents persists the agent registry.
+type Agents interface {
+	// LoadAgents returns every agent with its newest events (at most keepEvents each, oldest first).
+	LoadAgents(ctx context.Context, keepEvents int) ([]Agent, map[[16]byte][]Event, error)
+	// Write applies one batch atomically.
+	Write(ctx context.Context, b Batch) error
+}
+
+// State is a small key-value space for server-wide state (rollouts, quarantines).
+type State interface {
+	PutState(ctx context.Context, key string, value []byte) error
+	GetState(ctx context.Context, key string) ([]byte, error)
+	DeleteState(ctx context.Context, key string) error
+	ListState(ctx context.Context, prefix string) (map[string][]byte, error)
+}
+
+// Store is everything myriarchd persists. Implementations are safe for
+// concurrent use; Close flushes and releases the database.
+type Store interface {
+	Tokens
+	Agents
+	State
+	Close() error
+}
