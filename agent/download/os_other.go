@@ -1,0 +1,5 @@
+//go:build !windows
+
+package download
+
+const isWindows = false
