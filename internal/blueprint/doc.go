@@ -1,0 +1,20 @@
+// Package blueprint loads an estate of authored Blueprints, shared
+// Components and Requirements, resolves the references between them, judges
+// the result into findings and renders a Blueprint to an OpenTelemetry
+// Collector configuration.
+//
+// The pipeline is deliberately split in four steps:
+//
+//   - [Load] reads every source root strictly and fails closed: any load
+//     error anywhere means no [Estate] at all, and every error found is
+//     reported (not just the first), each naming its file and, where YAML
+//     gives one, its line.
+//   - [Estate.Resolve] ties every lane entry to the Component it names.
+//   - [Estate.Judge] turns problems that cross object boundaries into
+//     [Finding]s (reference, ordering, library_drift). Findings never block
+//     the load, and one team's findings never stop another team's render.
+//   - [Estate.Render] produces collector config for one Blueprint, refusing
+//     only that Blueprint when it cannot be rendered faithfully.
+//
+// The file format is described in seed 004 (Blueprint file format).
+package blueprint

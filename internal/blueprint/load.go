@@ -1,0 +1,262 @@
+package blueprint
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"runtime"
+	"strings"
+	"sync"
+)
+
+// maxFileSize bounds one authored file; nothing legitimate comes close.
+const maxFileSize = 4 << 20
+
+// Source is one source root. Dir names the root in messages and is where
+// Git history is looked up; FS reads the root's contents.
+type Source struct {
+	Dir string
+	FS  fs.FS
+}
+
+// Load reads the estate under the given source root directories. See
+// [LoadSources].
+func Load(roots ...string) (*Estate, error) {
+	srcs := make([]Source, len(roots))
+	for i, r := range roots {
+		srcs[i] = Source{Dir: r, FS: os.DirFS(r)}
+	}
+	return LoadSources(srcs)
+}
+
+type objectKind int
+
+const (
+	kindBlueprint objectKind = iota
+	kindComponent
+	kindRequirement
+)
+
+var kindDirs = map[string]objectKind{
+	"blueprints":   kindBlueprint,
+	"components":   kindComponent,
+	"requirements": kindRequirement,
+}
+
+var kindNames = [...]string{"Blueprint", "Component", "Requirement"}
+
+type job struct {
+	src        Source
+	rel        string // slash path relative to the root
+	kind       objectKind
+	team, name string
+
+	// filled by parse
+	bp   *Blueprint
+	comp *Component
+	req  *Requirement
+	errs LoadErrors
+}
+
+// LoadSources reads every source root and returns the estate, or nil and a
+// [LoadErrors] holding every problem in every file. Each root must contain a
+// teams/ tree holding teams/<team>/blueprints/<name>.yaml,
+// teams/<team>/components/<name>.yaml and teams/<team>/requirements/<name>.yaml.
+func LoadSources(srcs []Source) (*Estate, error) {
+	var all LoadErrors
+	if len(srcs) == 0 {
+		all = append(all, LoadError{Message: "no source roots given"})
+		return nil, all
+	}
+	var jobs []*job
+	for _, src := range srcs {
+		found, es := scanRoot(src)
+		all = append(all, es...)
+		jobs = append(jobs, found...)
+	}
+	parseAll(jobs)
+
+	est := &Estate{
+		Blueprints:   map[string]*Blueprint{},
+		Components:   map[string]*Component{},
+		Requirements: map[string]*Requirement{},
+	}
+	for _, s := range srcs {
+		est.Roots = append(est.Roots, s.Dir)
+	}
+	est.sources = srcs
+	firstFile := [3]map[string]string{{}, {}, {}}
+	for _, j := range jobs {
+		all = append(all, j.errs...)
+		id := j.team + "/" + j.name
+		file := joinPath(j.src.Dir, j.rel)
+		if prev, dup := firstFile[j.kind][id]; dup {
+			all = append(all, LoadError{File: file, Message: fmt.Sprintf(
+				"duplicate %s id %q across source roots: also defined in %s", kindNames[j.kind], id, prev)})
+			continue
+		}
+		firstFile[j.kind][id] = file
+		switch {
+		case j.bp != nil:
+			est.Blueprints[id] = j.bp
+		case j.comp != nil:
+			est.Components[id] = j.comp
+		case j.req != nil:
+			est.Requirements[id] = j.req
+		}
+	}
+	if len(all) > 0 {
+		all.sort()
+		return nil, all
+	}
+	return est, nil
+}
+
+// scanRoot lists the authored files of one root and reports layout
+// problems: no teams/ tree, nothing authored, and YAML files outside the
+// three authored places (which would otherwise be silently ignored).
+func scanRoot(src Source) ([]*job, LoadErrors) {
+	var es LoadErrors
+	teamsFile := joinPath(src.Dir, "teams")
+	st, err := fs.Stat(src.FS, "teams")
+	if err != nil || !st.IsDir() {
+		es = append(es, LoadError{File: src.Dir, Message: "source root has no teams/ tree"})
+		return nil, es
+	}
+	var jobs []*job
+	walkErr := fs.WalkDir(src.FS, "teams", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			es = append(es, LoadError{File: joinPath(src.Dir, p), Message: fmt.Sprintf("cannot read: %v", err)})
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") && p != "teams" {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		ext := path.Ext(p)
+		if ext != ".yaml" && ext != ".yml" {
+			return nil
+		}
+		parts := strings.Split(p, "/")
+		kind, known := objectKind(0), false
+		if len(parts) == 4 {
+			kind, known = kindDirs[parts[2]]
+		}
+		switch {
+		case !known:
+			es = append(es, LoadError{File: joinPath(src.Dir, p), Message: "YAML file outside the estate layout: authored files live at teams/<team>/{blueprints,components,requirements}/<name>.yaml"})
+		case ext == ".yml":
+			es = append(es, LoadError{File: joinPath(src.Dir, p), Message: "authored files use the .yaml extension, not .yml"})
+		default:
+			jobs = append(jobs, &job{src: src, rel: p, kind: kind, team: parts[1], name: strings.TrimSuffix(parts[3], ".yaml")})
+		}
+		return nil
+	})
+	if walkErr != nil {
+		es = append(es, LoadError{File: teamsFile, Message: fmt.Sprintf("cannot walk: %v", walkErr)})
+	}
+	if len(jobs) == 0 && len(es) == 0 {
+		es = append(es, LoadError{File: teamsFile, Message: "nothing authored: no Blueprints, Components or Requirements under teams/"})
+	}
+	return jobs, es
+}
+
+// parseAll parses the files in parallel; results stay in job order so the
+// load is deterministic.
+func parseAll(jobs []*job) {
+	workers := min(runtime.GOMAXPROCS(0), len(jobs))
+	var wg sync.WaitGroup
+	next := make(chan *job)
+	for range workers {
+		wg.Go(func() {
+			for j := range next {
+				j.parse()
+			}
+		})
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+}
+
+func (j *job) parse() {
+	e := errs{file: joinPath(j.src.Dir, j.rel), list: &j.errs}
+	data, err := readLimited(j.src.FS, j.rel)
+	if err != nil {
+		e.at(0, "%v", err)
+		return
+	}
+	top := parseDocument(data, e)
+	if top == nil {
+		return
+	}
+	switch j.kind {
+	case kindBlueprint:
+		b := parseBlueprint(top, j.team, e)
+		if b == nil {
+			return
+		}
+		checkName(b.Name, j.name, top.Line, "Blueprint", e)
+		b.Origin = Origin{Root: j.src.Dir, Rel: j.rel}
+		for _, c := range b.Components {
+			c.Origin.Root, c.Origin.Rel = j.src.Dir, j.rel
+		}
+		j.bp = b
+	case kindComponent:
+		c := parseComponent(top, false, e)
+		if c == nil {
+			return
+		}
+		checkName(c.Name, j.name, top.Line, "Component", e)
+		c.Team = j.team
+		c.Origin = Origin{Root: j.src.Dir, Rel: j.rel}
+		j.comp = c
+	case kindRequirement:
+		r := parseRequirement(top, e)
+		if r == nil {
+			return
+		}
+		checkName(r.Name, j.name, top.Line, "Requirement", e)
+		r.Team = j.team
+		r.Origin = Origin{Root: j.src.Dir, Rel: j.rel}
+		j.req = r
+	}
+}
+
+func checkName(name, fileName string, line int, what string, e errs) {
+	switch {
+	case name == "":
+		e.at(line, "%s is missing required field \"name\" (must be %q, the file name)", what, fileName)
+	case name != fileName:
+		e.at(line, "%s name %q does not match the file name %q", what, name, fileName)
+	}
+}
+
+func readLimited(fsys fs.FS, p string) ([]byte, error) {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read: %w", err)
+	}
+	if len(data) > maxFileSize {
+		return nil, errors.New("file is larger than 4 MiB")
+	}
+	return data, nil
+}

@@ -1,0 +1,331 @@
+package blueprint
+
+import (
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+var (
+	componentFields   = []string{"name", "class", "type", "version", "owner", "description", "config"}
+	blueprintFields   = []string{"name", "version", "owner", "description", "components", "pipelines", "extensions", "satisfies"}
+	requirementFields = []string{"name", "version", "owner", "description"}
+	entryFields       = []string{"component", "track"}
+)
+
+const (
+	laneHint  = "lanes are traces, metrics, logs, profiles (extensions sits beside pipelines)"
+	entryHint = "a lane entry has exactly the fields component and track"
+)
+
+// parseComponent reads a shared Component file (local=false) or one inline
+// entry of a Blueprint's components list (local=true).
+func parseComponent(n *yaml.Node, local bool, e errs) *Component {
+	what := "Component"
+	if local {
+		what = "local Component"
+	}
+	f := mapping(n, what, componentFields, "", e)
+	if f == nil {
+		return nil
+	}
+	c := &Component{Origin: Origin{Line: n.Line}}
+	name, _, ok := str(f, "name", what, e)
+	if local {
+		// A shared Component's name is checked against its file name by
+		// the caller; a local one has nothing else to name it.
+		if !ok || name == "" {
+			e.at(n.Line, "local Component is missing required field \"name\"")
+		}
+		what = "local Component " + strconv.Quote(name)
+	}
+	c.Name = name
+
+	class, line, ok := str(f, "class", what, e)
+	switch {
+	case !ok:
+		e.at(n.Line, "%s is missing required field \"class\" (one of receiver, processor, exporter, connector, extension)", what)
+	case !validClasses[Class(class)]:
+		e.at(line, "%s class %q is not one of receiver, processor, exporter, connector, extension", what, class)
+	default:
+		c.Class = Class(class)
+	}
+
+	typ, line, ok := str(f, "type", what, e)
+	switch {
+	case !ok && line == 0:
+		e.at(n.Line, "%s is missing required field \"type\"", what)
+	case strings.TrimSpace(typ) == "":
+		e.at(max(line, n.Line), "%s type must not be empty", what)
+	case strings.ContainsAny(typ, "/ \t"):
+		e.at(line, "%s type %q must not contain '/' or whitespace", what, typ)
+	default:
+		c.Type = typ
+	}
+
+	c.Version = version(f, n.Line, what, e)
+
+	owner, line, ok := str(f, "owner", what, e)
+	switch {
+	case local && (ok || line > 0):
+		e.at(max(line, n.Line), "%s must not set owner: a local Component belongs to its Blueprint's owner", what)
+	case !local && (!ok || strings.TrimSpace(owner) == ""):
+		e.at(max(line, n.Line), "%s is missing required field \"owner\"", what)
+	case !local:
+		c.Owner = owner
+	}
+	c.Description, _, _ = str(f, "description", what, e)
+	c.Config = parseConfig(f["config"], what, e)
+	return c
+}
+
+func parseConfig(n *yaml.Node, what string, e errs) map[string]any {
+	if isNull(n) {
+		return map[string]any{}
+	}
+	if n.Kind != yaml.MappingNode {
+		e.at(n.Line, "%s config must be a mapping, got %s", what, describe(n))
+		return map[string]any{}
+	}
+	var cfg map[string]any
+	if err := n.Decode(&cfg); err != nil {
+		e.at(n.Line, "%s config cannot be read: %v", what, err)
+		return map[string]any{}
+	}
+	if cfg == nil {
+		cfg = map[string]any{}
+	}
+	return cfg
+}
+
+func parseRequirement(n *yaml.Node, e errs) *Requirement {
+	f := mapping(n, "Requirement", requirementFields, "", e)
+	if f == nil {
+		return nil
+	}
+	r := &Requirement{}
+	r.Name, _, _ = str(f, "name", "Requirement", e)
+	r.Version = version(f, n.Line, "Requirement", e)
+	owner, line, ok := str(f, "owner", "Requirement", e)
+	if !ok || strings.TrimSpace(owner) == "" {
+		e.at(max(line, n.Line), "Requirement is missing required field \"owner\"")
+	}
+	r.Owner = owner
+	r.Description, _, _ = str(f, "description", "Requirement", e)
+	return r
+}
+
+func parseBlueprint(n *yaml.Node, team string, e errs) *Blueprint {
+	f := mapping(n, "Blueprint", blueprintFields, "", e)
+	if f == nil {
+		return nil
+	}
+	b := &Blueprint{Team: team}
+	b.Name, _, _ = str(f, "name", "Blueprint", e)
+	b.Version = version(f, n.Line, "Blueprint", e)
+	owner, line, ok := str(f, "owner", "Blueprint", e)
+	if !ok || strings.TrimSpace(owner) == "" {
+		e.at(max(line, n.Line), "Blueprint is missing required field \"owner\"")
+	}
+	b.Owner = owner
+	b.Description, _, _ = str(f, "description", "Blueprint", e)
+
+	// Local Components.
+	firstLine := map[string]int{}
+	for _, item := range sequence(f["components"], "components", e) {
+		c := parseComponent(item, true, e)
+		if c == nil {
+			continue
+		}
+		if c.Name != "" {
+			if prev, dup := firstLine[c.Name]; dup {
+				e.at(item.Line, "duplicate local Component %q (first declared at line %d)", c.Name, prev)
+				continue
+			}
+			firstLine[c.Name] = item.Line
+		}
+		b.Components = append(b.Components, c)
+	}
+
+	// Lanes.
+	byLane := map[string]*yaml.Node{}
+	if p := f["pipelines"]; !isNull(p) {
+		byLane = mapping(p, "pipelines", SignalLanes, laneHint, e)
+	}
+	referenced := map[string]bool{}
+	total := 0
+	for _, lane := range SignalLanes {
+		l, items := parseLane(lane, byLane[lane], b, referenced, e)
+		total += items
+		b.Lanes = append(b.Lanes, l)
+	}
+	var items int
+	b.Extensions, items = parseLane(LaneExtensions, f["extensions"], b, referenced, e)
+	total += items
+	if total == 0 {
+		e.at(n.Line, "Blueprint has no lane entries and no extensions: it would render an empty collector")
+	}
+	for _, c := range b.Components {
+		if c.Name != "" && !referenced[c.Name] {
+			e.at(c.Origin.Line, "local Component %q is declared but no lane references it", c.Name)
+		}
+	}
+
+	// Satisfies claims.
+	seen := map[string]int{}
+	for _, item := range sequence(f["satisfies"], "satisfies", e) {
+		if item.Kind != yaml.ScalarNode || isNull(item) {
+			e.at(item.Line, "satisfies claim must be a string <requirement-id>@<version>, got %s", describe(item))
+			continue
+		}
+		cl, ok := parseClaim(item.Value, team)
+		if !ok {
+			e.at(item.Line, "%s", cl.Raw)
+			continue
+		}
+		cl.Line = item.Line
+		if prev, dup := seen[cl.Requirement]; dup {
+			e.at(item.Line, "satisfies claims Requirement %q twice (first at line %d)", cl.Requirement, prev)
+			continue
+		}
+		seen[cl.Requirement] = item.Line
+		b.Satisfies = append(b.Satisfies, cl)
+	}
+	return b
+}
+
+// parseClaim parses "<requirement-id>@<version>"; a bare name is qualified
+// with the Blueprint's team. On failure it returns ok=false with the problem
+// in Raw.
+func parseClaim(s, team string) (Claim, bool) {
+	at := strings.LastIndexByte(s, '@')
+	if at < 0 {
+		return Claim{Raw: "satisfies claim " + strconv.Quote(s) + " is unversioned: write <requirement-id>@<version> so drift can be detected"}, false
+	}
+	id, ver := s[:at], s[at+1:]
+	v, ok := positiveInt(ver)
+	if !ok {
+		return Claim{Raw: "satisfies claim " + strconv.Quote(s) + ": version after @ must be a positive integer"}, false
+	}
+	rteam, name, qualified := strings.Cut(id, "/")
+	if !qualified {
+		rteam, name = team, id
+	}
+	if rteam == "" || name == "" || strings.Contains(name, "/") || strings.ContainsAny(id, "@ \t") {
+		return Claim{Raw: "satisfies claim " + strconv.Quote(s) + ": Requirement id must be <team>/<name> or <name>"}, false
+	}
+	return Claim{Raw: s, Requirement: rteam + "/" + name, Version: v}, true
+}
+
+// sequence returns the items of a list field; null means empty.
+func sequence(n *yaml.Node, what string, e errs) []*yaml.Node {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		e.at(n.Line, "%s must be a list, got %s", what, describe(n))
+		return nil
+	}
+	out := make([]*yaml.Node, 0, len(n.Content))
+	for _, c := range n.Content {
+		out = append(out, deref(c))
+	}
+	return out
+}
+
+// parseLane reads one lane (or the extensions block) and enforces every
+// reference rule that can be decided inside the Blueprint.
+// It also returns how many items the lane holds, valid or not.
+func parseLane(lane string, n *yaml.Node, b *Blueprint, referenced map[string]bool, e errs) (Lane, int) {
+	l := Lane{Name: lane}
+	where := "lane " + lane
+	if lane == LaneExtensions {
+		where = "extensions"
+	}
+	firstLine := map[string]int{}
+	items := sequence(n, where, e)
+	for _, item := range items {
+		f := mapping(item, where+" entry", entryFields, entryHint, e)
+		if f == nil {
+			continue
+		}
+		raw, _, ok := str(f, "component", where+" entry", e)
+		if !ok || strings.TrimSpace(raw) == "" {
+			e.at(item.Line, "%s entry is missing required field \"component\"", where)
+			continue
+		}
+		head := false
+		if t, tl, ok := str(f, "track", where+" entry", e); ok {
+			if t != "head" {
+				e.at(tl, "%s entry %q: track must be \"head\", got %q", where, raw, t)
+			} else {
+				head = true
+			}
+		} else if tl > 0 {
+			e.at(tl, "%s entry %q: track must be \"head\"", where, raw)
+		}
+		ref, problem := parseRef(raw)
+		if problem != "" {
+			e.at(item.Line, "%s entry %q: %s", where, raw, problem)
+			if ref.Name != "" && !ref.Shared() {
+				referenced[ref.Name] = true
+			}
+			continue
+		}
+		ref.Head = head
+		switch {
+		case ref.Shared() && ref.Pin == 0 && !head:
+			e.at(item.Line, "%s entry %q: a shared reference must pin a version (%s@N) or set track: head", where, raw, ref.ID())
+		case ref.Shared() && ref.Pin != 0 && head:
+			e.at(item.Line, "%s entry %q: a shared reference must not both pin a version and set track: head", where, raw)
+		case !ref.Shared() && head:
+			e.at(item.Line, "%s entry %q: a local reference must not set track: head", where, raw)
+		case !ref.Shared() && b.Local(ref.Name) == nil:
+			e.at(item.Line, "%s entry %q: names no local Component this Blueprint declares", where, raw)
+		}
+		if !ref.Shared() {
+			referenced[ref.Name] = true
+		}
+		if prev, dup := firstLine[ref.ID()]; dup {
+			e.at(item.Line, "%s references %q twice (first at line %d)", where, ref.ID(), prev)
+			continue
+		}
+		firstLine[ref.ID()] = item.Line
+		l.Entries = append(l.Entries, Entry{Raw: raw, Ref: ref, Line: item.Line})
+	}
+	return l, len(items)
+}
+
+// parseRef parses "<team>/<name>@<pin>", "<team>/<name>" or "<name>". A
+// local reference with a pin is reported here; rules that need track or the
+// Blueprint are checked by the caller.
+func parseRef(s string) (Ref, string) {
+	if strings.ContainsAny(s, " \t\r\n") {
+		return Ref{}, "a reference is an id (<team>/<name>@<version> or <name>) and must not contain whitespace"
+	}
+	id, pin, pinned := strings.Cut(s, "@")
+	var r Ref
+	if team, name, shared := strings.Cut(id, "/"); shared {
+		if team == "" || name == "" || strings.Contains(name, "/") {
+			return Ref{}, "a shared reference is <team>/<name>@<version>; a reference is an id, never a path"
+		}
+		r.Team, r.Name = team, name
+	} else {
+		if id == "" {
+			return Ref{}, "a reference must name a Component"
+		}
+		r.Name = id
+		if pinned {
+			return r, "a local reference must not carry a pin: a local Component travels with its Blueprint"
+		}
+	}
+	if pinned {
+		v, ok := positiveInt(pin)
+		if !ok {
+			return Ref{}, "the pin after @ must be a positive integer"
+		}
+		r.Pin = v
+	}
+	return r, ""
+}

@@ -1,0 +1,251 @@
+package blueprint
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// RefusedError is returned when a Blueprint cannot be rendered faithfully.
+// Reasons says why, one line each.
+type RefusedError struct {
+	Blueprint string
+	Reasons   []string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("render of %s refused:\n  %s", e.Blueprint, strings.Join(e.Reasons, "\n  "))
+}
+
+var sectionOf = map[Class]string{
+	ClassReceiver:  "receivers",
+	ClassProcessor: "processors",
+	ClassExporter:  "exporters",
+	ClassConnector: "connectors",
+	ClassExtension: "extensions",
+}
+
+var sections = []string{"receivers", "processors", "exporters", "connectors", "extensions"}
+
+// placement is a Component as it will render, with where it came from.
+type placement struct {
+	comp    *Component
+	version int    // the rendered version
+	origin  string // human description naming the file
+	key     string // identity: two placements with the same key are the same thing
+}
+
+// Render renders the Blueprint with the given id to an OpenTelemetry
+// Collector config in YAML. Shared references pinned behind head render the
+// pinned version, read from hist; a nil hist refuses such references. The
+// render is refused with a [*RefusedError] when an entry does not resolve
+// (the reference findings are the reasons), when a pinned version cannot be
+// found, or when two placed Components render under the same id.
+func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte, error) {
+	b, ok := est.Blueprints[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownBlueprint, id)
+	}
+	findings, lanes := est.judge(b)
+	var reasons []string
+	for _, f := range findings {
+		if f.Kind == KindReference && f.Lane != LaneSatisfies {
+			reasons = append(reasons, fmt.Sprintf("[%s] %s", f.Lane, f.Message))
+		}
+	}
+	if len(reasons) > 0 {
+		return nil, &RefusedError{Blueprint: id, Reasons: reasons}
+	}
+
+	// Place every entry, fetching pinned versions behind head.
+	pinned := map[string]*Component{} // by "<id>@<pin>"
+	placements := make([][]placement, len(lanes))
+	for li, lane := range lanes {
+		for _, p := range lane {
+			pl, err := est.place(ctx, b, p, hist, pinned)
+			if err != nil {
+				reasons = append(reasons, fmt.Sprintf("[%s] %v", p.Lane, err))
+				continue
+			}
+			placements[li] = append(placements[li], pl)
+		}
+	}
+	if len(reasons) > 0 {
+		return nil, &RefusedError{Blueprint: id, Reasons: reasons}
+	}
+
+	// Detect rendered-id collisions, keeping first-appearance order.
+	byID := map[string]placement{}
+	var order []string
+	for _, lane := range placements {
+		for _, pl := range lane {
+			rid := pl.comp.RenderedID()
+			prev, seen := byID[rid]
+			switch {
+			case !seen:
+				byID[rid] = pl
+				order = append(order, rid)
+			case prev.key != pl.key:
+				reasons = append(reasons, fmt.Sprintf("rendered id %q collides: %s and %s", rid, prev.origin, pl.origin))
+			}
+		}
+	}
+	if len(reasons) > 0 {
+		return nil, &RefusedError{Blueprint: id, Reasons: reasons}
+	}
+
+	root := mapNode()
+	secNodes := map[string]*yaml.Node{}
+	for _, s := range sections {
+		secNodes[s] = mapNode()
+		addPair(root, s, secNodes[s])
+	}
+	for _, rid := range order {
+		pl := byID[rid]
+		var cfg yaml.Node
+		if err := cfg.Encode(pl.comp.Config); err != nil {
+			return nil, fmt.Errorf("render %s: encode config of %s: %w", id, pl.origin, err)
+		}
+		addPair(secNodes[sectionOf[pl.comp.Class]], rid, &cfg)
+	}
+
+	service := mapNode()
+	extIDs := flowSeq()
+	pipelines := mapNode()
+	for li, lane := range placements {
+		if li == len(placements)-1 { // the extensions block
+			for _, pl := range lane {
+				extIDs.Content = append(extIDs.Content, scalar(pl.comp.RenderedID()))
+			}
+			continue
+		}
+		if len(lane) == 0 {
+			continue
+		}
+		recv, proc, exp := flowSeq(), flowSeq(), flowSeq()
+		past := false // past the lane's first processor or exporter
+		for _, pl := range lane {
+			rid := scalar(pl.comp.RenderedID())
+			switch pl.comp.Class {
+			case ClassReceiver:
+				recv.Content = append(recv.Content, rid)
+			case ClassProcessor:
+				past = true
+				proc.Content = append(proc.Content, rid)
+			case ClassExporter:
+				past = true
+				exp.Content = append(exp.Content, rid)
+			case ClassConnector:
+				if past {
+					exp.Content = append(exp.Content, rid)
+				} else {
+					recv.Content = append(recv.Content, rid)
+				}
+			}
+		}
+		pipe := mapNode()
+		addPair(pipe, "receivers", recv)
+		addPair(pipe, "processors", proc)
+		addPair(pipe, "exporters", exp)
+		addPair(pipelines, b.Lanes[li].Name, pipe)
+	}
+	addPair(service, "extensions", extIDs)
+	addPair(service, "pipelines", pipelines)
+	addPair(root, "service", service)
+
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(root); err != nil {
+		return nil, fmt.Errorf("render %s: %w", id, err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("render %s: %w", id, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// place decides which version of an entry's Component renders.
+func (est *Estate) place(ctx context.Context, b *Blueprint, p placed, hist History, cache map[string]*Component) (placement, error) {
+	c := p.Comp
+	if !c.Shared() {
+		return placement{comp: c, version: c.Version, key: "local:" + c.Name,
+			origin: fmt.Sprintf("local Component %q of Blueprint %s (%s:%d)", c.Name, b.ID(), c.Origin.File(), c.Origin.Line)}, nil
+	}
+	v := c.Version
+	if pin := p.Entry.Ref.Pin; pin != 0 && pin < c.Version {
+		k := c.ID() + "@" + strconv.Itoa(pin)
+		old, ok := cache[k]
+		if !ok {
+			var err error
+			old, err = pinnedVersion(ctx, c, pin, hist)
+			if err != nil {
+				return placement{}, err
+			}
+			cache[k] = old
+		}
+		c, v = old, pin
+	}
+	return placement{comp: c, version: v, key: "shared:" + c.ID() + "@" + strconv.Itoa(v),
+		origin: fmt.Sprintf("shared Component %s@%d (%s)", c.ID(), v, c.Origin.File())}, nil
+}
+
+// pinnedVersion finds the Component file from the newest commit in which it
+// had version pin.
+func pinnedVersion(ctx context.Context, head *Component, pin int, hist History) (*Component, error) {
+	what := fmt.Sprintf("%s is pinned at version %d behind head (%d)", head.ID(), pin, head.Version)
+	if hist == nil {
+		return nil, fmt.Errorf("%s and no history is available to read it from", what)
+	}
+	var found *Component
+	var loadErr error
+	err := hist.Revisions(ctx, head.Origin.Root, head.Origin.Rel, func(commit string, content []byte) bool {
+		var list LoadErrors
+		e := errs{file: head.Origin.File() + "@" + commit[:min(12, len(commit))], list: &list}
+		top := parseDocument(content, e)
+		if top == nil {
+			return true
+		}
+		c := parseComponent(top, false, e)
+		if c == nil || c.Version != pin {
+			return true
+		}
+		if len(list) > 0 {
+			loadErr = fmt.Errorf("%s, and its version %d at commit %s does not load: %w", what, pin, commit, list)
+			return false
+		}
+		c.Team, c.Origin = head.Team, head.Origin
+		found = c
+		return false
+	})
+	switch {
+	case errors.Is(err, ErrNotVersioned):
+		return nil, fmt.Errorf("%s, and the source root is not a Git work tree, so version %d cannot be read: %w", what, pin, err)
+	case err != nil:
+		return nil, fmt.Errorf("%s: reading Git history: %w", what, err)
+	case loadErr != nil:
+		return nil, loadErr
+	case found == nil:
+		return nil, fmt.Errorf("%s, and no commit of %s has version %d", what, head.Origin.File(), pin)
+	case found.Name != head.Name:
+		return nil, fmt.Errorf("%s, and version %d at that path is named %q", what, pin, found.Name)
+	}
+	return found, nil
+}
+
+func mapNode() *yaml.Node { return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"} }
+
+func flowSeq() *yaml.Node {
+	return &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+}
+
+func scalar(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
+
+func addPair(m *yaml.Node, key string, val *yaml.Node) {
+	m.Content = append(m.Content, scalar(key), val)
+}
