@@ -1,0 +1,178 @@
+// Package verify checks a downloaded artifact against its offer: the
+// SHA-256 content hash, and a detached minisign signature that must come
+// from one of the public keys pinned in the updater's local configuration.
+// The OpAMP server only ever supplies the signature, never a key, so a
+// compromised server cannot make the updater run its code.
+//
+// Signatures are checked from digests computed while downloading
+// (BLAKE2b-512 for pre-hashed signatures, the default of minisign ≥ 0.10),
+// so verification never reads the artifact again. Legacy non-pre-hashed
+// signatures need the whole message and are accepted only for files up to
+// MaxLegacySize.
+package verify
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"aead.dev/minisign"
+	"golang.org/x/crypto/blake2b"
+)
+
+var (
+	// ErrHashMismatch: the content's SHA-256 is not the offered content_hash.
+	ErrHashMismatch = errors.New("content hash mismatch")
+	// ErrNoSignature: a signature is required and the offer has none.
+	ErrNoSignature = errors.New("no signature")
+	// ErrMalformedSignature: the signature is not a minisign signature.
+	ErrMalformedSignature = errors.New("malformed minisign signature")
+	// ErrUnknownKey: the signature's key ID is not one of the trusted keys.
+	ErrUnknownKey = errors.New("signature key is not trusted")
+	// ErrBadSignature: the signature does not verify.
+	ErrBadSignature = errors.New("signature does not verify")
+	// ErrNoKeys: signature checking was asked for with no trusted key.
+	ErrNoKeys = errors.New("no trusted minisign public key configured")
+)
+
+// MaxLegacySize bounds files verified with a legacy (non-pre-hashed)
+// signature, which needs the whole file in memory.
+const MaxLegacySize = 64 << 20
+
+// ParseKeys parses minisign public keys, each either the base64 key line
+// ("RW…") or the whole content of a .pub file. Every bad entry is reported
+// with its index.
+func ParseKeys(texts []string) ([]minisign.PublicKey, error) {
+	var keys []minisign.PublicKey
+	var errs []error
+	for i, t := range texts {
+		line := strings.TrimSpace(t) // UnmarshalText drops a comment line itself
+		var k minisign.PublicKey
+		if err := k.UnmarshalText([]byte(line)); err != nil {
+			errs = append(errs, fmt.Errorf("trust.minisign_public_keys[%d]: %w", i, err))
+			continue
+		}
+		keys = append(keys, k)
+	}
+	return keys, errors.Join(errs...)
+}
+
+// SHA256 compares the computed digest with the offered one in constant time.
+func SHA256(offered, computed []byte) error {
+	if len(offered) != 32 {
+		return fmt.Errorf("%w: offered content_hash has %d bytes, want 32", ErrHashMismatch, len(offered))
+	}
+	if subtle.ConstantTimeCompare(offered, computed) != 1 {
+		return fmt.Errorf("%w: offered %s, downloaded file has %s", ErrHashMismatch, hex.EncodeToString(offered), hex.EncodeToString(computed))
+	}
+	return nil
+}
+
+// Content identifies the verified bytes: the BLAKE2b-512 digest when it was
+// computed while downloading, and the file (read only for legacy signatures
+// or when the digest is missing).
+type Content struct {
+	BLAKE2b512 []byte
+	Path       string
+}
+
+// Signature verifies a detached minisign signature (the text of a .minisig
+// file) over content against the trusted keys. The key is chosen by the
+// signature's key ID; only a key in keys can ever verify.
+func Signature(keys []minisign.PublicKey, signature []byte, c Content) error {
+	if len(keys) == 0 {
+		return ErrNoKeys
+	}
+	if len(bytes.TrimSpace(signature)) == 0 {
+		return ErrNoSignature
+	}
+	var sig minisign.Signature
+	if err := sig.UnmarshalText(signature); err != nil {
+		return fmt.Errorf("%w: %v", ErrMalformedSignature, err)
+	}
+	var key *minisign.PublicKey
+	for i := range keys {
+		if keys[i].ID() == sig.KeyID {
+			key = &keys[i]
+			break
+		}
+	}
+	if key == nil {
+		return fmt.Errorf("%w: key ID %016X", ErrUnknownKey, sig.KeyID)
+	}
+	switch sig.Algorithm {
+	case minisign.HashEdDSA:
+		digest := c.BLAKE2b512
+		if len(digest) != blake2b.Size {
+			d, err := fileBLAKE2b(c.Path)
+			if err != nil {
+				return err
+			}
+			digest = d
+		}
+		return verifyDigest(*key, sig, digest)
+	case minisign.EdDSA:
+		st, err := os.Stat(c.Path)
+		if err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+		if st.Size() > MaxLegacySize {
+			return fmt.Errorf("%w: legacy (non-pre-hashed) signature on a %d-byte file, limit %d; sign with minisign -H",
+				ErrBadSignature, st.Size(), MaxLegacySize)
+		}
+		msg, err := os.ReadFile(c.Path)
+		if err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+		if !minisign.Verify(*key, msg, signature) {
+			return fmt.Errorf("%w (key ID %016X)", ErrBadSignature, sig.KeyID)
+		}
+		return nil
+	default:
+		return fmt.Errorf("%w: unknown algorithm 0x%04x", ErrMalformedSignature, sig.Algorithm)
+	}
+}
+
+// verifyDigest is minisign's pre-hashed verification, given the digest:
+// the Ed25519 signature over BLAKE2b-512(message), then the global
+// signature over signature ‖ trusted comment.
+func verifyDigest(key minisign.PublicKey, sig minisign.Signature, digest []byte) error {
+	pub, err := rawKey(key)
+	if err != nil {
+		return err
+	}
+	if !ed25519.Verify(pub, digest, sig.Signature[:]) {
+		return fmt.Errorf("%w (key ID %016X)", ErrBadSignature, sig.KeyID)
+	}
+	global := append(append([]byte{}, sig.Signature[:]...), sig.TrustedComment...)
+	if !ed25519.Verify(pub, global, sig.CommentSignature[:]) {
+		return fmt.Errorf("%w: trusted comment signature (key ID %016X)", ErrBadSignature, sig.KeyID)
+	}
+	return nil
+}
+
+// rawKey extracts the Ed25519 key: a minisign public key is base64 of
+// algorithm (2 bytes) ‖ key ID (8) ‖ key (32).
+func rawKey(k minisign.PublicKey) (ed25519.PublicKey, error) {
+	raw, err := base64.StdEncoding.DecodeString(k.String())
+	if err != nil || len(raw) != 2+8+ed25519.PublicKeySize {
+		return nil, fmt.Errorf("verify: cannot decode public key %016X", k.ID())
+	}
+	return ed25519.PublicKey(raw[10:]), nil
+}
+
+func fileBLAKE2b(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	defer f.Close()
+	r := minisignDigestReader(f)
+	return r()
+}
