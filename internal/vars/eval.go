@@ -1,0 +1,137 @@
+package vars
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Set is one vars set: the context, with one provider's data replaced by a
+// dynamic mapping's vars when mapping is non-nil.
+type Set struct {
+	data    *Data
+	mapping *Mapping
+}
+
+// ContextSet returns the context-only vars set.
+func (d *Data) ContextSet() Set { return Set{data: d} }
+
+// MappingSet returns the vars set of d.Mappings()[i].
+func (d *Data) MappingSet(i int) Set { return Set{data: d, mapping: &d.mappings[i]} }
+
+// Name is "context" or "<provider>-<id>".
+func (s Set) Name() string {
+	if s.mapping == nil {
+		return ContextSet
+	}
+	return s.mapping.SetName()
+}
+
+// Lookup resolves a variable path (provider first). Existence counts: a
+// present null is found.
+func (s Set) Lookup(path []string) (any, bool) {
+	var cur any
+	var ok bool
+	if s.mapping != nil && path[0] == s.mapping.Provider {
+		cur, ok = s.mapping.Vars, true
+	} else {
+		cur, ok = s.data.context[path[0]]
+	}
+	if !ok {
+		return nil, false
+	}
+	for _, seg := range path[1:] {
+		switch c := cur.(type) {
+		case map[string]any:
+			cur, ok = c[seg]
+			if !ok {
+				return nil, false
+			}
+		case []any:
+			i, ok := listIndex(seg)
+			if !ok || i >= len(c) {
+				return nil, false
+			}
+			cur = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+func listIndex(seg string) (int, bool) {
+	if seg == "" {
+		return 0, false
+	}
+	for i := 0; i < len(seg); i++ {
+		if seg[i] < '0' || seg[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(seg)
+	return n, err == nil
+}
+
+// evalState carries what a render learned about the set it used.
+type evalState struct {
+	set Set
+	// used is set when a variable of the set's mapping provider yielded.
+	used bool
+}
+
+// eval evaluates one reference: the first alternative that yields wins.
+// byVar reports whether a variable (not a constant) yielded.
+func (st *evalState) eval(r *Reference) (v any, byVar bool, err error) {
+	for i := range r.Alts {
+		a := &r.Alts[i]
+		if a.Const {
+			return a.Text, false, nil
+		}
+		if v, ok := st.set.Lookup(a.Path); ok {
+			if st.set.mapping != nil && a.Path[0] == st.set.mapping.Provider {
+				st.used = true
+			}
+			return v, true, nil
+		}
+	}
+	return nil, false, &MissingError{Reference: r.Source}
+}
+
+// render evaluates t. present is false when t is a whole-value reference to
+// null, meaning the key or list element holding it is removed.
+func (st *evalState) render(t *Template) (v any, present bool, err error) {
+	if t.whole {
+		v, byVar, err := st.eval(t.parts[0].ref)
+		if err != nil {
+			return nil, false, err
+		}
+		if !byVar {
+			return v, true, nil
+		}
+		if v == nil {
+			return nil, false, nil
+		}
+		return deepCopy(v), true, nil
+	}
+	var b strings.Builder
+	for _, p := range t.parts {
+		if p.ref == nil {
+			b.WriteString(p.text)
+			continue
+		}
+		v, _, err := st.eval(p.ref)
+		if err != nil {
+			return nil, false, err
+		}
+		b.WriteString(scalarText(v))
+	}
+	return b.String(), true, nil
+}
+
+// Render evaluates t against set. A whole-value reference resolved by a
+// variable keeps the value's type; ok is false when that value is null
+// (the holder should be removed). Errors are *MissingError.
+func (t *Template) Render(set Set) (v any, ok bool, err error) {
+	st := evalState{set: set}
+	return st.render(t)
+}
