@@ -87,9 +87,8 @@ func TestSHA256(t *testing.T) {
 
 func TestParseKeys(t *testing.T) {
 	pub, _ := keypair(t)
-	text, _ := pub.MarshalText()
-	file := "untrusted comment: minisign public key " + "\n" + string(text) + "\n"
-	keys, err := ParseKeys([]string{string(text), file})
+	text, _ := pub.MarshalText() // whole .pub file, comment line included
+	keys, err := ParseKeys([]string{pub.String(), string(text) + "\n"})
 	if err != nil || len(keys) != 2 || keys[0].ID() != pub.ID() || keys[1].ID() != pub.ID() {
 		t.Fatalf("keys %v err %v", keys, err)
 	}
