@@ -38,3 +38,8 @@ bench:
 
 clean:
 	rm -rf $(BIN) .myriarch
+
+# Build (or find in $HOME/.cache/myriarch/peers) the upstream OpAMP Supervisor and the test collectors.
+.PHONY: peers
+peers:
+	$(GO) run ./test/peers
