@@ -1,6 +1,7 @@
 package blueprint
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -160,6 +161,18 @@ func parseBlueprint(n *yaml.Node, team string, e errs) *Blueprint {
 		total += items
 		b.Lanes = append(b.Lanes, l)
 	}
+	// Entries under a misspelled lane name were already reported as an
+	// unknown field; read them anyway so that their own problems surface
+	// and the Blueprint is not also reported as empty or its local
+	// Components as unreferenced.
+	if p := f["pipelines"]; p != nil && p.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(p.Content); i += 2 {
+			if k := p.Content[i]; k.Kind == yaml.ScalarNode && !slices.Contains(SignalLanes, k.Value) {
+				_, items := parseLane(k.Value, deref(p.Content[i+1]), b, referenced, e)
+				total += items
+			}
+		}
+	}
 	var items int
 	b.Extensions, items = parseLane(LaneExtensions, f["extensions"], b, referenced, e)
 	total += items
@@ -255,15 +268,17 @@ func parseLane(lane string, n *yaml.Node, b *Blueprint, referenced map[string]bo
 			e.at(item.Line, "%s entry is missing required field \"component\"", where)
 			continue
 		}
-		head := false
+		head, badTrack := false, false
 		if t, tl, ok := str(f, "track", where+" entry", e); ok {
 			if t != "head" {
 				e.at(tl, "%s entry %q: track must be \"head\", got %q", where, raw, t)
+				badTrack = true
 			} else {
 				head = true
 			}
 		} else if tl > 0 {
 			e.at(tl, "%s entry %q: track must be \"head\"", where, raw)
+			badTrack = true
 		}
 		ref, problem := parseRef(raw)
 		if problem != "" {
@@ -275,6 +290,8 @@ func parseLane(lane string, n *yaml.Node, b *Blueprint, referenced map[string]bo
 		}
 		ref.Head = head
 		switch {
+		case badTrack:
+			// Already reported; the pin rules depend on what track meant.
 		case ref.Shared() && ref.Pin == 0 && !head:
 			e.at(item.Line, "%s entry %q: a shared reference must pin a version (%s@N) or set track: head", where, raw, ref.ID())
 		case ref.Shared() && ref.Pin != 0 && head:
