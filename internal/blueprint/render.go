@@ -225,7 +225,7 @@ func pinnedVersion(ctx context.Context, head *Component, pin int, hist History) 
 	})
 	switch {
 	case errors.Is(err, ErrNotVersioned):
-		return nil, fmt.Errorf("%s, and the source root is not a Git work tree, so version %d cannot be read: %w", what, pin, err)
+		return nil, fmt.Errorf("%s, and version %d cannot be read: %w", what, pin, err)
 	case err != nil:
 		return nil, fmt.Errorf("%s: reading Git history: %w", what, err)
 	case loadErr != nil:
