@@ -12,8 +12,10 @@ type dedup struct {
 	buckets map[uint64][]any
 }
 
-func newDedup() *dedup {
-	return &dedup{seed: maphash.MakeSeed(), buckets: map[uint64][]any{}}
+// newDedup sizes the table for the expected number of renders so a large
+// render does not spend its time growing the map.
+func newDedup(expected int) *dedup {
+	return &dedup{seed: maphash.MakeSeed(), buckets: make(map[uint64][]any, min(expected, 1<<20))}
 }
 
 // add records v and reports whether it was new.

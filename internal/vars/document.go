@@ -165,7 +165,11 @@ func (e Engine) RenderDocument(doc any, data *Data) (*Result, error) {
 	}
 
 	var kept []any
-	seen := newDedup()
+	expected := len(inputs)
+	for _, in := range inputs {
+		expected += len(data.byProvider[in.dynamic])
+	}
+	seen := newDedup(expected)
 	ctx := data.ContextSet()
 	for _, in := range inputs {
 		if len(in.conflict) > 0 {
