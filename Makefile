@@ -43,3 +43,8 @@ clean:
 .PHONY: peers
 peers:
 	$(GO) run ./test/peers
+
+# deb and rpm packages of myriarch-updater and myriarchd (packaging/nfpm, built with nfpm).
+.PHONY: packages
+packages: build
+	$(GO) run ./packaging/nfpm/build -bin $(BIN) -packaging packaging -version $(VERSION) -out $(BIN)/packages
