@@ -1,13 +1,21 @@
 // Package providers supplies the data that ${…} variable substitution reads:
 // context providers (agent, host, env, local) and dynamic providers
 // (local_dynamic, docker) that yield one mapping per discovered thing.
+// A Manager runs the enabled providers, restarts failed ones with backoff
+// and publishes debounced, complete snapshots.
 package providers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+
+	"github.com/moby/moby/client"
+
+	"github.com/myriarch/myriarch/internal/vars"
 )
 
 // Config is the `providers:` section of the updater configuration.
@@ -19,6 +27,10 @@ type Config struct {
 	Local        LocalConfig        `yaml:"local"`
 	LocalDynamic LocalDynamicConfig `yaml:"local_dynamic"`
 	Docker       DockerConfig       `yaml:"docker"`
+
+	// AgentID is published as ${agent.id}. It is not configuration: the
+	// updater sets it from its identity before starting the providers.
+	AgentID string `yaml:"-"`
 }
 
 // ToggleConfig is a provider with nothing to set but whether it runs.
@@ -46,15 +58,111 @@ type LocalDynamicItem struct {
 
 // DockerConfig configures discovery of running containers.
 type DockerConfig struct {
-	Enabled *bool  `yaml:"enabled"`
-	Host    string `yaml:"host"`
+	Enabled *bool `yaml:"enabled"`
+	// Host is the engine address (unix:///var/run/docker.sock,
+	// tcp://127.0.0.1:2375); empty means DOCKER_HOST or the platform default.
+	Host string `yaml:"host"`
 }
 
-// Validate reports every problem in the providers section.
-func (c *Config) Validate() error { return nil }
+// on reports whether a provider runs: every provider is enabled unless
+// switched off.
+func on(enabled *bool) bool { return enabled == nil || *enabled }
+
+// Validate reports every problem in the providers section, each with its
+// path.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Local.Vars != nil {
+		if _, err := vars.Normalize(c.Local.Vars); err != nil {
+			errs = append(errs, fmt.Errorf("providers.local.vars: %w", err))
+		}
+	}
+	for i, it := range c.LocalDynamic.Items {
+		where := fmt.Sprintf("providers.local_dynamic.items[%d]", i)
+		if _, err := vars.Normalize(it.Vars); err != nil {
+			errs = append(errs, fmt.Errorf("%s.vars: %w", where, err))
+		}
+		if _, err := vars.Normalize(it.Processors); err != nil {
+			errs = append(errs, fmt.Errorf("%s.processors: %w", where, err))
+		}
+	}
+	if c.Docker.Host != "" {
+		if _, err := client.ParseHostURL(c.Docker.Host); err != nil {
+			errs = append(errs, fmt.Errorf("providers.docker.host: %q: %w", c.Docker.Host, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// New validates cfg and returns a Manager running its enabled providers.
+func New(cfg Config, log *slog.Logger, opts Options) (*Manager, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.AgentID == "" {
+		opts.AgentID = cfg.AgentID
+	}
+	m := NewManager(log, opts)
+	o := m.opts
+	if on(cfg.Agent.Enabled) {
+		m.AddContext(&agentProvider{id: o.AgentID})
+	}
+	if on(cfg.Host.Enabled) {
+		m.AddContext(&hostProvider{refresh: o.HostRefresh, log: m.log})
+	}
+	if on(cfg.Env.Enabled) {
+		m.AddContext(newEnvProvider())
+	}
+	if on(cfg.Local.Enabled) {
+		v, _ := vars.Normalize(cfg.Local.Vars) // validated above
+		local, _ := v.(map[string]any)
+		m.AddContext(newLocalProvider(local))
+	}
+	if on(cfg.LocalDynamic.Enabled) {
+		items := make([]LocalDynamicItem, len(cfg.LocalDynamic.Items))
+		for i, it := range cfg.LocalDynamic.Items {
+			v, _ := vars.Normalize(it.Vars)
+			p, _ := vars.Normalize(it.Processors)
+			items[i].Vars, _ = v.(map[string]any)
+			items[i].Processors, _ = p.([]any)
+		}
+		m.AddDynamic(&localDynamic{items: items}, PriorityLocalDynamic)
+	}
+	if on(cfg.Docker.Enabled) {
+		m.AddDynamic(&dockerProvider{host: cfg.Docker.Host, retry: o.DockerRetry, log: m.log}, PriorityDocker)
+	}
+	return m, nil
+}
 
 // Inspect prints the current context and mappings as JSON to w; with watch it
 // streams every new snapshot until ctx ends.
 func Inspect(ctx context.Context, cfg Config, watch bool, w io.Writer, log *slog.Logger) error {
-	return errors.ErrUnsupported
+	return inspect(ctx, cfg, watch, w, log, Options{})
+}
+
+func inspect(ctx context.Context, cfg Config, watch bool, w io.Writer, log *slog.Logger, opts Options) error {
+	m, err := New(cfg, log, opts)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var writeErr error
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	runErr := m.Run(ctx, func(s Snapshot) {
+		if writeErr != nil {
+			return
+		}
+		if err := enc.Encode(s); err != nil {
+			writeErr = fmt.Errorf("inspect: writing snapshot: %w", err)
+			cancel()
+			return
+		}
+		if !watch {
+			cancel()
+		}
+	})
+	return errors.Join(runErr, writeErr)
 }
