@@ -70,11 +70,33 @@ func EnsureWith(ctx context.Context, log *slog.Logger, opts Options) (*Peers, er
 		log.Debug("peers: using cache", "dir", dir)
 		return p, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		log.Info("peers: cache record unusable, rebuilding", "dir", dir, "reason", err)
+		log.Info("peers: cache record unusable, rebuilding from scratch", "dir", dir, "reason", err)
+		if err := clearOutputs(dir); err != nil {
+			return nil, err
+		}
 	}
 
 	b := &builder{dir: dir, in: in, log: log, g: g}
 	return b.build(ctx)
+}
+
+// clearOutputs removes everything a build produced in dir, so that a
+// rebuild after a damaged cache does not reuse damaged files. The lock file
+// (held by the caller) and the build log stay.
+func clearOutputs(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("read peers cache %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if e.Name() == "lock" || e.Name() == "build.log" {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("clear damaged peers cache: %w", err)
+		}
+	}
+	return nil
 }
 
 func cacheRoot(opts Options) (string, error) {
@@ -215,6 +237,9 @@ func (b *builder) buildOCB(ctx context.Context) (string, error) {
 // module that requires it can build it.
 const supervisorGoMod = "module example.com/myriarch/supervisorwrap\n\ngo 1.24\n"
 
+// supervisorBuildFlags are the `go build` flags of the supervisor.
+var supervisorBuildFlags = []string{"-trimpath", "-ldflags=-s -w"}
+
 // buildSupervisor builds the upstream supervisor through a wrapper module in
 // src/supervisor.
 func (b *builder) buildSupervisor(ctx context.Context) (string, error) {
@@ -234,7 +259,8 @@ func (b *builder) buildSupervisor(ctx context.Context) (string, error) {
 		return "", err
 	}
 	tmp := out + ".tmp"
-	if err := b.g.run(ctx, mod, nil, b.g.goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", tmp, supervisorPackage); err != nil {
+	args := append(append([]string{"build"}, supervisorBuildFlags...), "-o", tmp, supervisorPackage)
+	if err := b.g.run(ctx, mod, nil, b.g.goBin, args...); err != nil {
 		return "", err
 	}
 	if err := os.Rename(tmp, out); err != nil {

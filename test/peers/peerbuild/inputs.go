@@ -130,7 +130,7 @@ func (in inputs) hash() (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "recipe=%s\ngo=%s\nplatform=%s/%s\n", recipeRevision, in.GoVersion, in.GOOS, in.GOARCH)
 	fmt.Fprintf(h, "supervisor=%s@%s\nbuilder=%s@%s\n", supervisorPackage, SupervisorVersion, builderPackage, BuilderVersion)
-	fmt.Fprintf(h, "executable=%s\n", CollectorExecutable)
+	fmt.Fprintf(h, "executable=%s\nwrapper=%q\nflags=%q\n", CollectorExecutable, supervisorGoMod, supervisorBuildFlags)
 	specs := append([]collectorSpec(nil), in.Specs...)
 	sort.Slice(specs, func(i, j int) bool { return specs[i].Version < specs[j].Version })
 	for _, s := range specs {

@@ -113,3 +113,26 @@ func TestLoadRecordRejectsStaleCaches(t *testing.T) {
 
 // p2 is the fragment of an archive path that names version.
 func p2(version string) string { return "otelcol_" + version }
+
+func TestClearOutputs(t *testing.T) {
+	dir, p := fakeBuild(t)
+	os.WriteFile(filepath.Join(dir, "lock"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "build.log"), []byte("log"), 0o644)
+	if err := clearOutputs(dir); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, ",") != "build.log,lock" {
+		t.Errorf("after clearOutputs the cache holds %v, want only build.log and lock", names)
+	}
+	if _, err := os.Stat(p.Collectors[0].Executable); err == nil {
+		t.Error("a built executable survived clearOutputs")
+	}
+	if err := clearOutputs(filepath.Join(dir, "missing")); err == nil {
+		t.Error("clearOutputs of a missing directory: no error")
+	}
+}
