@@ -1,5 +1,7 @@
 package blueprint
 
+import yaml "go.yaml.in/yaml/v3"
+
 // Class is the pipeline class of a Component.
 type Class string
 
@@ -52,8 +54,10 @@ type Component struct {
 	Version     int
 	Owner       string // empty for local Components
 	Description string
-	// Config is the component's collector configuration; never nil.
-	Config map[string]any
+	// Config is the component's collector configuration as authored: a
+	// standalone YAML mapping node (aliases expanded), never nil. Renders
+	// share it, so treat it as read-only.
+	Config *yaml.Node
 
 	Team   string // team directory of a shared Component; empty for local
 	Origin Origin

@@ -1,6 +1,7 @@
 package blueprint
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,23 +82,58 @@ func parseComponent(n *yaml.Node, local bool, e errs) *Component {
 	return c
 }
 
-func parseConfig(n *yaml.Node, what string, e errs) map[string]any {
+// maxConfigNodes bounds a config after alias expansion, so that a few
+// lines of anchors cannot expand into gigabytes ("billion laughs").
+const maxConfigNodes = 100_000
+
+// parseConfig returns a standalone copy of a Component's config mapping:
+// aliases expanded, comments and positions dropped, so that it renders
+// exactly as authored and can be shared by every render.
+func parseConfig(n *yaml.Node, what string, e errs) *yaml.Node {
 	if isNull(n) {
-		return map[string]any{}
+		return mapNode()
 	}
 	if n.Kind != yaml.MappingNode {
 		e.at(n.Line, "%s config must be a mapping, got %s", what, describe(n))
-		return map[string]any{}
+		return mapNode()
 	}
-	var cfg map[string]any
-	if err := n.Decode(&cfg); err != nil {
-		e.at(n.Line, "%s config cannot be read: %v", what, err)
-		return map[string]any{}
+	budget := maxConfigNodes
+	out, problem, line := copyConfig(n, &budget, 0)
+	if problem != "" {
+		e.at(line, "%s config %s", what, problem)
+		return mapNode()
 	}
-	if cfg == nil {
-		cfg = map[string]any{}
+	return out
+}
+
+func copyConfig(n *yaml.Node, budget *int, depth int) (*yaml.Node, string, int) {
+	n = deref(n)
+	*budget--
+	if *budget < 0 || depth > 100 {
+		return nil, "is too large or too deeply nested once aliases are expanded", n.Line
 	}
-	return cfg
+	c := &yaml.Node{Kind: n.Kind, Style: n.Style, Tag: n.Tag, Value: n.Value}
+	if n.Kind == yaml.MappingNode {
+		seen := make(map[string]bool, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := deref(n.Content[i])
+			if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
+				return nil, "has an unsupported key (merge keys and complex keys are not allowed)", k.Line
+			}
+			if seen[k.Value] {
+				return nil, fmt.Sprintf("repeats the key %q", k.Value), k.Line
+			}
+			seen[k.Value] = true
+		}
+	}
+	for _, child := range n.Content {
+		cc, problem, line := copyConfig(child, budget, depth+1)
+		if problem != "" {
+			return nil, problem, line
+		}
+		c.Content = append(c.Content, cc)
+	}
+	return c, "", 0
 }
 
 func parseRequirement(n *yaml.Node, e errs) *Requirement {

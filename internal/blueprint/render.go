@@ -99,73 +99,81 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 		return nil, &RefusedError{Blueprint: id, Reasons: reasons}
 	}
 
-	root := mapNode()
-	secNodes := map[string]*yaml.Node{}
-	for _, s := range sections {
-		secNodes[s] = mapNode()
-		addPair(root, s, secNodes[s])
-	}
-	for _, rid := range order {
-		pl := byID[rid]
-		var cfg yaml.Node
-		if err := cfg.Encode(pl.comp.Config); err != nil {
-			return nil, fmt.Errorf("render %s: encode config of %s: %w", id, pl.origin, err)
+	var buf bytes.Buffer
+	buf.Grow(2048)
+	for _, sec := range sections {
+		writeKey(&buf, 0, sec)
+		n := 0
+		for _, rid := range order {
+			pl := byID[rid]
+			if sectionOf[pl.comp.Class] != sec {
+				continue
+			}
+			if n == 0 {
+				buf.WriteByte('\n')
+			}
+			n++
+			writeKey(&buf, 2, rid)
+			writeValue(&buf, pl.comp.Config, 2)
 		}
-		addPair(secNodes[sectionOf[pl.comp.Class]], rid, &cfg)
+		if n == 0 {
+			buf.WriteString(" {}\n")
+		}
 	}
 
-	service := mapNode()
-	extIDs := flowSeq()
-	pipelines := mapNode()
-	for li, lane := range placements {
-		if li == len(placements)-1 { // the extensions block
-			for _, pl := range lane {
-				extIDs.Content = append(extIDs.Content, scalar(pl.comp.RenderedID()))
-			}
-			continue
-		}
+	buf.WriteString("service:\n")
+	writeKey(&buf, 2, "extensions")
+	buf.WriteByte(' ')
+	exts := placements[len(placements)-1]
+	ids := make([]string, 0, len(exts))
+	for _, pl := range exts {
+		ids = append(ids, pl.comp.RenderedID())
+	}
+	writeFlowIDs(&buf, ids)
+	writeKey(&buf, 2, "pipelines")
+	pipelines := 0
+	for li, lane := range placements[:len(placements)-1] {
 		if len(lane) == 0 {
 			continue
 		}
-		recv, proc, exp := flowSeq(), flowSeq(), flowSeq()
+		if pipelines == 0 {
+			buf.WriteByte('\n')
+		}
+		pipelines++
+		var recv, proc, exp []string
 		past := false // past the lane's first processor or exporter
 		for _, pl := range lane {
-			rid := scalar(pl.comp.RenderedID())
+			rid := pl.comp.RenderedID()
 			switch pl.comp.Class {
 			case ClassReceiver:
-				recv.Content = append(recv.Content, rid)
+				recv = append(recv, rid)
 			case ClassProcessor:
 				past = true
-				proc.Content = append(proc.Content, rid)
+				proc = append(proc, rid)
 			case ClassExporter:
 				past = true
-				exp.Content = append(exp.Content, rid)
+				exp = append(exp, rid)
 			case ClassConnector:
 				if past {
-					exp.Content = append(exp.Content, rid)
+					exp = append(exp, rid)
 				} else {
-					recv.Content = append(recv.Content, rid)
+					recv = append(recv, rid)
 				}
 			}
 		}
-		pipe := mapNode()
-		addPair(pipe, "receivers", recv)
-		addPair(pipe, "processors", proc)
-		addPair(pipe, "exporters", exp)
-		addPair(pipelines, b.Lanes[li].Name, pipe)
+		writeKey(&buf, 4, b.Lanes[li].Name)
+		buf.WriteByte('\n')
+		for _, part := range []struct {
+			key string
+			ids []string
+		}{{"receivers", recv}, {"processors", proc}, {"exporters", exp}} {
+			writeKey(&buf, 6, part.key)
+			buf.WriteByte(' ')
+			writeFlowIDs(&buf, part.ids)
+		}
 	}
-	addPair(service, "extensions", extIDs)
-	addPair(service, "pipelines", pipelines)
-	addPair(root, "service", service)
-
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(root); err != nil {
-		return nil, fmt.Errorf("render %s: %w", id, err)
-	}
-	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("render %s: %w", id, err)
+	if pipelines == 0 {
+		buf.WriteString(" {}\n")
 	}
 	return buf.Bytes(), nil
 }
@@ -239,13 +247,3 @@ func pinnedVersion(ctx context.Context, head *Component, pin int, hist History) 
 }
 
 func mapNode() *yaml.Node { return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"} }
-
-func flowSeq() *yaml.Node {
-	return &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
-}
-
-func scalar(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
-
-func addPair(m *yaml.Node, key string, val *yaml.Node) {
-	m.Content = append(m.Content, scalar(key), val)
-}
