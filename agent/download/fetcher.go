@@ -363,11 +363,13 @@ func (d *fetcher) copy(ctx context.Context, t *transfer, body io.Reader) error {
 		if w > d.o.MaxSize {
 			return permanent(fmt.Errorf("%w: more than %d bytes received", ErrTooLarge, d.o.MaxSize))
 		}
-		if rerr == io.EOF {
+		if rerr == io.EOF || errors.Is(rerr, io.ErrUnexpectedEOF) {
 			if total := t.total.Load(); total >= 0 && w != total {
-				return fmt.Errorf("connection closed at %d of %d bytes", w, total)
+				return fmt.Errorf("truncated: connection closed at %d of %d bytes", w, total)
 			}
-			return nil
+			if rerr == io.EOF {
+				return nil
+			}
 		}
 		if rerr != nil {
 			return withCause(ctx, fmt.Errorf("read body at %d bytes: %w", w, rerr))

@@ -1,0 +1,26 @@
+// Package install is the updater's binary-mode install engine: it turns a
+// server offer of a collector package (an Addon named collector.package) or
+// of the updater itself (the TopLevel package "myriarch-updater") into one
+// transaction that either completes or leaves the previous version running.
+//
+// The collector transaction:
+//
+//	admission → download (state_dir/staging) → verify (SHA-256 + minisign,
+//	pinned keys) → unpack (<root>/versions/<version>-<sha8>) → pre-activation
+//	`--version` check → stop supervisor → switch <root>/current → start
+//	supervisor → health gate (local signals only) → commit, or rollback
+//	(switch back, restart, check the old collector runs, keep the failed
+//	collector's agent.log in state_dir/failed/<version>/, quarantine the hash)
+//
+// Every step boundary is recorded in an fsync'ed journal (agent/journal);
+// Engine.Recover replays an unfinished transaction at start: it finishes it
+// when activation completed and the health gate passes, and rolls back
+// otherwise. The supervisor is controlled through the narrow Controller
+// interface and statuses go out through Reporter, so the engine has no
+// dependency on the OpAMP client or on how the supervisor is run.
+//
+// For crash tests, MYRIARCH_TEST_CRASH_AT=<crash point> makes the process
+// kill itself with SIGKILL (or, with MYRIARCH_TEST_CRASH_MODE=pause, print
+// "MYRIARCH_CRASHPOINT <name>" to stderr and block so a test can kill it) at
+// the named point; CrashPoints lists them.
+package install

@@ -1,0 +1,7 @@
+//go:build !windows
+
+package install
+
+import "syscall"
+
+const syscallENOSPC = syscall.ENOSPC

@@ -1,0 +1,5 @@
+package install
+
+const helperEnv = "MYRIARCH_INSTALL_TEST_HELPER"
+
+func helperMain() int { return 0 }

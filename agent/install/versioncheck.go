@@ -1,0 +1,97 @@
+package install
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-version"
+)
+
+// ErrVersionCheck: the new executable failed its pre-activation check.
+var ErrVersionCheck = errors.New("pre-activation version check failed")
+
+// runVersion runs `exe args…` with a timeout and returns its output.
+func runVersion(ctx context.Context, exe string, args []string, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, args...)
+	var out limitedBuffer
+	out.max = 64 << 10
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	text := strings.TrimSpace(out.String())
+	if ctx.Err() == context.DeadlineExceeded {
+		return text, fmt.Errorf("%w: `%s %s` did not finish within %s", ErrVersionCheck, exe, strings.Join(args, " "), timeout)
+	}
+	if err != nil {
+		return text, fmt.Errorf("%w: `%s %s`: %v (output: %q)", ErrVersionCheck, exe, strings.Join(args, " "), err, clip(text))
+	}
+	return text, nil
+}
+
+// checkVersion requires the output of `--version` to name want, e.g.
+// "otelcol-contrib version 0.149.0" (cobra's format, used by the collector).
+func checkVersion(output, want string) error {
+	got := parseVersionOutput(output)
+	if got == "" {
+		return fmt.Errorf("%w: no version in output %q", ErrVersionCheck, clip(output))
+	}
+	if !sameVersion(got, want) {
+		return fmt.Errorf("%w: executable reports version %q, the offer says %q", ErrVersionCheck, got, want)
+	}
+	return nil
+}
+
+// parseVersionOutput returns the word after "version" on the first line that
+// has one, or the last word of the first line.
+func parseVersionOutput(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for _, l := range lines {
+		f := strings.Fields(l)
+		for i := 0; i+1 < len(f); i++ {
+			if strings.EqualFold(f[i], "version") {
+				return f[i+1]
+			}
+		}
+	}
+	if len(lines) > 0 {
+		if f := strings.Fields(lines[0]); len(f) > 0 {
+			return f[len(f)-1]
+		}
+	}
+	return ""
+}
+
+func sameVersion(a, b string) bool {
+	if strings.TrimPrefix(a, "v") == strings.TrimPrefix(b, "v") {
+		return true
+	}
+	va, err1 := version.NewVersion(a)
+	vb, err2 := version.NewVersion(b)
+	return err1 == nil && err2 == nil && va.Equal(vb) && va.Prerelease() == vb.Prerelease()
+}
+
+func clip(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}
+
+type limitedBuffer struct {
+	bytes.Buffer
+	max int
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
