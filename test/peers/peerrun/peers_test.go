@@ -1,3 +1,5 @@
+//go:build linux
+
 package peerrun_test
 
 import (
@@ -52,9 +54,6 @@ func ensurePeers(t *testing.T) *peerbuild.Peers {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the upstream OpAMP Supervisor and collectors; not in -short mode")
-	}
-	if runtime.GOOS != "linux" {
-		t.Skipf("the peers run on linux only, not %s", runtime.GOOS)
 	}
 	peersOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
