@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"text/tabwriter"
+)
+
+type agentRow struct {
+	InstanceUID string            `json:"instanceUid"`
+	Kind        string            `json:"kind"`
+	Online      bool              `json:"online"`
+	Identifying map[string]string `json:"identifying"`
+	Attributes  map[string]string `json:"attributes"`
+	LastSeen    string            `json:"lastSeen"`
+	Pairing     *struct {
+		State string `json:"state"`
+	} `json:"pairing"`
+	Offer *struct {
+		Version string `json:"version"`
+		State   string `json:"state"`
+	} `json:"offer"`
+}
+
+func agentsCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: myriarchd agents list [--kind K] [--json] | show UID")
+		return 2
+	}
+	fs := flag.NewFlagSet("agents "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	client := clientFlags(fs)
+	kind := fs.String("kind", "", "only this kind (list)")
+	asJSON := fs.Bool("json", false, "print JSON (list)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	c, err := client()
+	if err != nil {
+		fmt.Fprintln(stderr, "myriarchd agents:", err)
+		return 1
+	}
+	switch args[0] {
+	case "list":
+		path := "/api/v1/agents"
+		if *kind != "" {
+			path += "?kind=" + url.QueryEscape(*kind)
+		}
+		var raw json.RawMessage
+		if err := c.do("GET", path, nil, &raw); err != nil {
+			fmt.Fprintln(stderr, "myriarchd agents list:", err)
+			return 1
+		}
+		if *asJSON {
+			var v any
+			_ = json.Unmarshal(raw, &v)
+			return printJSON(stdout, v)
+		}
+		var out struct {
+			Agents []agentRow `json:"agents"`
+		}
+		if err := json.Unmarshal(raw, &out); err != nil {
+			fmt.Fprintln(stderr, "myriarchd agents list:", err)
+			return 1
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "INSTANCE UID\tKIND\tONLINE\tSERVICE\tVERSION\tHOST\tPAIRING\tOFFER\tLAST SEEN")
+		for _, a := range out.Agents {
+			pairing, offer := "-", "-"
+			if a.Pairing != nil {
+				pairing = a.Pairing.State
+			}
+			if a.Offer != nil {
+				offer = a.Offer.State
+				if a.Offer.Version != "" {
+					offer += " " + a.Offer.Version
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\t%s\t%s\t%s\n", a.InstanceUID, a.Kind, a.Online,
+				a.Identifying["service.name"], a.Identifying["service.version"], a.Attributes["host.name"], pairing, offer, a.LastSeen)
+		}
+		tw.Flush()
+		return 0
+	case "show":
+		if fs.NArg() != 1 {
+			fmt.Fprintln(stderr, "usage: myriarchd agents show UID")
+			return 2
+		}
+		var v any
+		if err := c.do("GET", "/api/v1/agents/"+url.PathEscape(fs.Arg(0)), nil, &v); err != nil {
+			fmt.Fprintln(stderr, "myriarchd agents show:", err)
+			return 1
+		}
+		return printJSON(stdout, v)
+	default:
+		fmt.Fprintf(stderr, "myriarchd agents: unknown subcommand %q\n", args[0])
+		return 2
+	}
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// adminClient calls the admin API of a running myriarchd.
+type adminClient struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+// clientFlags adds the connection flags every client command shares.
+func clientFlags(fs *flag.FlagSet) func() (*adminClient, error) {
+	addr := fs.String("admin", envOr("MYRIARCH_ADMIN", "http://127.0.0.1:4321"), "admin API base URL")
+	tokenFile := fs.String("admin-token-file", "", "admin token file")
+	dataDir := fs.String("data-dir", envOr("MYRIARCH_DATA_DIR", "/var/lib/myriarchd"), "server data dir (reads its admin.token)")
+	return func() (*adminClient, error) {
+		tok := os.Getenv("MYRIARCH_ADMIN_TOKEN")
+		if tok == "" {
+			path := *tokenFile
+			if path == "" {
+				path = filepath.Join(*dataDir, "admin.token")
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return nil, fmt.Errorf("admin token: %w (set --admin-token-file, --data-dir or MYRIARCH_ADMIN_TOKEN)", err)
+			}
+			tok = strings.TrimSpace(string(data))
+		}
+		return &adminClient{base: strings.TrimRight(*addr, "/"), token: tok, http: &http.Client{Timeout: 30 * time.Second}}, nil
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// do sends a request and decodes a 2xx JSON answer into out; other statuses become errors.
+func (c *adminClient) do(method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, c.base+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		var e struct {
+			Error   string   `json:"error"`
+			Details []string `json:"details"`
+		}
+		if json.Unmarshal(data, &e) == nil && e.Error != "" {
+			msg := e.Error
+			for _, d := range e.Details {
+				msg += "\n  " + d
+			}
+			return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, msg)
+		}
+		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(data))
+	}
+	if out != nil {
+		return json.Unmarshal(data, out)
+	}
+	return nil
+}

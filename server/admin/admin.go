@@ -1,0 +1,234 @@
+// Package admin is myriarchd's operator API: JSON over HTTP on the admin
+// listener, every route behind the admin bearer token except /metrics.
+package admin
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/myriarch/myriarch/server/credentials"
+	"github.com/myriarch/myriarch/server/registry"
+	"github.com/myriarch/myriarch/server/store"
+	"github.com/myriarch/myriarch/server/tokens"
+)
+
+// Disconnector closes agent connections of a credential.
+type Disconnector interface {
+	DisconnectCredential(cred store.Credential) int
+}
+
+// Deps are what the API acts on.
+type Deps struct {
+	AdminToken   string
+	Tokens       *credentials.Book
+	Registry     *registry.Registry
+	Disconnector Disconnector
+	// ReloadEstate reloads the estate; it returns the load error, if any
+	// (the previous estate stays in force).
+	ReloadEstate func() error
+	Metrics      http.Handler
+	Log          *slog.Logger
+	// OnTokenRevoked is told after a revocation (pairing re-evaluation).
+	OnTokenRevoked func(cred store.Credential)
+}
+
+// API is the admin HTTP handler.
+type API struct {
+	d          Deps
+	mux        *http.ServeMux
+	decorators []Decorator
+}
+
+// New builds the routes. Features add their own with Handle.
+func New(d Deps) *API {
+	a := &API{d: d, mux: http.NewServeMux()}
+	a.Handle("POST /api/v1/tokens", a.createToken)
+	a.Handle("GET /api/v1/tokens", a.listTokens)
+	a.Handle("DELETE /api/v1/tokens/{id}", a.revokeToken)
+	a.Handle("GET /api/v1/agents", a.listAgents)
+	a.Handle("GET /api/v1/agents/{uid}", a.getAgent)
+	a.Handle("POST /api/v1/estate/reload", a.reloadEstate)
+	if d.Metrics != nil {
+		a.mux.Handle("GET /metrics", d.Metrics)
+	}
+	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		WriteError(w, http.StatusNotFound, "no such route: "+r.Method+" "+r.URL.Path)
+	})
+	return a
+}
+
+// Handle adds an authenticated route.
+func (a *API) Handle(pattern string, h http.HandlerFunc) {
+	a.mux.Handle(pattern, a.authed(h))
+}
+
+// AddDecorator adds fields to every agent JSON.
+func (a *API) AddDecorator(d Decorator) { a.decorators = append(a.decorators, d) }
+
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
+
+func (a *API) authed(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(a.d.AdminToken)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="myriarch-admin"`)
+			WriteError(w, http.StatusUnauthorized, "admin token required")
+			return
+		}
+		h(w, r)
+	})
+}
+
+// WriteJSON writes v with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// ErrorBody is every error response.
+type ErrorBody struct {
+	Error   string   `json:"error"`
+	Details []string `json:"details,omitempty"`
+}
+
+// WriteError writes an ErrorBody; a joined error becomes one detail per part.
+func WriteError(w http.ResponseWriter, status int, msg string, details ...error) {
+	b := ErrorBody{Error: msg}
+	for _, d := range details {
+		b.Details = append(b.Details, splitJoined(d)...)
+	}
+	WriteJSON(w, status, b)
+}
+
+func splitJoined(err error) []string {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []string
+		for _, e := range j.Unwrap() {
+			out = append(out, splitJoined(e)...)
+		}
+		return out
+	}
+	return []string{err.Error()}
+}
+
+type tokenRequest struct {
+	Name   string            `json:"name"`
+	Labels map[string]string `json:"labels"`
+}
+
+type tokenJSON struct {
+	tokens.Token
+	Secret string `json:"token,omitempty"`
+}
+
+func (a *API) createToken(w http.ResponseWriter, r *http.Request) {
+	var req tokenRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		WriteError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return
+	}
+	t, secret, err := a.d.Tokens.Create(r.Context(), req.Name, req.Labels)
+	var invalid *credentials.InvalidError
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		WriteError(w, http.StatusConflict, err.Error())
+		return
+	case errors.As(err, &invalid):
+		WriteError(w, http.StatusBadRequest, "invalid token request", invalid.Err)
+		return
+	case err != nil:
+		WriteError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	a.d.Log.Info("token created", "id", t.ID, "name", t.Name)
+	WriteJSON(w, http.StatusCreated, tokenJSON{Token: t, Secret: secret})
+}
+
+func (a *API) listTokens(w http.ResponseWriter, _ *http.Request) {
+	list := a.d.Tokens.List()
+	out := make([]tokenJSON, 0, len(list))
+	for _, t := range list {
+		out = append(out, tokenJSON{Token: t})
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"tokens": out})
+}
+
+func (a *API) revokeToken(w http.ResponseWriter, r *http.Request) {
+	t, err := a.d.Tokens.Revoke(r.Context(), r.PathValue("id"))
+	if errors.Is(err, store.ErrNotFound) {
+		WriteError(w, http.StatusNotFound, err.Error())
+		return
+	}
+	if err != nil {
+		WriteError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	cred := store.Credential{Kind: credentials.KindToken, ID: t.ID}
+	n := 0
+	if a.d.Disconnector != nil {
+		n = a.d.Disconnector.DisconnectCredential(cred)
+	}
+	if a.d.OnTokenRevoked != nil {
+		a.d.OnTokenRevoked(cred)
+	}
+	a.d.Log.Info("token revoked", "id", t.ID, "name", t.Name, "disconnected", n)
+	WriteJSON(w, http.StatusOK, map[string]any{"token": tokenJSON{Token: t}, "disconnected": n})
+}
+
+func (a *API) listAgents(w http.ResponseWriter, r *http.Request) {
+	kind := registry.Kind(r.URL.Query().Get("kind"))
+	switch kind {
+	case "", registry.KindCollector, registry.KindUpdater, registry.KindBridge, registry.KindUnknown:
+	default:
+		WriteError(w, http.StatusBadRequest, "kind must be one of collector, updater, bridge, unknown")
+		return
+	}
+	list := a.d.Registry.List(kind, true)
+	out := make([]*Agent, 0, len(list))
+	for i := range list {
+		out = append(out, toJSON(&list[i], a.d.Tokens.TokenName, a.decorators))
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"agents": out})
+}
+
+// AgentJSON renders one agent as the API shows it (for features' own routes).
+func (a *API) AgentJSON(ag *registry.Agent) *Agent {
+	return toJSON(ag, a.d.Tokens.TokenName, a.decorators)
+}
+
+func (a *API) getAgent(w http.ResponseWriter, r *http.Request) {
+	uid, err := uuid.Parse(r.PathValue("uid"))
+	if err != nil {
+		WriteError(w, http.StatusNotFound, "no agent "+r.PathValue("uid")+": not a UUID")
+		return
+	}
+	ag, ok := a.d.Registry.Get(uid)
+	if !ok {
+		WriteError(w, http.StatusNotFound, "no agent "+uid.String())
+		return
+	}
+	WriteJSON(w, http.StatusOK, toJSON(&ag, a.d.Tokens.TokenName, a.decorators))
+}
+
+func (a *API) reloadEstate(w http.ResponseWriter, r *http.Request) {
+	if a.d.ReloadEstate == nil {
+		WriteError(w, http.StatusConflict, "no estate configured (start myriarchd with --estate DIR)")
+		return
+	}
+	if err := a.d.ReloadEstate(); err != nil {
+		WriteJSON(w, http.StatusUnprocessableEntity, estateError(err))
+		return
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"reloaded": true})
+}

@@ -1,0 +1,174 @@
+// Package estate loads the operator's declarative estate directory
+// (inventory labels now; fleets and the package catalog build on it). A load
+// either succeeds completely or reports every problem with its file and
+// line, so the server can keep the last good estate in force.
+package estate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Estate is one consistent, validated load of the estate directory.
+type Estate struct {
+	Dir       string
+	Inventory []InventoryEntry
+}
+
+// Problem is one thing wrong in one file.
+type Problem struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Message string `json:"message"`
+}
+
+func (p Problem) Error() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Message)
+	}
+	return fmt.Sprintf("%s: %s", p.File, p.Message)
+}
+
+// LoadError lists every problem found; nothing of the load is used.
+type LoadError struct{ Problems []Problem }
+
+func (e *LoadError) Error() string {
+	msgs := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		msgs[i] = p.Error()
+	}
+	return "estate has errors:\n  " + strings.Join(msgs, "\n  ")
+}
+
+// problems collects errors during one load.
+type problems struct {
+	root string
+	list []Problem
+}
+
+func (ps *problems) add(file string, line int, format string, args ...any) {
+	rel, err := filepath.Rel(ps.root, file)
+	if err != nil {
+		rel = file
+	}
+	ps.list = append(ps.list, Problem{File: rel, Line: line, Message: fmt.Sprintf(format, args...)})
+}
+
+// Load reads dir. A missing dir is an error; missing subdirectories are empty.
+func Load(dir string) (*Estate, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("estate %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("estate %s: not a directory", dir)
+	}
+	ps := &problems{root: dir}
+	e := &Estate{Dir: dir}
+	e.Inventory = loadInventory(ps, filepath.Join(dir, "inventory"))
+	for _, ext := range extensions {
+		ext(ps, e)
+	}
+	if len(ps.list) > 0 {
+		sort.SliceStable(ps.list, func(i, j int) bool {
+			if ps.list[i].File != ps.list[j].File {
+				return ps.list[i].File < ps.list[j].File
+			}
+			return ps.list[i].Line < ps.list[j].Line
+		})
+		return nil, &LoadError{Problems: ps.list}
+	}
+	return e, nil
+}
+
+// extensions are further loaders (fleets, packages) run after the inventory.
+var extensions []func(*problems, *Estate)
+
+// yamlFiles lists *.yaml and *.yml in dir, sorted; a missing dir is empty.
+func yamlFiles(ps *problems, dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		ps.add(dir, 0, "cannot read directory: %v", err)
+		return nil
+	}
+	var out []string
+	for _, en := range entries {
+		n := en.Name()
+		if !en.IsDir() && (strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml")) {
+			out = append(out, filepath.Join(dir, n))
+		}
+	}
+	return out
+}
+
+// parseFile reads one single-document YAML file: its bytes and root node.
+func parseFile(ps *problems, path string) ([]byte, *yaml.Node, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		ps.add(path, 0, "cannot read: %v", err)
+		return nil, nil, false
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			ps.add(path, 0, "empty file")
+		} else {
+			ps.add(path, yamlErrLine(err), "malformed YAML: %v", trimYAMLErr(err))
+		}
+		return nil, nil, false
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		ps.add(path, extra.Line, "more than one YAML document")
+		return nil, nil, false
+	}
+	if len(doc.Content) == 0 || (doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null") {
+		ps.add(path, 0, "empty file")
+		return nil, nil, false
+	}
+	return data, doc.Content[0], true
+}
+
+// decodeStrict decodes a file's bytes into v, reporting unknown fields and
+// type errors with their lines. When only unknown fields are wrong, v is still
+// filled so the caller's own checks can report their problems too (the load
+// fails either way).
+func decodeStrict(ps *problems, path string, data []byte, v any) bool {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	err := dec.Decode(v)
+	if err == nil {
+		return true
+	}
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		ps.add(path, yamlErrLine(err), "%v", trimYAMLErr(err))
+		return false
+	}
+	onlyUnknown := true
+	for _, m := range te.Errors {
+		msg := stripLine(m)
+		if f := unknownFieldRE.FindStringSubmatch(msg); f != nil {
+			msg = "unknown field " + f[1]
+		} else {
+			onlyUnknown = false
+		}
+		ps.add(path, relLine(m), "%s", msg)
+	}
+	if !onlyUnknown {
+		return false
+	}
+	return yaml.Unmarshal(data, v) == nil
+}

@@ -1,0 +1,106 @@
+package registry
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// agent is the registry's mutable record, guarded by Registry.mu. Its maps
+// are never mutated after being built: they are replaced, so snapshots can
+// share them.
+type agent struct {
+	uid          uuid.UUID
+	cred         store.Credential
+	kind         Kind
+	descBytes    []byte
+	hasDesc      bool
+	identifying  map[string]string
+	nonIdent     map[string]string
+	tokenLabels  map[string]string
+	labels       map[string]string
+	view         map[string]string
+	capabilities uint64
+	health       *protobufs.ComponentHealth
+	firstSeen    time.Time
+	lastSeen     time.Time
+	conns        int
+	httpSeen     bool // last contact was a plain-HTTP poll
+	events       []store.Event
+	nextSeq      uint64
+	lastMsgSeq   uint64
+	seqKnown     bool
+	extra        []byte
+}
+
+// Agent is an immutable snapshot of one agent.
+type Agent struct {
+	UID            uuid.UUID
+	Credential     store.Credential
+	Kind           Kind
+	Online         bool
+	Identifying    map[string]string
+	NonIdentifying map[string]string
+	Attributes     map[string]string
+	Labels         map[string]string
+	Capabilities   uint64
+	Health         *protobufs.ComponentHealth
+	FirstSeen      time.Time
+	LastSeen       time.Time
+	Events         []store.Event
+	// Extra is JSON owned by features layered on the registry.
+	Extra []byte
+}
+
+// HasCapability reports whether the agent announced c.
+func (a *Agent) HasCapability(c protobufs.AgentCapabilities) bool {
+	return a.Capabilities&uint64(c) != 0
+}
+
+func (a *agent) online(now time.Time, httpWindow time.Duration) bool {
+	return a.conns > 0 || (a.httpSeen && now.Sub(a.lastSeen) < httpWindow)
+}
+
+func (a *agent) snapshot(now time.Time, httpWindow time.Duration, withEvents bool) Agent {
+	s := Agent{
+		UID:            a.uid,
+		Credential:     a.cred,
+		Kind:           a.kind,
+		Online:         a.online(now, httpWindow),
+		Identifying:    a.identifying,
+		NonIdentifying: a.nonIdent,
+		Attributes:     a.view,
+		Labels:         a.labels,
+		Capabilities:   a.capabilities,
+		Health:         a.health,
+		FirstSeen:      a.firstSeen,
+		LastSeen:       a.lastSeen,
+		Extra:          a.extra,
+	}
+	if withEvents {
+		s.Events = append([]store.Event(nil), a.events...)
+	}
+	return s
+}
+
+func (a *agent) record() store.Agent {
+	var health []byte
+	if a.health != nil {
+		health, _ = marshal(a.health)
+	}
+	return store.Agent{
+		UID:          a.uid,
+		Credential:   a.cred,
+		Kind:         string(a.kind),
+		Description:  a.descBytes,
+		Capabilities: a.capabilities,
+		Health:       health,
+		TokenLabels:  a.tokenLabels,
+		FirstSeen:    a.firstSeen,
+		LastSeen:     a.lastSeen,
+		Extra:        a.extra,
+	}
+}

@@ -1,0 +1,33 @@
+package registry
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// Event types recorded in agent histories.
+const (
+	EventRegistered            = "registered"
+	EventIdentityConflict      = "identity_conflict"
+	EventLabelAttributeDropped = "label_attribute_dropped"
+	EventAttributeLimit        = "attribute_limit"
+	EventKindChanged           = "kind_changed"
+)
+
+// MaxEvents bounds each agent's history, in memory and in the store.
+const MaxEvents = 200
+
+// addEvent appends to the history under r.mu and queues it for the store.
+func (r *Registry) addEvent(a *agent, now time.Time, typ, msg string) {
+	a.nextSeq++
+	e := store.Event{Seq: a.nextSeq, Time: now.UTC(), Type: typ, Message: msg}
+	a.events = append(a.events, e)
+	if len(a.events) > MaxEvents {
+		a.events = append(a.events[:0:0], a.events[len(a.events)-MaxEvents:]...)
+	}
+	r.pendingEvents[a.uid] = append(r.pendingEvents[a.uid], e)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,105 @@
+package registry
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+func (r *Registry) loop() {
+	defer close(r.done)
+	fast := time.NewTicker(r.opts.FlushInterval)
+	slow := time.NewTicker(r.opts.SeenInterval)
+	defer fast.Stop()
+	defer slow.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-fast.C:
+			r.flush(false)
+		case <-slow.C:
+			r.flush(true)
+		}
+	}
+}
+
+// Flush writes every pending change now, heartbeats included.
+func (r *Registry) Flush() error { return r.flush(true) }
+
+func (r *Registry) flush(withSeen bool) error {
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	r.mu.Lock()
+	if len(r.pendingRows) == 0 && len(r.pendingEvents) == 0 && (!withSeen || len(r.pendingSeen) == 0) {
+		r.mu.Unlock()
+		return nil
+	}
+	b := store.Batch{KeepEvent: MaxEvents, Events: map[[16]byte][]store.Event{}}
+	for uid := range r.pendingRows {
+		if a, ok := r.agents[uid]; ok {
+			b.Agents = append(b.Agents, a.record())
+		}
+		delete(r.pendingSeen, uid)
+	}
+	for uid, evs := range r.pendingEvents {
+		b.Events[uid] = evs
+		if _, ok := r.pendingRows[uid]; !ok {
+			// An event for an agent whose row is not written yet would be
+			// orphaned on a crash; write the row too.
+			if a, ok := r.agents[uid]; ok {
+				b.Agents = append(b.Agents, a.record())
+			}
+		}
+	}
+	if withSeen && len(r.pendingSeen) > 0 {
+		b.LastSeen = make(map[[16]byte]time.Time, len(r.pendingSeen))
+		for uid := range r.pendingSeen {
+			if a, ok := r.agents[uid]; ok {
+				b.LastSeen[uid] = a.lastSeen
+			}
+		}
+		r.pendingSeen = map[uuid.UUID]struct{}{}
+	}
+	r.pendingRows = map[uuid.UUID]struct{}{}
+	r.pendingEvents = map[uuid.UUID][]store.Event{}
+	r.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := r.store.Write(ctx, b); err != nil {
+		r.log.Error("persisting agents failed; will retry", "agents", len(b.Agents), "err", err)
+		r.requeue(b)
+		return err
+	}
+	return nil
+}
+
+// requeue puts a failed batch back so nothing is lost.
+func (r *Registry) requeue(b store.Batch) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range b.Agents {
+		r.pendingRows[uuid.UUID(a.UID)] = struct{}{}
+	}
+	for uid := range b.LastSeen {
+		r.pendingSeen[uuid.UUID(uid)] = struct{}{}
+	}
+	for uid, evs := range b.Events {
+		r.pendingEvents[uuid.UUID(uid)] = append(evs, r.pendingEvents[uuid.UUID(uid)]...)
+	}
+}
+
+// Close stops the write-behind loop and flushes what is pending.
+func (r *Registry) Close() error {
+	select {
+	case <-r.stop:
+	default:
+		close(r.stop)
+	}
+	<-r.done
+	return r.Flush()
+}

@@ -1,0 +1,52 @@
+package registry
+
+import (
+	"strings"
+
+	"github.com/open-telemetry/opamp-go/protobufs"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/myriarch/myriarch/internal/attributes"
+)
+
+func marshal(m proto.Message) ([]byte, error) { return proto.Marshal(m) }
+
+// described is what one AgentDescription contributes to an agent.
+type described struct {
+	identifying, nonIdentifying map[string]string
+	warnings                    []eventDraft
+}
+
+type eventDraft struct{ typ, msg string }
+
+// describe applies the attribute rules to a reported description.
+func describe(d *protobufs.AgentDescription) described {
+	id := attributes.FromKeyValues(d.GetIdentifyingAttributes())
+	non := attributes.FromKeyValues(d.GetNonIdentifyingAttributes())
+	// The server stores service.version without a leading v (seed 003).
+	if v, ok := id.Attrs["service.version"]; ok {
+		id.Attrs["service.version"] = stripV(v)
+	}
+	out := described{identifying: id.Attrs, nonIdentifying: non.Attrs}
+	dropped := append(append([]string(nil), id.LabelKeys...), non.LabelKeys...)
+	if len(dropped) > 0 {
+		out.warnings = append(out.warnings, eventDraft{EventLabelAttributeDropped,
+			"dropped agent-reported attributes in the server's labels. namespace: " + strings.Join(dropped, ", ")})
+	}
+	if id.Dropped > 0 {
+		out.warnings = append(out.warnings, eventDraft{EventAttributeLimit,
+			itoa(id.Dropped) + " identifying attributes dropped beyond the limit of " + itoa(attributes.MaxPerList)})
+	}
+	if non.Dropped > 0 {
+		out.warnings = append(out.warnings, eventDraft{EventAttributeLimit,
+			itoa(non.Dropped) + " non-identifying attributes dropped beyond the limit of " + itoa(attributes.MaxPerList)})
+	}
+	return out
+}
+
+func stripV(v string) string {
+	if len(v) > 1 && (v[0] == 'v' || v[0] == 'V') && v[1] >= '0' && v[1] <= '9' {
+		return v[1:]
+	}
+	return v
+}

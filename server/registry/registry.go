@@ -1,0 +1,373 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/protobufs"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/myriarch/myriarch/internal/attributes"
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// Options tunes a Registry; zero values take the defaults.
+type Options struct {
+	// FlushInterval is how often changed agents and new events are written.
+	FlushInterval time.Duration
+	// SeenInterval is how often heartbeat-only lastSeen changes are written.
+	SeenInterval time.Duration
+	// HTTPOnlineWindow: a plain-HTTP agent counts as online this long after a poll.
+	HTTPOnlineWindow time.Duration
+	// Now is the clock (tests).
+	Now func() time.Time
+}
+
+func (o *Options) defaults() {
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = 500 * time.Millisecond
+	}
+	if o.SeenInterval <= 0 {
+		o.SeenInterval = 30 * time.Second
+	}
+	if o.HTTPOnlineWindow <= 0 {
+		o.HTTPOnlineWindow = 90 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// Observer is told, outside the registry's lock, that an agent changed in a
+// way that may matter to it (connect, disconnect, description, labels, kind).
+type Observer func(uid uuid.UUID)
+
+// Registry holds every agent. All methods are safe for concurrent use.
+type Registry struct {
+	opts  Options
+	log   *slog.Logger
+	store store.Agents
+
+	mu            sync.RWMutex
+	agents        map[uuid.UUID]*agent
+	inventory     Inventory
+	tokens        TokenInfo
+	pendingRows   map[uuid.UUID]struct{}
+	pendingSeen   map[uuid.UUID]struct{}
+	pendingEvents map[uuid.UUID][]store.Event
+	observers     []Observer
+
+	flushMu sync.Mutex // serialises writes to the store
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// TokenInfo answers what the registry needs to know about enrollment tokens.
+type TokenInfo interface {
+	// TokenName returns the name of a token id ("" if unknown).
+	TokenName(id string) string
+	// TokenLabels returns the labels of a token id (nil if unknown).
+	TokenLabels(id string) map[string]string
+}
+
+// Load builds a registry from what st holds and starts its write-behind loop.
+func Load(ctx context.Context, st store.Agents, tokens TokenInfo, log *slog.Logger, opts Options) (*Registry, error) {
+	opts.defaults()
+	r := &Registry{
+		opts:          opts,
+		log:           log,
+		store:         st,
+		agents:        map[uuid.UUID]*agent{},
+		tokens:        tokens,
+		pendingRows:   map[uuid.UUID]struct{}{},
+		pendingSeen:   map[uuid.UUID]struct{}{},
+		pendingEvents: map[uuid.UUID][]store.Event{},
+		stop:          make(chan struct{}),
+		done:          make(chan struct{}),
+	}
+	recs, events, err := st.LoadAgents(ctx, MaxEvents)
+	if err != nil {
+		return nil, fmt.Errorf("load agents: %w", err)
+	}
+	for _, rec := range recs {
+		a := &agent{
+			uid:          uuid.UUID(rec.UID),
+			cred:         rec.Credential,
+			kind:         Kind(rec.Kind),
+			descBytes:    rec.Description,
+			capabilities: rec.Capabilities,
+			tokenLabels:  rec.TokenLabels,
+			firstSeen:    rec.FirstSeen,
+			lastSeen:     rec.LastSeen,
+			events:       events[rec.UID],
+			extra:        rec.Extra,
+		}
+		if n := len(a.events); n > 0 {
+			a.nextSeq = a.events[n-1].Seq
+		}
+		if len(rec.Description) > 0 {
+			var d protobufs.AgentDescription
+			if err := proto.Unmarshal(rec.Description, &d); err != nil {
+				log.Warn("stored description unreadable; waiting for the agent to report it", "agent", a.uid, "err", err)
+			} else {
+				ds := describe(&d)
+				a.identifying, a.nonIdent, a.hasDesc = ds.identifying, ds.nonIdentifying, true
+			}
+		}
+		if len(rec.Health) > 0 {
+			var h protobufs.ComponentHealth
+			if proto.Unmarshal(rec.Health, &h) == nil {
+				a.health = &h
+			}
+		}
+		r.relabel(a)
+		r.agents[a.uid] = a
+	}
+	go r.loop()
+	return r, nil
+}
+
+// Observe registers fn to be called after relevant changes. Call before traffic starts.
+func (r *Registry) Observe(fn Observer) {
+	r.mu.Lock()
+	r.observers = append(r.observers, fn)
+	r.mu.Unlock()
+}
+
+func (r *Registry) notify(uids ...uuid.UUID) {
+	r.mu.RLock()
+	obs := r.observers
+	r.mu.RUnlock()
+	for _, fn := range obs {
+		for _, u := range uids {
+			fn(u)
+		}
+	}
+}
+
+// ConflictError is returned when a UID is presented with another credential
+// than the one it is bound to.
+type ConflictError struct {
+	UID       uuid.UUID
+	Presented store.Credential
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("instance %s is bound to another credential; %s %q may not use it", e.UID, e.Presented.Kind, e.Presented.ID)
+}
+
+// ReportResult tells the connection layer what to answer.
+type ReportResult struct {
+	// FullState asks the agent to report its full state (ReportFullState flag).
+	FullState bool
+	// New is true for the agent's first registration.
+	New bool
+}
+
+// Report records one AgentToServer message from an agent that authenticated
+// with cred. viaHTTP marks plain-HTTP polling (online by recency, not by a socket).
+// firstOnConn is true for the first message on a WebSocket connection, which
+// is when the connection is counted.
+func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.AgentToServer, viaHTTP, firstOnConn bool) (ReportResult, error) {
+	now := r.opts.Now()
+	var res ReportResult
+	r.mu.Lock()
+	a, ok := r.agents[uid]
+	if ok && a.cred != cred {
+		r.addEvent(a, now, EventIdentityConflict,
+			fmt.Sprintf("refused a connection presenting this instance UID with %s %q", cred.Kind, cred.ID))
+		r.mu.Unlock()
+		return res, &ConflictError{UID: uid, Presented: cred}
+	}
+	changed := false
+	if !ok {
+		a = &agent{uid: uid, cred: cred, kind: KindUnknown, firstSeen: now, tokenLabels: map[string]string{}}
+		r.agents[uid] = a
+		res.New = true
+		changed = true
+		r.addEvent(a, now, EventRegistered, fmt.Sprintf("registered with %s %q", cred.Kind, cred.ID))
+	}
+	if res.New && cred.Kind == "token" {
+		a.tokenLabels = r.tokenLabelsOf(cred.ID)
+	}
+	wasOnline := a.online(now, r.opts.HTTPOnlineWindow)
+	a.lastSeen = now
+	a.httpSeen = viaHTTP
+	if firstOnConn {
+		a.conns++
+	}
+	if !wasOnline {
+		changed = true
+	}
+
+	// Status compression: a gap in sequence numbers, or an unknown description,
+	// means our copy may be stale.
+	if a.seqKnown && msg.SequenceNum != a.lastMsgSeq+1 && msg.SequenceNum != a.lastMsgSeq {
+		res.FullState = true
+	}
+	if firstOnConn && !a.seqKnown && msg.AgentDescription == nil {
+		res.FullState = true // first contact since this server started: we cannot tell what we missed
+	}
+	a.lastMsgSeq, a.seqKnown = msg.SequenceNum, true
+
+	if d := msg.AgentDescription; d != nil {
+		ds := describe(d)
+		a.descBytes, _ = marshal(d)
+		a.identifying, a.nonIdent, a.hasDesc = ds.identifying, ds.nonIdentifying, true
+		for _, w := range ds.warnings {
+			r.addEvent(a, now, w.typ, w.msg)
+		}
+		changed = true
+	}
+	if !a.hasDesc {
+		res.FullState = true
+	}
+	if msg.Capabilities != 0 && msg.Capabilities != a.capabilities {
+		a.capabilities = msg.Capabilities
+		changed = true
+	}
+	if msg.Health != nil {
+		a.health = msg.Health
+		r.pendingRows[uid] = struct{}{}
+	}
+	if changed {
+		r.relabel(a)
+		if k := Classify(a.identifying, a.nonIdent, a.capabilities); k != a.kind {
+			if a.kind != KindUnknown || !res.New {
+				r.addEvent(a, now, EventKindChanged, fmt.Sprintf("kind %s → %s", a.kind, k))
+			}
+			a.kind = k
+		}
+		r.pendingRows[uid] = struct{}{}
+	} else {
+		r.pendingSeen[uid] = struct{}{}
+	}
+	r.mu.Unlock()
+	if changed {
+		r.notify(uid)
+	}
+	return res, nil
+}
+
+// Disconnected records that one WebSocket connection of uid closed.
+func (r *Registry) Disconnected(uid uuid.UUID) {
+	r.mu.Lock()
+	a, ok := r.agents[uid]
+	if ok && a.conns > 0 {
+		a.conns--
+		a.lastSeen = r.opts.Now()
+		r.pendingSeen[uid] = struct{}{}
+	}
+	r.mu.Unlock()
+	if ok {
+		r.notify(uid)
+	}
+}
+
+// AddEvent records an event in uid's history; false if the agent is unknown.
+func (r *Registry) AddEvent(uid uuid.UUID, typ, msg string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.agents[uid]
+	if ok {
+		r.addEvent(a, r.opts.Now(), typ, msg)
+	}
+	return ok
+}
+
+// SetExtra replaces the feature-owned JSON of uid (persisted with the agent).
+func (r *Registry) SetExtra(uid uuid.UUID, extra []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a, ok := r.agents[uid]; ok {
+		a.extra = extra
+		r.pendingRows[uid] = struct{}{}
+	}
+}
+
+// Get returns a snapshot of one agent with its history.
+func (r *Registry) Get(uid uuid.UUID) (Agent, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	a, ok := r.agents[uid]
+	if !ok {
+		return Agent{}, false
+	}
+	return a.snapshot(r.opts.Now(), r.opts.HTTPOnlineWindow, true), true
+}
+
+// List returns snapshots sorted by UID; kind "" means all kinds.
+func (r *Registry) List(kind Kind, withEvents bool) []Agent {
+	r.mu.RLock()
+	now := r.opts.Now()
+	out := make([]Agent, 0, len(r.agents))
+	for _, a := range r.agents {
+		if kind == "" || a.kind == kind {
+			out = append(out, a.snapshot(now, r.opts.HTTPOnlineWindow, withEvents))
+		}
+	}
+	r.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return string(out[i].UID[:]) < string(out[j].UID[:]) })
+	return out
+}
+
+// Counts returns the number of online agents by kind.
+func (r *Registry) Counts() map[Kind]int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	now := r.opts.Now()
+	out := map[Kind]int{}
+	for _, a := range r.agents {
+		if a.online(now, r.opts.HTTPOnlineWindow) {
+			out[a.kind]++
+		}
+	}
+	return out
+}
+
+// UIDsByCredential returns the agents bound to a credential.
+func (r *Registry) UIDsByCredential(cred store.Credential) []uuid.UUID {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []uuid.UUID
+	for _, a := range r.agents {
+		if a.cred == cred {
+			out = append(out, a.uid)
+		}
+	}
+	return out
+}
+
+// View returns the attribute view of one agent (shared, do not modify).
+func (r *Registry) View(uid uuid.UUID) (map[string]string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	a, ok := r.agents[uid]
+	if !ok {
+		return nil, false
+	}
+	return a.view, true
+}
+
+// viewOf rebuilds the derived label set and view; caller holds r.mu.
+func (r *Registry) relabel(a *agent) {
+	labels := make(map[string]string, len(a.tokenLabels))
+	for k, v := range a.tokenLabels {
+		labels[k] = v
+	}
+	if a.cred.Kind == "token" && r.tokens != nil {
+		for k, v := range r.inventory.ByToken[r.tokens.TokenName(a.cred.ID)] {
+			labels[k] = v
+		}
+	}
+	for k, v := range r.inventory.ByUID[a.uid] {
+		labels[k] = v
+	}
+	a.labels = labels
+	a.view = attributes.View(a.identifying, a.nonIdent, labels)
+}

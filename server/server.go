@@ -1,0 +1,353 @@
+// Package server assembles myriarchd: the store, the token book, the agent
+// registry, the OpAMP endpoint, the estate and the admin API, with their
+// listeners and an orderly shutdown.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/myriarch/myriarch/server/admin"
+	"github.com/myriarch/myriarch/server/credentials"
+	"github.com/myriarch/myriarch/server/estate"
+	"github.com/myriarch/myriarch/server/metrics"
+	"github.com/myriarch/myriarch/server/opampsrv"
+	"github.com/myriarch/myriarch/server/registry"
+	"github.com/myriarch/myriarch/server/store"
+	"github.com/myriarch/myriarch/server/store/sqlite"
+)
+
+// Options are myriarchd serve's flags.
+type Options struct {
+	DataDir        string
+	Listen         string // OpAMP (and artifacts)
+	AdminListen    string
+	Estate         string // optional estate directory
+	TLSCert        string
+	TLSKey         string
+	ClientCA       string
+	AdminTokenFile string
+	Heartbeat      time.Duration
+	Log            *slog.Logger
+}
+
+// Validate reports every problem with the options.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.DataDir == "" {
+		errs = append(errs, errors.New("--data-dir is required"))
+	}
+	if o.Listen == "" {
+		errs = append(errs, errors.New("--listen is required"))
+	}
+	if o.AdminListen == "" {
+		errs = append(errs, errors.New("--admin-listen is required"))
+	}
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		errs = append(errs, errors.New("--tls-cert and --tls-key go together"))
+	}
+	if o.ClientCA != "" && o.TLSCert == "" {
+		errs = append(errs, errors.New("--client-ca needs --tls-cert and --tls-key"))
+	}
+	return errors.Join(errs...)
+}
+
+// Server is a running myriarchd.
+type Server struct {
+	opts       Options
+	log        *slog.Logger
+	store      store.Store
+	tokens     *credentials.Book
+	registry   *registry.Registry
+	opamp      *opampsrv.Server
+	admin      *admin.API
+	metrics    *metrics.Metrics
+	adminToken string
+	tlsConfig  *tls.Config
+	opampMux   *http.ServeMux
+
+	estateMu sync.Mutex
+	estate   *estate.Estate
+	onEstate []func(*estate.Estate)
+
+	opampLn, adminLn net.Listener
+	adminHTTP        *http.Server
+	wg               sync.WaitGroup
+}
+
+// New opens the data directory and builds every part, without listening yet.
+func New(ctx context.Context, opts Options) (*Server, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	s := &Server{opts: opts, log: opts.Log, opampMux: http.NewServeMux()}
+	var err error
+	if s.tlsConfig, err = loadTLS(opts); err != nil {
+		return nil, err
+	}
+	if s.adminToken, err = adminToken(opts); err != nil {
+		return nil, err
+	}
+	db, err := sqlite.Open(ctx, opts.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s.store = db
+	if s.tokens, err = credentials.Open(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if s.registry, err = registry.Load(ctx, db, s.tokens, s.log.With("component", "registry"), registry.Options{}); err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.metrics = metrics.New(func() map[string]int {
+		out := map[string]int{}
+		for k, n := range s.registry.Counts() {
+			out[string(k)] = n
+		}
+		return out
+	})
+	s.opamp, err = opampsrv.New(s.registry, s.tokens, s.log.With("component", "opamp"),
+		opampsrv.Metrics{Message: s.metrics.Message, Reject: s.metrics.Reject},
+		opampsrv.Options{Heartbeat: opts.Heartbeat})
+	if err != nil {
+		s.registry.Close()
+		db.Close()
+		return nil, err
+	}
+	s.opampMux.Handle(opampsrv.Path, s.opamp.Handler())
+	deps := admin.Deps{
+		AdminToken:   s.adminToken,
+		Tokens:       s.tokens,
+		Registry:     s.registry,
+		Disconnector: s.opamp,
+		Metrics:      s.metrics.Handler(),
+		Log:          s.log.With("component", "admin"),
+	}
+	if opts.Estate != "" {
+		deps.ReloadEstate = s.ReloadEstate
+		e, err := estate.Load(opts.Estate)
+		if err != nil {
+			s.registry.Close()
+			db.Close()
+			return nil, err
+		}
+		s.applyEstate(e)
+	}
+	s.admin = admin.New(deps)
+	return s, nil
+}
+
+// Registry, Admin, OpAMP, Store and Tokens expose the parts for features layered on top.
+func (s *Server) Registry() *registry.Registry { return s.registry }
+func (s *Server) Admin() *admin.API            { return s.admin }
+func (s *Server) OpAMP() *opampsrv.Server      { return s.opamp }
+func (s *Server) Store() store.Store           { return s.store }
+func (s *Server) Tokens() *credentials.Book    { return s.tokens }
+
+// HandleOpAMPListener adds a route to the OpAMP listener (e.g. /artifacts/).
+func (s *Server) HandleOpAMPListener(pattern string, h http.Handler) { s.opampMux.Handle(pattern, h) }
+
+// OnEstate registers fn to receive every successfully loaded estate, starting with the current one.
+func (s *Server) OnEstate(fn func(*estate.Estate)) {
+	s.estateMu.Lock()
+	defer s.estateMu.Unlock()
+	s.onEstate = append(s.onEstate, fn)
+	if s.estate != nil {
+		fn(s.estate)
+	}
+}
+
+// ReloadEstate re-reads the estate; on error the previous estate stays in force.
+func (s *Server) ReloadEstate() error {
+	if s.opts.Estate == "" {
+		return errors.New("no estate configured")
+	}
+	e, err := estate.Load(s.opts.Estate)
+	if err != nil {
+		s.log.Error("estate reload failed; keeping the previous estate", "err", err)
+		return err
+	}
+	s.applyEstate(e)
+	s.log.Info("estate reloaded", "dir", s.opts.Estate, "inventory", len(e.Inventory))
+	return nil
+}
+
+func (s *Server) applyEstate(e *estate.Estate) {
+	s.estateMu.Lock()
+	defer s.estateMu.Unlock()
+	s.estate = e
+	inv := registry.Inventory{ByUID: map[uuid.UUID]map[string]string{}, ByToken: map[string]map[string]string{}}
+	for _, it := range e.Inventory {
+		if it.Token != "" {
+			inv.ByToken[it.Token] = it.Labels
+		} else {
+			inv.ByUID[it.InstanceUID] = it.Labels
+		}
+	}
+	s.registry.SetInventory(inv)
+	for _, fn := range s.onEstate {
+		fn(e)
+	}
+}
+
+// Start listens on both addresses and serves in the background.
+func (s *Server) Start() error {
+	var err error
+	if s.opampLn, err = net.Listen("tcp", s.opts.Listen); err != nil {
+		return fmt.Errorf("listen %s: %w", s.opts.Listen, err)
+	}
+	if s.adminLn, err = net.Listen("tcp", s.opts.AdminListen); err != nil {
+		s.opampLn.Close()
+		return fmt.Errorf("admin listen %s: %w", s.opts.AdminListen, err)
+	}
+	s.adminHTTP = &http.Server{Handler: s.admin, ReadHeaderTimeout: 10 * time.Second}
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		if err := s.opamp.Serve(s.opampLn, s.opampMux, s.tlsConfig); err != nil {
+			s.log.Error("opamp listener stopped", "err", err)
+		}
+	}()
+	go func() {
+		defer s.wg.Done()
+		if err := s.adminHTTP.Serve(s.adminLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("admin listener stopped", "err", err)
+		}
+	}()
+	s.log.Info("myriarchd serving", "opamp", s.OpAMPURL(), "admin", "http://"+s.adminLn.Addr().String())
+	return nil
+}
+
+// OpAMPAddr and AdminAddr are the bound addresses (after Start).
+func (s *Server) OpAMPAddr() net.Addr { return s.opampLn.Addr() }
+func (s *Server) AdminAddr() net.Addr { return s.adminLn.Addr() }
+
+// OpAMPURL is the WebSocket URL agents use.
+func (s *Server) OpAMPURL() string {
+	scheme := "ws"
+	if s.tlsConfig != nil {
+		scheme = "wss"
+	}
+	return scheme + "://" + s.opampLn.Addr().String() + opampsrv.Path
+}
+
+// AdminToken is the bearer token of the admin API.
+func (s *Server) AdminToken() string { return s.adminToken }
+
+// Close shuts down: no new connections, agent connections closed, pending
+// state flushed, database closed. It honours ctx for in-flight requests.
+func (s *Server) Close(ctx context.Context) error {
+	var errs []error
+	if s.opampLn != nil {
+		errs = append(errs, s.opamp.Close(ctx))
+		errs = append(errs, s.adminHTTP.Shutdown(ctx))
+		s.wg.Wait()
+	}
+	errs = append(errs, s.registry.Close(), s.store.Close())
+	return errors.Join(errs...)
+}
+
+// Run serves until ctx ends, then shuts down within a few seconds.
+func Run(ctx context.Context, opts Options, reload <-chan struct{}) error {
+	s, err := New(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if err := s.Start(); err != nil {
+		s.Close(context.Background())
+		return err
+	}
+	for {
+		select {
+		case <-reload:
+			_ = s.ReloadEstate()
+			continue
+		case <-ctx.Done():
+		}
+		break
+	}
+	s.log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return s.Close(sctx)
+}
+
+func loadTLS(opts Options) (*tls.Config, error) {
+	if opts.TLSCert == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if opts.ClientCA != "" {
+		pem, err := os.ReadFile(opts.ClientCA)
+		if err != nil {
+			return nil, fmt.Errorf("--client-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--client-ca %s: no PEM certificates", opts.ClientCA)
+		}
+		cfg.ClientCAs = pool
+		// Agents may still authenticate with a token over TLS; a certificate,
+		// when given, must verify.
+		cfg.ClientAuth = tls.VerifyClientCertIfGiven
+	}
+	return cfg, nil
+}
+
+// adminToken reads --admin-token-file, or <data-dir>/admin.token, generating
+// the latter (mode 0600) on first start.
+func adminToken(opts Options) (string, error) {
+	path := opts.AdminTokenFile
+	generate := false
+	if path == "" {
+		path = filepath.Join(opts.DataDir, "admin.token")
+		generate = true
+	}
+	data, err := os.ReadFile(path)
+	if err == nil {
+		tok := strings.TrimSpace(string(data))
+		if tok == "" {
+			return "", fmt.Errorf("admin token file %s is empty", path)
+		}
+		return tok, nil
+	}
+	if !generate || !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("admin token: %w", err)
+	}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	tok := "myradm_" + hex.EncodeToString(b[:])
+	if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("admin token: %w", err)
+	}
+	return tok, nil
+}
