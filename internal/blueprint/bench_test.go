@@ -92,11 +92,13 @@ func BenchmarkLoadJudgeRender(b *testing.B) {
 			dir := b.TempDir()
 			writeEstate(b, dir, teams)
 			var bps int
-			b.ResetTimer()
+			cpu0 := processCPU()
 			for b.Loop() {
 				bps, _ = loadJudgeRenderAll(b, dir)
 			}
+			cpu := processCPU() - cpu0
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(bps), "ns/blueprint")
+			b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
 		})
 	}
 }
