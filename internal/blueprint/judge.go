@@ -20,7 +20,7 @@ func (est *Estate) Judge() []Finding {
 	ids := est.BlueprintIDs()
 	var out []Finding
 	for _, id := range ids {
-		fs, _ := est.judge(est.Blueprints[id])
+		fs, _ := est.judge(est.Blueprints[id], true)
 		out = append(out, fs...)
 	}
 	return out
@@ -32,13 +32,14 @@ func (est *Estate) JudgeBlueprint(id string) ([]Finding, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownBlueprint, id)
 	}
-	fs, _ := est.judge(b)
+	fs, _ := est.judge(b, true)
 	return fs, nil
 }
 
 // judge returns the Blueprint's findings and its lanes (extensions block
-// last) with each entry resolved.
-func (est *Estate) judge(b *Blueprint) ([]Finding, [][]placed) {
+// last) with each entry resolved. Without full it only resolves, which is
+// all a render needs: ordering and claims never block a render.
+func (est *Estate) judge(b *Blueprint, full bool) ([]Finding, [][]placed) {
 	var out []Finding
 	add := func(kind, lane, format string, args ...any) {
 		out = append(out, Finding{Kind: kind, Blueprint: b.ID(), Lane: lane, Owner: b.Owner, Message: fmt.Sprintf(format, args...)})
@@ -50,9 +51,12 @@ func (est *Estate) judge(b *Blueprint) ([]Finding, [][]placed) {
 			c := est.resolve(b, lane.Name, en, add)
 			resolved[li] = append(resolved[li], placed{Lane: lane.Name, Entry: en, Comp: c})
 		}
-		if lane.Name != LaneExtensions {
+		if full && lane.Name != LaneExtensions {
 			judgeOrdering(resolved[li], lane.Name, add)
 		}
+	}
+	if !full {
+		return out, resolved
 	}
 	for _, cl := range b.Satisfies {
 		r, ok := est.Requirements[cl.Requirement]

@@ -1,15 +1,19 @@
 package blueprint
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // maxFileSize bounds one authored file; nothing legitimate comes close.
@@ -72,7 +76,14 @@ func LoadSources(srcs []Source) (*Estate, error) {
 		return nil, all
 	}
 	var jobs []*job
+	given := map[string]bool{}
 	for _, src := range srcs {
+		if key := filepath.Clean(src.Dir); given[key] {
+			all = append(all, LoadError{File: src.Dir, Message: "source root given more than once"})
+			continue
+		} else {
+			given[key] = true
+		}
 		found, es := scanRoot(src)
 		all = append(all, es...)
 		jobs = append(jobs, found...)
@@ -209,7 +220,7 @@ func (j *job) parse() {
 		if b == nil {
 			return
 		}
-		checkName(b.Name, j.name, top.Line, "Blueprint", e)
+		checkName(b.Name, j.name, keyLine(top, "name"), "Blueprint", e)
 		b.Origin = Origin{Root: j.src.Dir, Rel: j.rel}
 		for _, c := range b.Components {
 			c.Origin.Root, c.Origin.Rel = j.src.Dir, j.rel
@@ -220,7 +231,7 @@ func (j *job) parse() {
 		if c == nil {
 			return
 		}
-		checkName(c.Name, j.name, top.Line, "Component", e)
+		checkName(c.Name, j.name, keyLine(top, "name"), "Component", e)
 		c.Team = j.team
 		c.Origin = Origin{Root: j.src.Dir, Rel: j.rel}
 		j.comp = c
@@ -229,7 +240,7 @@ func (j *job) parse() {
 		if r == nil {
 			return
 		}
-		checkName(r.Name, j.name, top.Line, "Requirement", e)
+		checkName(r.Name, j.name, keyLine(top, "name"), "Requirement", e)
 		r.Team = j.team
 		r.Origin = Origin{Root: j.src.Dir, Rel: j.rel}
 		j.req = r
@@ -245,13 +256,29 @@ func checkName(name, fileName string, line int, what string, e errs) {
 	}
 }
 
+// keyLine is the line of key in mapping m, or of m itself when absent.
+func keyLine(m *yaml.Node, key string) int {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i].Line
+		}
+	}
+	return m.Line
+}
+
 func readLimited(fsys fs.FS, p string) ([]byte, error) {
 	f, err := fsys.Open(p)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	size := 512
+	if st, err := f.Stat(); err == nil && st.Size() < maxFileSize {
+		size = int(st.Size()) + 1 // +1 so that ReadAll sees EOF without growing
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	_, err = buf.ReadFrom(io.LimitReader(f, maxFileSize+1))
+	data := buf.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("cannot read: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 // TestLoadErrors loads one estate per load error in testdata/load and
@@ -31,5 +32,35 @@ func TestLoadErrors(t *testing.T) {
 			}
 			golden(t, filepath.Join(dir, "want.txt"), []byte(relativise(b.String(), dir)))
 		})
+	}
+}
+
+func TestLoadRootGivenTwice(t *testing.T) {
+	root := filepath.Join("testdata", "render", "seed-gateway", "root")
+	_, err := Load(root, root)
+	var les LoadErrors
+	if !errors.As(err, &les) || len(les) != 1 || les[0].File != root || !strings.Contains(les[0].Message, "more than once") {
+		t.Fatalf("err = %v, want one error naming the repeated root", err)
+	}
+}
+
+func TestLoadNoRoots(t *testing.T) {
+	if est, err := Load(); est != nil || err == nil {
+		t.Fatalf("Load() = %v, %v; want an error", est, err)
+	}
+}
+
+// TestLoadConfigAliasBomb: a few lines of anchors must not expand into an
+// enormous config.
+func TestLoadConfigAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: exp\nclass: exporter\ntype: otlp\nversion: 1\nowner: o\nconfig:\n  l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i < 9; i++ {
+		fmt.Fprintf(&b, "  l%d: &l%d [*l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	fsys := fstest.MapFS{"teams/a/components/exp.yaml": {Data: []byte(b.String())}}
+	_, err := LoadSources([]Source{{Dir: "bomb", FS: fsys}})
+	if err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Fatalf("err = %v, want the config refused as too large", err)
 	}
 }

@@ -51,10 +51,10 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownBlueprint, id)
 	}
-	findings, lanes := est.judge(b)
+	findings, lanes := est.judge(b, false)
 	var reasons []string
 	for _, f := range findings {
-		if f.Kind == KindReference && f.Lane != LaneSatisfies {
+		if f.Kind == KindReference {
 			reasons = append(reasons, fmt.Sprintf("[%s] %s", f.Lane, f.Message))
 		}
 	}
