@@ -9,8 +9,6 @@ import (
 	"io"
 	"os"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/myriarch/myriarch/internal/vars"
 )
 
@@ -121,11 +119,11 @@ func evalVars(f varsFlags, stdin io.Reader, stderr io.Writer) (any, error) {
 		}
 		return map[string]any{"value": v}, nil
 	}
-	var doc any
-	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return nil, &vars.RenderError{Path: f.file, Msg: "invalid YAML: " + err.Error()}
+	name := f.file
+	if name == "-" {
+		name = "stdin"
 	}
-	res, err := eng.RenderDocument(doc, data)
+	res, err := eng.RenderYAML(name, src, data)
 	if err != nil {
 		return nil, err
 	}

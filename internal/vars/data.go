@@ -37,23 +37,29 @@ type Data struct {
 }
 
 // NewData normalizes and validates provider data. Context values must be
-// objects; dotted keys are nested. Mappings are ordered by priority (lower
+// objects; dotted keys are nested at every level. Mappings are ordered by priority (lower
 // first), then provider name, keeping each provider's own order; a mapping
 // needs a provider name and an id unique within its provider.
 func NewData(context map[string]any, mappings []Mapping) (*Data, error) {
 	d := &Data{context: map[string]any{}, byProvider: map[string][]int{}}
+	raw := make(map[string]any, len(context))
 	for name, v := range context {
 		n, err := normalize(v, "context."+name)
 		if err != nil {
 			return nil, err
 		}
+		raw[name] = n
+	}
+	// Nesting the whole context makes {"local.app": {...}} and
+	// {"local": {"app.name": ...}} reachable alike.
+	for name, n := range Nest(raw).(map[string]any) {
 		if n == nil {
 			n = map[string]any{}
 		}
 		if _, ok := n.(map[string]any); !ok {
 			return nil, &RenderError{Path: "context." + name, Msg: fmt.Sprintf("provider data must be an object, got %s", typeName(n))}
 		}
-		d.context[name] = Nest(n)
+		d.context[name] = n
 	}
 	ms := make([]Mapping, len(mappings))
 	seen := map[[2]string]bool{}

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // Engine renders templates and documents. The zero value uses the default
@@ -86,6 +88,26 @@ type input struct {
 // outputs render against the context set only. Errors are *ParseError,
 // *MissingError (outputs only) or *RenderError.
 func (e Engine) RenderDocument(doc any, data *Data) (*Result, error) {
+	return e.renderDocument(doc, nil, data)
+}
+
+// RenderYAML decodes a YAML document and renders it like RenderDocument,
+// evaluating map keys in the order they are written, so the first missing
+// reference or parse error reported is the first in the text. name labels
+// errors (a file name). Unparsable YAML is a *RenderError.
+func (e Engine) RenderYAML(name string, src []byte, data *Data) (*Result, error) {
+	var doc any
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		return nil, &RenderError{Path: name, Msg: "invalid YAML: " + err.Error()}
+	}
+	order, err := YAMLKeyOrder(src)
+	if err != nil {
+		return nil, &RenderError{Path: name, Msg: "invalid YAML: " + err.Error()}
+	}
+	return e.renderDocument(doc, order, data)
+}
+
+func (e Engine) renderDocument(doc any, order KeyOrder, data *Data) (*Result, error) {
 	if err := e.Validate(); err != nil {
 		return nil, err
 	}
@@ -115,7 +137,7 @@ func (e Engine) RenderDocument(doc any, data *Data) (*Result, error) {
 	}
 
 	// Parse everything before evaluating anything.
-	c := compiler{def: e.defaultProvider()}
+	c := compiler{def: e.defaultProvider(), order: order}
 	var inputs []input
 	for i, it := range items {
 		if _, ok := it.(map[string]any); !ok {
@@ -123,7 +145,7 @@ func (e Engine) RenderDocument(doc any, data *Data) (*Result, error) {
 			continue
 		}
 		c.providers = map[string]bool{}
-		n, err := c.compile(it)
+		n, err := c.compile(it, indexPath(keyPath("", "inputs"), i))
 		if err != nil {
 			return nil, err
 		}
@@ -142,7 +164,7 @@ func (e Engine) RenderDocument(doc any, data *Data) (*Result, error) {
 	}
 	var outNode *node
 	if hasOutputs {
-		if outNode, err = c.compile(rawOutputs); err != nil {
+		if outNode, err = c.compile(rawOutputs, keyPath("", "outputs")); err != nil {
 			return nil, err
 		}
 	}
@@ -281,17 +303,18 @@ type node struct {
 	kind  nodeKind
 	lit   any       // nodeLit: the value, shared between renders
 	tmpl  *Template // nodeTmpl
-	keys  []string  // nodeMap, sorted so the first missing reference is deterministic
+	keys  []string  // nodeMap, in document order (else sorted): the first missing reference is deterministic
 	vals  []*node
 	items []*node // nodeList
 }
 
 type compiler struct {
 	def       string
+	order     KeyOrder
 	providers map[string]bool // providers referenced by the current input
 }
 
-func (c *compiler) compile(v any) (*node, error) {
+func (c *compiler) compile(v any, path string) (*node, error) {
 	switch x := v.(type) {
 	case string:
 		t, err := ParseWith(x, c.def)
@@ -311,15 +334,11 @@ func (c *compiler) compile(v any) (*node, error) {
 		}
 		return &node{kind: nodeTmpl, tmpl: t}, nil
 	case map[string]any:
-		n := &node{kind: nodeMap, keys: make([]string, 0, len(x))}
-		for k := range x {
-			n.keys = append(n.keys, k)
-		}
-		sort.Strings(n.keys)
+		n := &node{kind: nodeMap, keys: c.order.orderedKeys(path, x)}
 		static := true
 		n.vals = make([]*node, len(n.keys))
 		for i, k := range n.keys {
-			cn, err := c.compile(x[k])
+			cn, err := c.compile(x[k], keyPath(path, k))
 			if err != nil {
 				return nil, err
 			}
@@ -334,7 +353,7 @@ func (c *compiler) compile(v any) (*node, error) {
 		n := &node{kind: nodeList, items: make([]*node, len(x))}
 		static := true
 		for i, e := range x {
-			cn, err := c.compile(e)
+			cn, err := c.compile(e, indexPath(path, i))
 			if err != nil {
 				return nil, err
 			}

@@ -483,3 +483,14 @@ func TestEqualIsTypeAware(t *testing.T) {
 		}
 	}
 }
+
+func TestContextDottedProviderKeys(t *testing.T) {
+	d, err := NewData(map[string]any{"local.app": map[string]any{"name": "x"}, "local": map[string]any{"port": 1}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := Engine{}.RenderValue("${local.app.name}:${local.port}", d)
+	if err != nil || v != "x:1" {
+		t.Fatalf("got %v, %v", v, err)
+	}
+}
