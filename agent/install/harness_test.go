@@ -282,13 +282,14 @@ func (e *env) hitCount(path string) int {
 	return e.hits[path]
 }
 
-func (e *env) options() Options {
-	text := e.pub.String()
+func (e *env) options() Options { return testOptions(e.root, e.state, e.storage, e.pub.String()) }
+
+func testOptions(root, state, storage, pub string) Options {
 	return Options{
-		Package: "otelcol-contrib", Root: e.root, Executable: exeName,
+		Package: "otelcol-contrib", Root: root, Executable: exeName,
 		HealthWindow: 400 * time.Millisecond, MaxPackageSize: 64 << 20,
-		MinisignPublicKeys: []string{text}, RequireSignature: true,
-		StateDir: e.state, StorageDir: e.storage,
+		MinisignPublicKeys: []string{pub}, RequireSignature: true,
+		StateDir: state, StorageDir: storage,
 		StartTimeout: 5 * time.Second, PollInterval: 50 * time.Millisecond,
 		Download: fastDownload(),
 	}

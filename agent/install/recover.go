@@ -40,9 +40,11 @@ func phase(step string) string {
 func (e *Engine) Recover(ctx context.Context) error {
 	e.crashPoint(cpRecoverBegin)
 	cleanupCurrentTemp(e.o.Root)
+	e.mu.Lock()
 	if err := e.loadRunning(ctx); err != nil {
 		e.log.Warn("cannot tell which collector version runs", "err", err)
 	}
+	e.mu.Unlock()
 	if prev, err := e.LastStatuses(); err == nil && prev != nil {
 		e.mu.Lock()
 		for n, st := range prev.GetPackages() {
@@ -64,6 +66,12 @@ func (e *Engine) Recover(ctx context.Context) error {
 	}
 	if rec != nil && rec.Kind == "collector" {
 		e.replay(ctx, rec)
+		// What runs now may differ from what ran before the replay.
+		e.mu.Lock()
+		if err := e.loadRunning(ctx); err != nil {
+			e.log.Warn("cannot tell which collector version runs", "err", err)
+		}
+		e.mu.Unlock()
 	} else if rec != nil {
 		e.j.Clear()
 	}

@@ -370,6 +370,11 @@ func (t *txn) rollback(ctx context.Context, reason string) {
 	if err := e.j.Clear(); err != nil {
 		log.Error("journal not cleared", "err", err)
 	}
+	if t.rec.PrevDir != "" && t.rec.PrevVersion != "" {
+		e.mu.Lock()
+		e.inst = &installed{Version: t.rec.PrevVersion, Hash: t.rec.PrevHash, Dir: t.rec.PrevDir}
+		e.mu.Unlock()
+	}
 	prevName := t.rec.PrevVersion
 	if prevName == "" {
 		prevName = t.rec.PrevDir
