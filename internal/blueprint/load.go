@@ -132,6 +132,10 @@ func LoadSources(srcs []Source) (*Estate, error) {
 func scanRoot(src Source) ([]*job, LoadErrors) {
 	var es LoadErrors
 	teamsFile := joinPath(src.Dir, "teams")
+	if _, err := fs.Stat(src.FS, "."); err != nil {
+		es = append(es, LoadError{File: src.Dir, Message: fmt.Sprintf("cannot read source root: %v", err)})
+		return nil, es
+	}
 	st, err := fs.Stat(src.FS, "teams")
 	if err != nil || !st.IsDir() {
 		es = append(es, LoadError{File: src.Dir, Message: "source root has no teams/ tree"})

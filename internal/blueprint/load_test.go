@@ -64,3 +64,12 @@ func TestLoadConfigAliasBomb(t *testing.T) {
 		t.Fatalf("err = %v, want the config refused as too large", err)
 	}
 }
+
+func TestLoadMissingRoot(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope")
+	_, err := Load(missing)
+	var les LoadErrors
+	if !errors.As(err, &les) || len(les) != 1 || les[0].File != missing || !strings.Contains(les[0].Message, "cannot read source root") {
+		t.Fatalf("err = %v, want one error naming the missing root", err)
+	}
+}
