@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // Engine renders templates and documents. The zero value uses the default
@@ -96,11 +94,7 @@ func (e Engine) RenderDocument(doc any, data *Data) (*Result, error) {
 // reference or parse error reported is the first in the text. name labels
 // errors (a file name). Unparsable YAML is a *RenderError.
 func (e Engine) RenderYAML(name string, src []byte, data *Data) (*Result, error) {
-	var doc any
-	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return nil, &RenderError{Path: name, Msg: "invalid YAML: " + err.Error()}
-	}
-	order, err := YAMLKeyOrder(src)
+	doc, order, err := decodeYAML(src)
 	if err != nil {
 		return nil, &RenderError{Path: name, Msg: "invalid YAML: " + err.Error()}
 	}

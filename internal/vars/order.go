@@ -19,15 +19,43 @@ func indexPath(parent string, i int) string { return parent + "\x1f[" + strconv.
 
 // YAMLKeyOrder reads the key order of a YAML document.
 func YAMLKeyOrder(src []byte) (KeyOrder, error) {
+	_, o, err := decodeYAML(src)
+	return o, err
+}
+
+// decodeYAML decodes a document and its key order. Timestamps stay the
+// text that was written: a document's untouched parts must not change form.
+func decodeYAML(src []byte) (any, KeyOrder, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	o := KeyOrder{}
-	if len(doc.Content) > 0 {
-		o.walk(doc.Content[0], "", 0)
+	if len(doc.Content) == 0 {
+		return nil, o, nil
 	}
-	return o, nil
+	root := doc.Content[0]
+	o.walk(root, "", 0)
+	keepTimestampsText(root, map[*yaml.Node]bool{})
+	var v any
+	if err := root.Decode(&v); err != nil {
+		return nil, nil, err
+	}
+	return v, o, nil
+}
+
+func keepTimestampsText(n *yaml.Node, seen map[*yaml.Node]bool) {
+	if n == nil || seen[n] {
+		return
+	}
+	seen[n] = true
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!timestamp" && n.Style&yaml.TaggedStyle == 0 {
+		n.Tag = "!!str"
+	}
+	for _, c := range n.Content {
+		keepTimestampsText(c, seen)
+	}
+	keepTimestampsText(n.Alias, seen)
 }
 
 func (o KeyOrder) walk(n *yaml.Node, path string, depth int) {

@@ -58,3 +58,15 @@ func TestYAMLKeyOrderMergeKeys(t *testing.T) {
 		t.Fatalf("order %v: written keys first, merged keys after, sorted", got)
 	}
 }
+
+func TestRenderYAMLKeepsTimestampsAsWritten(t *testing.T) {
+	data := newTestData(t, docCtx, "")
+	res, err := Engine{}.RenderYAML("doc.yaml", []byte("since: 2001-12-14\ninputs: [{at: 2001-12-14T21:59:43.10-05:00, n: 0x1F}]\n"), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := res.Document["inputs"].([]any)[0].(map[string]any)
+	if res.Document["since"] != "2001-12-14" || in["at"] != "2001-12-14T21:59:43.10-05:00" || in["n"] != int64(31) {
+		t.Fatalf("document %v", res.Document)
+	}
+}
