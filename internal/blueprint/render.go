@@ -36,8 +36,19 @@ var sections = []string{"receivers", "processors", "exporters", "connectors", "e
 type placement struct {
 	comp    *Component
 	version int    // the rendered version
-	origin  string // human description naming the file
-	key     string // identity: two placements with the same key are the same thing
+	blueprint string // the Blueprint a local Component belongs to
+	rid       string // rendered id
+	key       string // identity: two placements with the same key are the same thing
+}
+
+// origin describes where the placed Component comes from, naming its file;
+// only collisions need it, so it is built on demand.
+func (p placement) origin() string {
+	c := p.comp
+	if !c.Shared() {
+		return fmt.Sprintf("local Component %q of Blueprint %s (%s:%d)", c.Name, p.blueprint, c.Origin.File(), c.Origin.Line)
+	}
+	return fmt.Sprintf("shared Component %s@%d (%s)", c.ID(), p.version, c.Origin.File())
 }
 
 // Render renders the Blueprint with the given id to an OpenTelemetry
@@ -84,14 +95,14 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 	var order []string
 	for _, lane := range placements {
 		for _, pl := range lane {
-			rid := pl.comp.RenderedID()
+			rid := pl.rid
 			prev, seen := byID[rid]
 			switch {
 			case !seen:
 				byID[rid] = pl
 				order = append(order, rid)
 			case prev.key != pl.key:
-				reasons = append(reasons, fmt.Sprintf("rendered id %q collides: %s and %s", rid, prev.origin, pl.origin))
+				reasons = append(reasons, fmt.Sprintf("rendered id %q collides: %s and %s", rid, prev.origin(), pl.origin()))
 			}
 		}
 	}
@@ -127,7 +138,7 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 	exts := placements[len(placements)-1]
 	ids := make([]string, 0, len(exts))
 	for _, pl := range exts {
-		ids = append(ids, pl.comp.RenderedID())
+		ids = append(ids, pl.rid)
 	}
 	writeFlowIDs(&buf, ids)
 	writeKey(&buf, 2, "pipelines")
@@ -143,7 +154,7 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 		var recv, proc, exp []string
 		past := false // past the lane's first processor or exporter
 		for _, pl := range lane {
-			rid := pl.comp.RenderedID()
+			rid := pl.rid
 			switch pl.comp.Class {
 			case ClassReceiver:
 				recv = append(recv, rid)
@@ -182,8 +193,7 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 func (est *Estate) place(ctx context.Context, b *Blueprint, p placed, hist History, cache map[string]*Component) (placement, error) {
 	c := p.Comp
 	if !c.Shared() {
-		return placement{comp: c, version: c.Version, key: "local:" + c.Name,
-			origin: fmt.Sprintf("local Component %q of Blueprint %s (%s:%d)", c.Name, b.ID(), c.Origin.File(), c.Origin.Line)}, nil
+		return placement{comp: c, version: c.Version, key: "local:" + c.Name, rid: c.RenderedID(), blueprint: b.ID()}, nil
 	}
 	v := c.Version
 	if pin := p.Entry.Ref.Pin; pin != 0 && pin < c.Version {
@@ -199,8 +209,7 @@ func (est *Estate) place(ctx context.Context, b *Blueprint, p placed, hist Histo
 		}
 		c, v = old, pin
 	}
-	return placement{comp: c, version: v, key: "shared:" + c.ID() + "@" + strconv.Itoa(v),
-		origin: fmt.Sprintf("shared Component %s@%d (%s)", c.ID(), v, c.Origin.File())}, nil
+	return placement{comp: c, version: v, key: "shared:" + c.ID() + "@" + strconv.Itoa(v), rid: c.RenderedID()}, nil
 }
 
 // pinnedVersion finds the Component file from the newest commit in which it
