@@ -34,8 +34,8 @@ var sections = []string{"receivers", "processors", "exporters", "connectors", "e
 
 // placement is a Component as it will render, with where it came from.
 type placement struct {
-	comp    *Component
-	version int    // the rendered version
+	comp      *Component
+	version   int    // the rendered version
 	blueprint string // the Blueprint a local Component belongs to
 	rid       string // rendered id
 	key       string // identity: two placements with the same key are the same thing
