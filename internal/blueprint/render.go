@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -102,7 +103,10 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 				byID[rid] = pl
 				order = append(order, rid)
 			case prev.key != pl.key:
-				reasons = append(reasons, fmt.Sprintf("rendered id %q collides: %s and %s", rid, prev.origin(), pl.origin()))
+				r := fmt.Sprintf("rendered id %q collides: %s and %s", rid, prev.origin(), pl.origin())
+				if !slices.Contains(reasons, r) {
+					reasons = append(reasons, r)
+				}
 			}
 		}
 	}
