@@ -1,0 +1,149 @@
+package updater
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/myriarch/myriarch/agent/config"
+)
+
+// fakeDocker serves GET /containers/{name}/json on a unix socket.
+func fakeDocker(t *testing.T, containers map[string]any) string {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "docker.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /containers/{name}/json", func(w http.ResponseWriter, r *http.Request) {
+		c, ok := containers[r.PathValue("name")]
+		if !ok {
+			http.Error(w, `{"message":"No such container: `+r.PathValue("name")+`"}`, http.StatusNotFound)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(c)
+	})
+	srv := &http.Server{Handler: mux}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return "unix://" + sock
+}
+
+func container(image string, labels map[string]string) any {
+	return map[string]any{"Config": map[string]any{"Image": image, "Labels": labels}}
+}
+
+func TestImageVersion(t *testing.T) {
+	host := fakeDocker(t, map[string]any{
+		"labelled": container("otel/opentelemetry-collector-contrib:latest", map[string]string{"org.opencontainers.image.version": "0.149.0"}),
+		"tagged":   container("registry.local:5000/otel/otelcol-contrib:0.148.1@sha256:abcd", nil),
+		"untagged": container("otel/otelcol-contrib", nil),
+	})
+	ctx := context.Background()
+	for name, want := range map[string]string{"labelled": "0.149.0", "tagged": "0.148.1"} {
+		if got, err := imageVersion(ctx, host, name); err != nil || got != want {
+			t.Errorf("imageVersion(%s) = %q, %v; want %q", name, got, err, want)
+		}
+	}
+	if _, err := imageVersion(ctx, host, "untagged"); err == nil || !strings.Contains(err.Error(), "neither") {
+		t.Errorf("untagged: err = %v", err)
+	}
+	if _, err := imageVersion(ctx, host, "missing"); err == nil || !strings.Contains(err.Error(), "No such container") {
+		t.Errorf("missing: err = %v", err)
+	}
+	if _, err := imageVersion(ctx, "npipe:////./pipe/docker_engine", "x"); err == nil {
+		t.Error("npipe accepted on this platform")
+	}
+}
+
+func TestContainerModeReportsImageVersion(t *testing.T) {
+	srv := startServer(t, 0)
+	cfg := testConfig(t, srv.wsURL())
+	cfg.Mode = config.ModeContainer
+	cfg.Container.Name = "otelcol"
+	cfg.Container.DockerHost = fakeDocker(t, map[string]any{
+		"otelcol": container("otel/opentelemetry-collector-contrib:0.149.0", nil),
+	})
+	writeState(t, cfg.Supervisor.StorageDir, "instance_id: "+collectorUID1+"\n")
+	runUpdater(t, newUpdater(t, cfg))
+	sn := srv.waitFor(t, "the image version", func(s snapshot) bool { return s.nonIdentifying[AttrCollectorImageVersion] != "" })
+	for k, want := range map[string]string{
+		AttrInstallMode:           "container",
+		AttrSupervisorService:     "otelcol",
+		AttrCollectorImageVersion: "0.149.0",
+		AttrCollectorInstanceUID:  collectorUID1,
+	} {
+		if sn.nonIdentifying[k] != want {
+			t.Errorf("%s = %q, want %q", k, sn.nonIdentifying[k], want)
+		}
+	}
+	if !sn.health.GetHealthy() {
+		t.Errorf("health = %+v", sn.health)
+	}
+}
+
+func TestContainerModeUnknownContainerIsUnhealthy(t *testing.T) {
+	srv := startServer(t, 0)
+	cfg := testConfig(t, srv.wsURL())
+	cfg.Mode = config.ModeContainer
+	cfg.Container.DockerHost = fakeDocker(t, map[string]any{})
+	runUpdater(t, newUpdater(t, cfg))
+	sn := srv.waitFor(t, "unhealthy", func(s snapshot) bool { return s.health != nil && !s.health.Healthy })
+	if !strings.Contains(sn.health.LastError, "No such container") {
+		t.Errorf("LastError = %q", sn.health.LastError)
+	}
+	if _, ok := sn.nonIdentifying[AttrCollectorImageVersion]; ok {
+		t.Error("image version reported for a missing container")
+	}
+}
+
+func TestProcessControlRunsSupervisor(t *testing.T) {
+	srv := startServer(t, 0)
+	cfg := testConfig(t, srv.wsURL())
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "stopped-by-sigint")
+	script := filepath.Join(dir, "fake-supervisor")
+	// Writes its state like the supervisor would, and stops cleanly on SIGINT only.
+	body := "#!/bin/sh\n" +
+		"mkdir -p " + cfg.Supervisor.StorageDir + "\n" +
+		"printf 'instance_id: " + collectorUID2 + "\\n' > " + cfg.Supervisor.StorageDir + "/.tmp && mv " + cfg.Supervisor.StorageDir + "/.tmp " + cfg.Supervisor.StorageDir + "/persistent_state.yaml\n" +
+		"trap 'touch " + marker + "; exit 0' INT\n" +
+		"trap '' TERM\n" +
+		"while :; do sleep 0.05; done\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Supervisor.Control = config.ControlProcess
+	cfg.Supervisor.Command = []string{script}
+	u := newUpdater(t, cfg)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- u.Run(ctx) }()
+	sn := srv.waitFor(t, "the supervisor's instance UID", func(s snapshot) bool {
+		return s.nonIdentifying[AttrCollectorInstanceUID] == collectorUID2
+	})
+	if sn.nonIdentifying[AttrSupervisorService] != "fake-supervisor" {
+		t.Errorf("supervisor service = %q", sn.nonIdentifying[AttrSupervisorService])
+	}
+	if u.Supervisor().PID() == 0 {
+		t.Error("supervisor not running")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("supervisor not stopped with SIGINT: %v", err)
+	}
+	if pid := u.Supervisor().PID(); pid != 0 {
+		t.Errorf("supervisor still running as %d", pid)
+	}
+}
