@@ -23,9 +23,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/myriarch/myriarch/server/admin"
+	"github.com/myriarch/myriarch/server/artifacts"
 	"github.com/myriarch/myriarch/server/credentials"
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/metrics"
+	"github.com/myriarch/myriarch/server/offers"
 	"github.com/myriarch/myriarch/server/opampsrv"
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/store"
@@ -42,8 +44,11 @@ type Options struct {
 	TLSKey         string
 	ClientCA       string
 	AdminTokenFile string
-	Heartbeat      time.Duration
-	Log            *slog.Logger
+	// PublicURL is the base URL agents reach the OpAMP listener at, for
+	// artifact download URLs (default: derived from the bound address).
+	PublicURL string
+	Heartbeat time.Duration
+	Log       *slog.Logger
 }
 
 // Validate reports every problem with the options.
@@ -88,6 +93,9 @@ type Server struct {
 	opampLn, adminLn net.Listener
 	adminHTTP        *http.Server
 	wg               sync.WaitGroup
+
+	offers    *offers.Engine
+	artifacts *artifacts.Handler
 }
 
 // New opens the data directory and builds every part, without listening yet.
@@ -157,8 +165,41 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.applyEstate(e)
 	}
 	s.admin = admin.New(deps)
+
+	s.artifacts = artifacts.New(s.tokens, offers.ArtifactPath)
+	s.opampMux.Handle(offers.ArtifactPath, s.artifacts)
+	s.offers, err = offers.New(ctx, s.registry, db, s.opamp, s.log.With("component", "offers"), offers.Options{BaseURL: s.BaseURL})
+	if err != nil {
+		s.registry.Close()
+		db.Close()
+		return nil, err
+	}
+	s.opamp.AddHook(s.offers)
+	s.offers.Routes(s.admin)
+	s.OnEstate(func(e *estate.Estate) {
+		s.artifacts.SetEstate(e)
+		s.offers.SetEstate(e)
+	})
 	return s, nil
 }
+
+// BaseURL is the absolute base URL of the OpAMP listener.
+func (s *Server) BaseURL() string {
+	if s.opts.PublicURL != "" {
+		return strings.TrimRight(s.opts.PublicURL, "/")
+	}
+	scheme := "http"
+	if s.tlsConfig != nil {
+		scheme = "https"
+	}
+	if s.opampLn == nil {
+		return scheme + "://" + s.opts.Listen
+	}
+	return scheme + "://" + s.opampLn.Addr().String()
+}
+
+// Offers exposes the offer engine.
+func (s *Server) Offers() *offers.Engine { return s.offers }
 
 // Registry, Admin, OpAMP, Store and Tokens expose the parts for features layered on top.
 func (s *Server) Registry() *registry.Registry { return s.registry }
@@ -263,8 +304,12 @@ func (s *Server) Close(ctx context.Context) error {
 	var errs []error
 	if s.opampLn != nil {
 		errs = append(errs, s.opamp.Close(ctx))
+		s.offers.Close()
 		errs = append(errs, s.adminHTTP.Shutdown(ctx))
 		s.wg.Wait()
+	}
+	if s.opampLn == nil {
+		s.offers.Close()
 	}
 	errs = append(errs, s.registry.Close(), s.store.Close())
 	return errors.Join(errs...)

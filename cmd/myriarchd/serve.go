@@ -27,6 +27,7 @@ func serve(args []string, stderr io.Writer) int {
 	fs.StringVar(&o.TLSKey, "tls-key", "", "TLS key for the OpAMP listener")
 	fs.StringVar(&o.ClientCA, "client-ca", "", "CA bundle for client certificates (mutual TLS)")
 	fs.StringVar(&o.AdminTokenFile, "admin-token-file", "", "admin token file (default <data-dir>/admin.token, generated)")
+	fs.StringVar(&o.PublicURL, "public-url", "", "base URL agents reach the OpAMP listener at (for artifact URLs; default from --listen)")
 	fs.DurationVar(&o.Heartbeat, "heartbeat", 30*time.Second, "heartbeat interval offered to agents")
 	fs.StringVar(&logFormat, "log-format", "text", "text or json")
 	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn, error")

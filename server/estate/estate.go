@@ -21,6 +21,9 @@ import (
 type Estate struct {
 	Dir       string
 	Inventory []InventoryEntry
+	Fleets    []Fleet
+	// Packages maps a package name to its catalog versions.
+	Packages map[string][]PackageVersion
 }
 
 // Problem is one thing wrong in one file.

@@ -371,3 +371,14 @@ func (r *Registry) relabel(a *agent) {
 	a.labels = labels
 	a.view = attributes.View(a.identifying, a.nonIdent, labels)
 }
+
+// Peek returns a snapshot without the event history (cheap).
+func (r *Registry) Peek(uid uuid.UUID) (Agent, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	a, ok := r.agents[uid]
+	if !ok {
+		return Agent{}, false
+	}
+	return a.snapshot(r.opts.Now(), r.opts.HTTPOnlineWindow, false), true
+}

@@ -1,0 +1,246 @@
+package offers
+
+import (
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/myriarch/myriarch/server/admin"
+	"github.com/myriarch/myriarch/server/pairing"
+	"github.com/myriarch/myriarch/server/registry"
+)
+
+// CollectorPairing is the "pairing" JSON of a collector.
+type CollectorPairing struct {
+	State     string   `json:"state"`
+	Updater   *string  `json:"updater"`
+	Claimants []string `json:"claimants"`
+}
+
+// UpdaterPairing is the "pairing" JSON of an updater.
+type UpdaterPairing struct {
+	State     string  `json:"state"`
+	Collector *string `json:"collector"`
+	Reason    string  `json:"reason"`
+}
+
+// Assignment is a collector's fleet assignment.
+type Assignment struct {
+	Fleet         *string `json:"fleet"`
+	TargetVersion *string `json:"targetVersion"`
+	Error         *string `json:"error"`
+}
+
+// Offer is a collector's offer state.
+type Offer struct {
+	Package   string    `json:"package"`
+	Version   string    `json:"version"`
+	State     string    `json:"state"`
+	Error     *string   `json:"error"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	Progress  *Progress `json:"progress,omitempty"`
+}
+
+func strp(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func (e *Engine) collectorPairing(uid uuid.UUID) CollectorPairing {
+	s, ok := e.ix.Collector(uid)
+	p := CollectorPairing{State: pairing.NoUpdater, Claimants: []string{}}
+	if !ok {
+		return p
+	}
+	p.State = s.State
+	if s.State == pairing.Linked {
+		p.Updater = strp(s.Updater.String())
+	}
+	for _, c := range s.Claimants {
+		p.Claimants = append(p.Claimants, c.String())
+	}
+	return p
+}
+
+func (e *Engine) updaterPairing(uid uuid.UUID) UpdaterPairing {
+	s, ok := e.ix.Updater(uid)
+	if !ok {
+		return UpdaterPairing{State: pairing.Unlinked, Reason: pairing.ReasonNoClaim}
+	}
+	p := UpdaterPairing{State: s.State, Reason: s.Reason}
+	if s.Collector != uuid.Nil {
+		p.Collector = strp(s.Collector.String())
+	}
+	return p
+}
+
+// Decorate implements admin.Decorator.
+func (e *Engine) Decorate(a *registry.Agent, j *admin.Agent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch a.Kind {
+	case registry.KindUpdater:
+		j.Pairing = e.updaterPairing(a.UID)
+	case registry.KindCollector:
+		j.Pairing = e.collectorPairing(a.UID)
+		c := e.collectors[a.UID]
+		if c == nil || (c.fleet == "" && c.assign == "") {
+			return
+		}
+		j.Assignment = Assignment{Fleet: strp(c.fleet), TargetVersion: strp(c.target), Error: strp(c.assign)}
+		if c.state != "" {
+			pkg := c.pkg
+			if f := e.fleets[c.fleet]; f != nil {
+				pkg = f.def.Package
+			}
+			j.Offer = Offer{Package: pkg, Version: c.target, State: c.state, Error: strp(c.err), UpdatedAt: c.updated, Progress: c.progress}
+		}
+	}
+}
+
+// Routes adds the pairing, fleet and retry routes to the admin API.
+func (e *Engine) Routes(api *admin.API) {
+	api.AddDecorator(e)
+	api.Handle("GET /api/v1/pairings", e.listPairings)
+	api.Handle("GET /api/v1/fleets", e.listFleets)
+	api.Handle("POST /api/v1/fleets/{name}/resume", func(w http.ResponseWriter, r *http.Request) {
+		if err := e.Resume(r.PathValue("name")); err != nil {
+			admin.WriteError(w, http.StatusNotFound, err.Error())
+			return
+		}
+		e.writeFleet(w, r.PathValue("name"))
+	})
+	api.Handle("POST /api/v1/agents/{uid}/retry", func(w http.ResponseWriter, r *http.Request) {
+		uid, err := uuid.Parse(r.PathValue("uid"))
+		if err == nil {
+			err = e.Retry(uid)
+		}
+		if err != nil {
+			admin.WriteError(w, http.StatusNotFound, err.Error())
+			return
+		}
+		a, _ := e.reg.Get(uid)
+		admin.WriteJSON(w, http.StatusOK, api.AgentJSON(&a))
+	})
+}
+
+func (e *Engine) listPairings(w http.ResponseWriter, _ *http.Request) {
+	type colJSON struct {
+		InstanceUID string `json:"instanceUid"`
+		CollectorPairing
+	}
+	type updJSON struct {
+		InstanceUID string `json:"instanceUid"`
+		UpdaterPairing
+	}
+	e.mu.Lock()
+	cols := []colJSON{}
+	for _, uid := range e.ix.Collectors() {
+		cols = append(cols, colJSON{uid.String(), e.collectorPairing(uid)})
+	}
+	upds := []updJSON{}
+	for _, uid := range e.ix.Updaters() {
+		upds = append(upds, updJSON{uid.String(), e.updaterPairing(uid)})
+	}
+	e.mu.Unlock()
+	sort.Slice(cols, func(i, j int) bool { return cols[i].InstanceUID < cols[j].InstanceUID })
+	sort.Slice(upds, func(i, j int) bool { return upds[i].InstanceUID < upds[j].InstanceUID })
+	admin.WriteJSON(w, http.StatusOK, map[string]any{"collectors": cols, "updaters": upds})
+}
+
+// FleetJSON is one fleet with its rollout progress.
+type FleetJSON struct {
+	Name          string            `json:"name"`
+	Priority      int               `json:"priority"`
+	Selector      map[string]string `json:"selector"`
+	Package       string            `json:"package"`
+	TargetVersion string            `json:"targetVersion"`
+	Rollout       RolloutJSON       `json:"rollout"`
+}
+
+// RolloutJSON is a fleet's rollout state.
+type RolloutJSON struct {
+	State       string     `json:"state"` // running | paused | complete
+	Failures    int        `json:"failures"`
+	MaxFailures *int       `json:"maxFailures"`
+	Waves       []WaveJSON `json:"waves"`
+}
+
+// WaveJSON counts a wave's agents by offer state.
+type WaveJSON struct {
+	Wave     string         `json:"wave"`
+	Total    int            `json:"total"`
+	Open     bool           `json:"open"`
+	UpToDate int            `json:"upToDate"`
+	Failed   int            `json:"failed"`
+	States   map[string]int `json:"states"`
+}
+
+func (e *Engine) fleetJSON(f *fleet) FleetJSON {
+	out := FleetJSON{Name: f.def.Name, Priority: f.def.Priority, Selector: f.def.Selector, Package: f.def.Package,
+		TargetVersion: f.def.TargetVersion, Rollout: RolloutJSON{Failures: f.Failures, Waves: []WaveJSON{}}}
+	if out.Selector == nil {
+		out.Selector = map[string]string{}
+	}
+	if r := f.def.Rollout; r != nil {
+		mf := r.MaxFailures
+		out.Rollout.MaxFailures = &mf
+	}
+	complete := true
+	for w, m := range f.counts {
+		name := "(no wave)"
+		if r := f.def.Rollout; r != nil && w < len(r.Waves) {
+			name = r.Waves[w]
+		} else if f.def.Rollout == nil {
+			name = "all"
+		}
+		states := map[string]int{}
+		for k, v := range m {
+			if v > 0 {
+				states[k] = v
+			}
+		}
+		wj := WaveJSON{Wave: name, Total: total(m), Open: f.gateOpen(w), UpToDate: m[UpToDate], Failed: m[Failed], States: states}
+		if wj.UpToDate+wj.Failed != wj.Total {
+			complete = false
+		}
+		out.Rollout.Waves = append(out.Rollout.Waves, wj)
+	}
+	switch {
+	case f.Paused:
+		out.Rollout.State = "paused"
+	case complete:
+		out.Rollout.State = "complete"
+	default:
+		out.Rollout.State = "running"
+	}
+	return out
+}
+
+func (e *Engine) listFleets(w http.ResponseWriter, _ *http.Request) {
+	e.mu.Lock()
+	out := []FleetJSON{}
+	for _, f := range e.fleets {
+		if f.def.Package != "" {
+			out = append(out, e.fleetJSON(f))
+		}
+	}
+	e.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	admin.WriteJSON(w, http.StatusOK, map[string]any{"fleets": out})
+}
+
+func (e *Engine) writeFleet(w http.ResponseWriter, name string) {
+	e.mu.Lock()
+	f := e.fleets[name]
+	var out FleetJSON
+	if f != nil {
+		out = e.fleetJSON(f)
+	}
+	e.mu.Unlock()
+	admin.WriteJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,295 @@
+// Package offers turns fleets into package offers: it assigns each collector
+// to a fleet, decides whether its linked updater should be offered the
+// fleet's target version, gates offers by rollout waves, tracks the
+// updater's package statuses, quarantines failed hashes and pauses rollouts
+// that fail too often. Every change is evaluated incrementally: only the
+// agents it touches are recomputed.
+package offers
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/server/estate"
+	"github.com/myriarch/myriarch/server/pairing"
+	"github.com/myriarch/myriarch/server/registry"
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// Offer states.
+const (
+	UpToDate      = "up_to_date"
+	WaitingWave   = "waiting_wave"
+	Offered       = "offered"
+	Downloading   = "downloading"
+	Installing    = "installing"
+	Installed     = "installed"
+	Failed        = "failed"
+	HeldAmbiguous = "held_ambiguous"
+	NoUpdater     = "no_updater"
+	NoArtifact    = "no_artifact"
+	Paused        = "paused"
+)
+
+// Sender delivers a message to an agent (opampsrv.Server.Send).
+type Sender interface {
+	Send(uid uuid.UUID, msg *protobufs.ServerToAgent) bool
+}
+
+// Options configure an Engine.
+type Options struct {
+	// BaseURL returns the absolute base URL of the OpAMP listener, for
+	// artifact download URLs (e.g. http://127.0.0.1:4320).
+	BaseURL func() string
+	// Senders is how many goroutines deliver offers (default 8).
+	Senders int
+	Now     func() time.Time
+}
+
+// Engine is safe for concurrent use.
+type Engine struct {
+	opts  Options
+	log   *slog.Logger
+	reg   *registry.Registry
+	state store.State
+
+	mu         sync.Mutex
+	ix         *pairing.Index
+	est        *estate.Estate
+	collectors map[uuid.UUID]*collector
+	updaters   map[uuid.UUID]*updater
+	fleets     map[string]*fleet
+	// desired is the PackagesAvailable each updater should hold.
+	desired map[uuid.UUID]*protobufs.PackagesAvailable
+
+	outbox   *queue
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+// collector is the engine's record of one collector.
+type collector struct {
+	uid      uuid.UUID
+	view     map[string]string
+	version  string
+	online   bool
+	fleet    string
+	wave     int
+	target   string
+	assign   string // assignment error
+	state    string // "" when not assigned
+	err      string
+	progress *Progress
+	updated  time.Time
+	pkg      string
+	offerVer string
+	hash     []byte // per-package hash of the current offer
+	failed   map[string]bool
+	counted  bool // contributes to its fleet's wave counts
+	countSt  string
+	countWv  int
+	countFl  string
+}
+
+// Progress is the last download progress reported.
+type Progress struct {
+	Percent     float64 `json:"percent"`
+	BytesPerSec float64 `json:"bytesPerSecond"`
+}
+
+type updater struct {
+	uid     uuid.UUID
+	online  bool
+	accepts bool
+	mode    string
+	arch    string
+	os      string
+}
+
+// persisted is what a collector keeps across restarts (registry Extra).
+type persisted struct {
+	Failed   []string  `json:"failed,omitempty"`
+	State    string    `json:"state,omitempty"`
+	Error    string    `json:"error,omitempty"`
+	Updated  time.Time `json:"updatedAt"`
+	Package  string    `json:"package,omitempty"`
+	Version  string    `json:"version,omitempty"`
+	HashHex  string    `json:"hash,omitempty"`
+	FleetKey string    `json:"fleet,omitempty"`
+}
+
+// New builds the engine from the registry's current agents and starts its senders.
+func New(ctx context.Context, reg *registry.Registry, st store.State, send Sender, log *slog.Logger, opts Options) (*Engine, error) {
+	if opts.Senders <= 0 {
+		opts.Senders = 8
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	e := &Engine{
+		opts: opts, log: log, reg: reg, state: st,
+		ix:         pairing.New(),
+		collectors: map[uuid.UUID]*collector{},
+		updaters:   map[uuid.UUID]*updater{},
+		fleets:     map[string]*fleet{},
+		desired:    map[uuid.UUID]*protobufs.PackagesAvailable{},
+		outbox:     newQueue(),
+	}
+	if err := e.loadFleetStates(ctx); err != nil {
+		return nil, err
+	}
+	for _, a := range reg.List("", false) {
+		if a.Kind == registry.KindCollector && len(a.Extra) > 0 {
+			var p persisted
+			if json.Unmarshal(a.Extra, &p) == nil {
+				c := e.collectorRec(a.UID)
+				c.state, c.err, c.updated, c.pkg, c.offerVer = p.State, p.Error, p.Updated, p.Package, p.Version
+				for _, h := range p.Failed {
+					c.failed[h] = true
+				}
+				c.hash = unhex(p.HashHex)
+			}
+		}
+	}
+	e.mu.Lock()
+	for _, a := range reg.List("", false) {
+		e.absorb(a)
+	}
+	e.reevaluateAll()
+	e.mu.Unlock()
+	for range opts.Senders {
+		e.wg.Add(1)
+		go e.sender(send)
+	}
+	reg.Observe(e.AgentChanged)
+	return e, nil
+}
+
+// Close stops the senders.
+func (e *Engine) Close() {
+	e.stopOnce.Do(func() {
+		e.outbox.close()
+		e.wg.Wait()
+	})
+}
+
+func (e *Engine) sender(s Sender) {
+	defer e.wg.Done()
+	for {
+		it, ok := e.outbox.pop()
+		if !ok {
+			return
+		}
+		s.Send(it.uid, &protobufs.ServerToAgent{PackagesAvailable: it.msg})
+	}
+}
+
+func (e *Engine) collectorRec(uid uuid.UUID) *collector {
+	c := e.collectors[uid]
+	if c == nil {
+		c = &collector{uid: uid, failed: map[string]bool{}}
+		e.collectors[uid] = c
+	}
+	return c
+}
+
+// AgentChanged is the registry observer.
+func (e *Engine) AgentChanged(uid uuid.UUID) {
+	a, ok := e.reg.Peek(uid)
+	if !ok {
+		return
+	}
+	e.mu.Lock()
+	work := e.absorb(a)
+	e.evaluate(work)
+	e.mu.Unlock()
+}
+
+// absorb records an agent's facts and returns the collectors to re-evaluate.
+func (e *Engine) absorb(a registry.Agent) map[uuid.UUID]struct{} {
+	work := map[uuid.UUID]struct{}{}
+	pa := pairing.Agent{UID: a.UID, Cred: a.Credential, Host: a.Attributes["host.name"], Online: a.Online, LastSeen: a.LastSeen}
+	switch a.Kind {
+	case registry.KindCollector:
+		pa.Role = pairing.Collector
+		c := e.collectorRec(a.UID)
+		c.view, c.version, c.online = a.Attributes, a.Identifying["service.version"], a.Online
+		work[a.UID] = struct{}{}
+	case registry.KindUpdater:
+		pa.Role = pairing.Updater
+		if claim, err := uuid.Parse(a.NonIdentifying["dev.myriarch.collector.instance_uid"]); err == nil {
+			pa.Claim, pa.HasClaim = claim, true
+		}
+		e.updaters[a.UID] = &updater{uid: a.UID, online: a.Online,
+			accepts: a.HasCapability(protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages),
+			mode:    a.NonIdentifying["dev.myriarch.install.mode"], arch: a.Attributes["host.arch"], os: a.Attributes["os.type"]}
+		if s, ok := e.ix.Updater(a.UID); ok && s.Collector != uuid.Nil {
+			work[s.Collector] = struct{}{}
+		}
+		if pa.HasClaim {
+			work[pa.Claim] = struct{}{}
+		}
+	default:
+		if c, ok := e.collectors[a.UID]; ok {
+			e.uncount(c)
+			delete(e.collectors, a.UID)
+		}
+		delete(e.updaters, a.UID)
+	}
+	for _, ch := range e.ix.Update(pa) {
+		work[ch.Collector] = struct{}{}
+		e.pairingEvent(ch)
+	}
+	return work
+}
+
+func (e *Engine) pairingEvent(ch pairing.Change) {
+	switch {
+	case ch.New.State == pairing.Ambiguous && ch.Old.State != pairing.Ambiguous:
+		e.reg.AddEvent(ch.Collector, "pairing_ambiguous", "more than one online updater claims this collector: "+uidList(ch.New.Claimants)+"; offers are held")
+	case ch.Old.State == pairing.Ambiguous && ch.New.State != pairing.Ambiguous:
+		msg := "pairing is no longer ambiguous"
+		if ch.New.State == pairing.Linked {
+			msg += "; linked to updater " + ch.New.Updater.String()
+		}
+		e.reg.AddEvent(ch.Collector, "pairing_resolved", msg)
+	case ch.New.State == pairing.Linked && ch.Old.Updater != ch.New.Updater:
+		e.reg.AddEvent(ch.Collector, "pairing_linked", "linked to updater "+ch.New.Updater.String())
+	}
+}
+
+func uidList(u []uuid.UUID) string {
+	s := ""
+	for i, x := range u {
+		if i > 0 {
+			s += ", "
+		}
+		s += x.String()
+	}
+	return s
+}
+
+// SetEstate applies a new estate: fleets and catalog; every collector is re-evaluated.
+func (e *Engine) SetEstate(est *estate.Estate) {
+	e.mu.Lock()
+	e.est = est
+	e.syncFleets()
+	e.reevaluateAll()
+	dirty := e.dirtyFleets()
+	e.mu.Unlock()
+	e.saveFleets(dirty)
+}
+
+func (e *Engine) reevaluateAll() {
+	work := make(map[uuid.UUID]struct{}, len(e.collectors))
+	for uid := range e.collectors {
+		work[uid] = struct{}{}
+	}
+	e.evaluate(work)
+}

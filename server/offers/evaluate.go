@@ -1,0 +1,236 @@
+package offers
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/google/uuid"
+	goversion "github.com/hashicorp/go-version"
+
+	"github.com/myriarch/myriarch/server/estate"
+	"github.com/myriarch/myriarch/server/pairing"
+)
+
+// evaluate recomputes the given collectors, and then those whose wave gate
+// opened as a consequence; caller holds e.mu.
+func (e *Engine) evaluate(work map[uuid.UUID]struct{}) {
+	for len(work) > 0 {
+		// Deterministic order keeps events and tests stable.
+		keys := make([]uuid.UUID, 0, len(work))
+		for k := range work {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return string(keys[i][:]) < string(keys[j][:]) })
+		gates := map[*fleet]int{}
+		for _, uid := range keys {
+			c, ok := e.collectors[uid]
+			if !ok {
+				continue
+			}
+			for _, f := range []*fleet{e.fleets[c.fleet]} {
+				if _, seen := gates[f]; f != nil && !seen {
+					gates[f] = f.firstClosed()
+				}
+			}
+			e.evalOne(c)
+			if f := e.fleets[c.fleet]; f != nil {
+				if _, seen := gates[f]; !seen {
+					gates[f] = f.firstClosed()
+				}
+			}
+		}
+		next := map[uuid.UUID]struct{}{}
+		for f, before := range gates {
+			after := f.firstClosed()
+			if after <= before {
+				continue
+			}
+			// Waves before..after-1 just opened.
+			for m := range f.members {
+				if mc := e.collectors[m]; mc != nil && mc.wave >= before && mc.wave < after {
+					next[m] = struct{}{}
+				}
+			}
+		}
+		work = next
+	}
+}
+
+// assign picks the collector's fleet: the highest-priority match; a tie at
+// the top is an assignment error.
+func (e *Engine) assign(c *collector) *fleet {
+	c.fleet, c.target, c.assign, c.wave = "", "", "", 0
+	if e.est == nil {
+		return nil
+	}
+	var best []*fleet
+	for i := range e.est.Fleets {
+		def := &e.est.Fleets[i]
+		if !def.Matches(c.view) {
+			continue
+		}
+		f := e.fleets[def.Name]
+		switch {
+		case len(best) == 0 || def.Priority > best[0].def.Priority:
+			best = []*fleet{f}
+		case def.Priority == best[0].def.Priority:
+			best = append(best, f)
+		}
+	}
+	if len(best) == 0 {
+		return nil
+	}
+	if len(best) > 1 {
+		names := make([]string, len(best))
+		for i, f := range best {
+			names[i] = f.def.Name
+		}
+		sort.Strings(names)
+		c.fleet = names[0]
+		c.assign = fmt.Sprintf("fleets %v match with the same priority %d", names, best[0].def.Priority)
+		return nil
+	}
+	f := best[0]
+	c.fleet, c.target, c.wave = f.def.Name, f.def.TargetVersion, f.def.WaveOf(c.view)
+	return f
+}
+
+func (e *Engine) evalOne(c *collector) {
+	prevState, prevErr := c.state, c.err
+	f := e.assign(c)
+	u := e.linkedUpdater(c)
+	state, errMsg := e.decide(c, f, u)
+	c.state, c.err = state, errMsg
+	if state != Downloading {
+		c.progress = nil
+	}
+	if state == "" || state == UpToDate || state == Failed {
+		if u != nil {
+			delete(e.desired, u.uid)
+		}
+	}
+	e.count(c)
+	if prevState != c.state || prevErr != c.err {
+		c.updated = e.opts.Now().UTC()
+		e.transitionEvent(c, prevState)
+		e.persist(c)
+	}
+}
+
+// decide returns the offer state for a collector and queues an offer when
+// one is due.
+func (e *Engine) decide(c *collector, f *fleet, u *updater) (string, string) {
+	if f == nil {
+		return "", ""
+	}
+	cur, err := goversion.NewVersion(c.version)
+	if err != nil {
+		c.assign = fmt.Sprintf("collector reports service.version %q, which is not a version", c.version)
+		return "", ""
+	}
+	tgt, err := goversion.NewVersion(f.def.TargetVersion)
+	if err != nil {
+		c.assign = fmt.Sprintf("fleet %s targetVersion %q is not a version", f.def.Name, f.def.TargetVersion)
+		return "", ""
+	}
+	if cur.Equal(tgt) {
+		return UpToDate, ""
+	}
+	ps, _ := e.ix.Collector(c.uid)
+	switch {
+	case ps.State == pairing.Ambiguous:
+		return HeldAmbiguous, "more than one online updater claims this collector: " + uidList(ps.Claimants)
+	case ps.State != pairing.Linked || u == nil:
+		return NoUpdater, ""
+	}
+	pv := e.est.Package(f.def.Package, f.def.TargetVersion)
+	if pv == nil {
+		return NoArtifact, fmt.Sprintf("package %s %s is not in the catalog", f.def.Package, f.def.TargetVersion)
+	}
+	pas, hash, why := e.buildOffer(c, pv, u)
+	if pas == nil {
+		return NoArtifact, why
+	}
+	hexHash := hex.EncodeToString(hash)
+	inFlight := string(c.hash) == string(hash) &&
+		(c.state == Offered || c.state == Downloading || c.state == Installing || c.state == Installed)
+	switch {
+	case c.failed[hexHash]:
+		return Failed, c.errOr("this offer failed before; POST /api/v1/agents/" + c.uid.String() + "/retry to offer it again")
+	case inFlight:
+		if e.desired[u.uid] == nil && c.state == Offered {
+			e.desired[u.uid] = pas
+		}
+		return c.state, c.err
+	case f.Paused:
+		return Paused, "rollout of fleet " + f.def.Name + " is paused after too many failures"
+	case !f.gateOpen(c.wave):
+		return WaitingWave, ""
+	case !u.accepts:
+		return NoUpdater, "the linked updater does not accept packages"
+	}
+	c.hash, c.pkg, c.offerVer = hash, pv.Name, pv.Version
+	e.desired[u.uid] = pas
+	if u.online {
+		e.outbox.push(u.uid, pas)
+		return Offered, ""
+	}
+	return Offered, "updater offline; the offer is delivered when it reconnects"
+}
+
+func (c *collector) errOr(def string) string {
+	if c.err != "" && c.state == Failed {
+		return c.err
+	}
+	return def
+}
+
+func (e *Engine) linkedUpdater(c *collector) *updater {
+	ps, ok := e.ix.Collector(c.uid)
+	if !ok || ps.State != pairing.Linked {
+		return nil
+	}
+	return e.updaters[ps.Updater]
+}
+
+func (e *Engine) transitionEvent(c *collector, prev string) {
+	if prev == c.state {
+		return
+	}
+	from := prev
+	if from == "" {
+		from = "none"
+	}
+	to := c.state
+	if to == "" {
+		to = "none"
+	}
+	msg := fmt.Sprintf("offer %s → %s", from, to)
+	if c.pkg != "" && c.state != "" {
+		msg += fmt.Sprintf(" (%s %s)", c.pkg, c.target)
+	}
+	if c.err != "" {
+		msg += ": " + c.err
+	}
+	e.reg.AddEvent(c.uid, "offer_"+to, msg)
+}
+
+func (e *Engine) persist(c *collector) {
+	p := persisted{State: c.state, Error: c.err, Updated: c.updated, Package: c.pkg, Version: c.offerVer,
+		HashHex: hex.EncodeToString(c.hash), FleetKey: c.fleet}
+	for h := range c.failed {
+		p.Failed = append(p.Failed, h)
+	}
+	sort.Strings(p.Failed)
+	b, _ := json.Marshal(p)
+	e.reg.SetExtra(c.uid, b)
+}
+
+func unhex(s string) []byte {
+	b, _ := hex.DecodeString(s)
+	return b
+}
+
+var _ = estate.Fleet{}

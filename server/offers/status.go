@@ -1,0 +1,145 @@
+package offers
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/protobufs"
+)
+
+// OnAgentMessage implements opampsrv.Hook: it tracks an updater's package
+// statuses and attaches the desired package set while the updater has not
+// acknowledged it (server_provided_all_packages_hash).
+func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, resp *protobufs.ServerToAgent) {
+	e.mu.Lock()
+	if _, isUpdater := e.updaters[uid]; !isUpdater {
+		e.mu.Unlock()
+		return
+	}
+	var dirty map[string]*rollout
+	if ps := msg.GetPackageStatuses(); ps != nil {
+		dirty = e.packageStatuses(uid, ps)
+	}
+	if d := e.desired[uid]; d != nil {
+		if msg.GetPackageStatuses() == nil || !bytes.Equal(msg.GetPackageStatuses().GetServerProvidedAllPackagesHash(), d.AllPackagesHash) {
+			resp.PackagesAvailable = d
+		}
+	}
+	e.mu.Unlock()
+	e.saveFleets(dirty)
+}
+
+// packageStatuses applies one report; caller holds e.mu.
+func (e *Engine) packageStatuses(updaterUID uuid.UUID, ps *protobufs.PackageStatuses) map[string]*rollout {
+	s, ok := e.ix.Updater(updaterUID)
+	if !ok || s.Collector == uuid.Nil {
+		return nil
+	}
+	c := e.collectors[s.Collector]
+	if c == nil || c.pkg == "" {
+		return nil
+	}
+	st := ps.Packages[c.pkg]
+	if st == nil || len(c.hash) == 0 || !bytes.Equal(st.ServerOfferedHash, c.hash) {
+		return nil // a status about something we no longer offer
+	}
+	prev, prevErr := c.state, c.err
+	switch st.Status {
+	case protobufs.PackageStatusEnum_PackageStatusEnum_Downloading:
+		c.state, c.err = Downloading, ""
+		if d := st.DownloadDetails; d != nil {
+			c.progress = &Progress{Percent: d.DownloadPercent, BytesPerSec: d.DownloadBytesPerSecond}
+		}
+	case protobufs.PackageStatusEnum_PackageStatusEnum_InstallPending, protobufs.PackageStatusEnum_PackageStatusEnum_Installing:
+		c.state, c.err, c.progress = Installing, "", nil
+	case protobufs.PackageStatusEnum_PackageStatusEnum_Installed:
+		// Installed is not the end: up_to_date needs the collector itself to
+		// report the target version.
+		c.state, c.err, c.progress = Installed, "", nil
+	case protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed:
+		if c.state == Failed && c.failed[hex.EncodeToString(c.hash)] {
+			return nil
+		}
+		c.failed[hex.EncodeToString(c.hash)] = true
+		c.state, c.progress = Failed, nil
+		c.err = st.ErrorMessage
+		if c.err == "" {
+			c.err = "the updater reported InstallFailed"
+		}
+		delete(e.desired, updaterUID)
+	}
+	if prev == c.state && prevErr == c.err {
+		return nil
+	}
+	c.updated = e.opts.Now().UTC()
+	e.transitionEvent(c, prev)
+	e.persist(c)
+	f := e.fleets[c.fleet]
+	var before int
+	if f != nil {
+		before = f.firstClosed()
+	}
+	e.count(c)
+	work := map[uuid.UUID]struct{}{}
+	if f != nil && c.state == Failed && prev != Failed {
+		f.Failures++
+		f.dirty = true
+		if r := f.def.Rollout; r != nil && !f.Paused && f.Failures-f.Baseline > r.MaxFailures {
+			f.Paused = true
+			e.log.Warn("rollout paused", "fleet", f.def.Name, "failures", f.Failures-f.Baseline, "maxFailures", r.MaxFailures)
+			for m := range f.members {
+				work[m] = struct{}{}
+			}
+		}
+	}
+	if f != nil && f.firstClosed() > before {
+		for m := range f.members {
+			work[m] = struct{}{}
+		}
+	}
+	e.evaluate(work)
+	return e.dirtyFleets()
+}
+
+// Retry clears a collector's failed hashes so its offer is made again.
+func (e *Engine) Retry(uid uuid.UUID) error {
+	e.mu.Lock()
+	c, ok := e.collectors[uid]
+	if !ok {
+		e.mu.Unlock()
+		return fmt.Errorf("no collector %s", uid)
+	}
+	c.failed = map[string]bool{}
+	if c.state == Failed {
+		c.err = ""
+	}
+	e.reg.AddEvent(uid, "offer_retry", "failed offers cleared by an operator")
+	e.persist(c)
+	e.evaluate(map[uuid.UUID]struct{}{uid: {}})
+	e.mu.Unlock()
+	return nil
+}
+
+// Resume un-pauses a fleet's rollout; failures count anew from here.
+func (e *Engine) Resume(name string) error {
+	e.mu.Lock()
+	f, ok := e.fleets[name]
+	if !ok || f.def.Package == "" {
+		e.mu.Unlock()
+		return fmt.Errorf("no fleet %q", name)
+	}
+	f.Paused = false
+	f.Baseline = f.Failures
+	f.dirty = true
+	work := map[uuid.UUID]struct{}{}
+	for m := range f.members {
+		work[m] = struct{}{}
+	}
+	e.evaluate(work)
+	dirty := e.dirtyFleets()
+	e.mu.Unlock()
+	e.saveFleets(dirty)
+	return nil
+}

@@ -1,0 +1,282 @@
+// Package pairing decides which updater looks after which collector (seed
+// 003, the updater paragraph). It keeps an index from claimed collector UID
+// to claiming updaters, so every change re-evaluates only the collectors it
+// touches: never a scan of all pairs.
+package pairing
+
+import (
+	"sort"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// Role is how pairing sees an agent.
+type Role int
+
+const (
+	Other Role = iota
+	Collector
+	Updater
+)
+
+// Agent is what pairing needs to know about one agent.
+type Agent struct {
+	UID      uuid.UUID
+	Role     Role
+	Cred     store.Credential
+	Host     string // host.name from the attribute view; "" when not reported
+	Online   bool
+	LastSeen time.Time
+	// Claim is the collector an updater claims (dev.myriarch.collector.instance_uid).
+	Claim    uuid.UUID
+	HasClaim bool
+}
+
+// Collector states.
+const (
+	Linked    = "linked"
+	Ambiguous = "ambiguous"
+	NoUpdater = "no_updater"
+	Unlinked  = "unlinked"
+)
+
+// Updater reasons (which rule failed).
+const (
+	ReasonCredential       = "credential"
+	ReasonHostName         = "host name"
+	ReasonUnknownCollector = "unknown collector"
+	ReasonNoClaim          = "no collector instance UID reported"
+	ReasonSuperseded       = "another updater is linked"
+)
+
+// CollectorState is a collector's pairing.
+type CollectorState struct {
+	State     string
+	Updater   uuid.UUID // zero unless linked
+	Claimants []uuid.UUID
+}
+
+// UpdaterState is an updater's pairing.
+type UpdaterState struct {
+	State     string
+	Collector uuid.UUID // zero unless linked or ambiguous
+	Reason    string
+}
+
+// Change is a collector whose pairing changed.
+type Change struct {
+	Collector uuid.UUID
+	Old, New  CollectorState
+}
+
+// Index holds agents and their pairings. It is not safe for concurrent use:
+// the caller serialises.
+type Index struct {
+	agents     map[uuid.UUID]*Agent
+	claims     map[uuid.UUID]map[uuid.UUID]struct{}
+	collectors map[uuid.UUID]CollectorState
+	updaters   map[uuid.UUID]UpdaterState
+}
+
+// New returns an empty index.
+func New() *Index {
+	return &Index{
+		agents:     map[uuid.UUID]*Agent{},
+		claims:     map[uuid.UUID]map[uuid.UUID]struct{}{},
+		collectors: map[uuid.UUID]CollectorState{},
+		updaters:   map[uuid.UUID]UpdaterState{},
+	}
+}
+
+// Update records an agent's new facts and re-evaluates the collectors they
+// affect, returning those whose state changed.
+func (ix *Index) Update(a Agent) []Change {
+	affected := map[uuid.UUID]struct{}{}
+	if old, ok := ix.agents[a.UID]; ok {
+		if old.Role == Updater && old.HasClaim {
+			affected[old.Claim] = struct{}{}
+			ix.unclaim(old.Claim, a.UID)
+		}
+		if old.Role == Collector {
+			affected[a.UID] = struct{}{}
+		}
+	}
+	cp := a
+	ix.agents[a.UID] = &cp
+	switch a.Role {
+	case Updater:
+		delete(ix.collectors, a.UID)
+		if a.HasClaim {
+			set := ix.claims[a.Claim]
+			if set == nil {
+				set = map[uuid.UUID]struct{}{}
+				ix.claims[a.Claim] = set
+			}
+			set[a.UID] = struct{}{}
+			affected[a.Claim] = struct{}{}
+		} else {
+			ix.updaters[a.UID] = UpdaterState{State: Unlinked, Reason: ReasonNoClaim}
+		}
+	case Collector:
+		delete(ix.updaters, a.UID)
+		affected[a.UID] = struct{}{}
+	default:
+		delete(ix.updaters, a.UID)
+		delete(ix.collectors, a.UID)
+		affected[a.UID] = struct{}{} // updaters may claim a UID that stopped being a collector
+	}
+	return ix.evaluate(affected)
+}
+
+func (ix *Index) unclaim(collector, updater uuid.UUID) {
+	if set := ix.claims[collector]; set != nil {
+		delete(set, updater)
+		if len(set) == 0 {
+			delete(ix.claims, collector)
+		}
+	}
+}
+
+func (ix *Index) evaluate(affected map[uuid.UUID]struct{}) []Change {
+	var changes []Change
+	keys := make([]uuid.UUID, 0, len(affected))
+	for k := range affected {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return string(keys[i][:]) < string(keys[j][:]) })
+	for _, c := range keys {
+		old, had := ix.collectors[c]
+		nw, isCollector := ix.evalCollector(c)
+		if !isCollector {
+			delete(ix.collectors, c)
+			continue
+		}
+		ix.collectors[c] = nw
+		if !had || !sameState(old, nw) {
+			changes = append(changes, Change{Collector: c, Old: old, New: nw})
+		}
+	}
+	return changes
+}
+
+// evalCollector applies the rules to one collector and its claimants.
+func (ix *Index) evalCollector(c uuid.UUID) (CollectorState, bool) {
+	col, ok := ix.agents[c]
+	isCollector := ok && col.Role == Collector
+	var valid, online []*Agent
+	for u := range ix.claims[c] {
+		upd := ix.agents[u]
+		if !isCollector {
+			ix.updaters[u] = UpdaterState{State: Unlinked, Reason: ReasonUnknownCollector}
+			continue
+		}
+		if reason := rules(upd, col); reason != "" {
+			ix.updaters[u] = UpdaterState{State: Unlinked, Reason: reason}
+			continue
+		}
+		valid = append(valid, upd)
+		if upd.Online {
+			online = append(online, upd)
+		}
+	}
+	if !isCollector {
+		return CollectorState{}, false
+	}
+	byUID := func(s []*Agent) {
+		sort.Slice(s, func(i, j int) bool { return string(s[i].UID[:]) < string(s[j].UID[:]) })
+	}
+	byUID(valid)
+	byUID(online)
+	var st CollectorState
+	var chosen *Agent
+	switch {
+	case len(online) > 1:
+		st.State = Ambiguous
+		for _, u := range online {
+			st.Claimants = append(st.Claimants, u.UID)
+		}
+	case len(online) == 1:
+		chosen = online[0]
+	case len(valid) > 0:
+		// Nobody online: keep the most recently seen claimant linked, so the
+		// offer waits for it rather than showing no_updater.
+		chosen = valid[0]
+		for _, u := range valid[1:] {
+			if u.LastSeen.After(chosen.LastSeen) {
+				chosen = u
+			}
+		}
+	default:
+		st.State = NoUpdater
+	}
+	if chosen != nil {
+		st.State, st.Updater, st.Claimants = Linked, chosen.UID, []uuid.UUID{chosen.UID}
+	}
+	for _, u := range valid {
+		switch {
+		case st.State == Ambiguous && u.Online:
+			ix.updaters[u.UID] = UpdaterState{State: Ambiguous, Collector: c}
+		case chosen != nil && u.UID == chosen.UID:
+			ix.updaters[u.UID] = UpdaterState{State: Linked, Collector: c}
+		default:
+			ix.updaters[u.UID] = UpdaterState{State: Unlinked, Reason: ReasonSuperseded}
+		}
+	}
+	return st, true
+}
+
+// rules returns which pairing rule an updater fails for a collector, or "".
+func rules(u, c *Agent) string {
+	if u.Cred != c.Cred {
+		return ReasonCredential
+	}
+	if u.Host != "" && c.Host != "" && u.Host != c.Host {
+		return ReasonHostName
+	}
+	return ""
+}
+
+func sameState(a, b CollectorState) bool {
+	if a.State != b.State || a.Updater != b.Updater || len(a.Claimants) != len(b.Claimants) {
+		return false
+	}
+	for i := range a.Claimants {
+		if a.Claimants[i] != b.Claimants[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Collector returns a collector's state.
+func (ix *Index) Collector(uid uuid.UUID) (CollectorState, bool) {
+	s, ok := ix.collectors[uid]
+	return s, ok
+}
+
+// Updater returns an updater's state.
+func (ix *Index) Updater(uid uuid.UUID) (UpdaterState, bool) {
+	s, ok := ix.updaters[uid]
+	return s, ok
+}
+
+// Collectors returns every collector UID with a state.
+func (ix *Index) Collectors() []uuid.UUID {
+	out := make([]uuid.UUID, 0, len(ix.collectors))
+	for k := range ix.collectors {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Updaters returns every updater UID with a state.
+func (ix *Index) Updaters() []uuid.UUID {
+	out := make([]uuid.UUID, 0, len(ix.updaters))
+	for k := range ix.updaters {
+		out = append(out, k)
+	}
+	return out
+}
