@@ -139,4 +139,15 @@ func TestRenderValidatesWithRealCollector(t *testing.T) {
 		rendered, _ := os.ReadFile(cfg)
 		t.Fatalf("collector rejected the rendered config: %v\n%s\n--- config\n%s", err, out, rendered)
 	}
+
+	// The same Blueprint with a config key the debug exporter does not
+	// know must be rejected, which shows validate really read our config.
+	write("teams/obs/components/debug-out.yaml", "name: debug-out\nclass: exporter\ntype: debug\nversion: 1\nowner: obs\nconfig:\n  verbosity: basic\n  no_such_setting: true\n")
+	bad := filepath.Join(t.TempDir(), "collector.yaml")
+	if code, _, errOut := render("--root", root, "obs/edge", "-o", bad); code != 0 {
+		t.Fatalf("render: exit %d\n%s", code, errOut)
+	}
+	if out, err := exec.Command(bin, "validate", "--config", bad).CombinedOutput(); err == nil || !bytes.Contains(out, []byte("no_such_setting")) {
+		t.Fatalf("collector accepted a config with an unknown debug exporter key: %v\n%s", err, out)
+	}
 }
