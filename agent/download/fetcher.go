@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,7 +42,8 @@ type Request struct {
 	// pre-hashed minisign signature signs.
 	Prehash bool
 	// Progress, when set, is called at least every Options.ProgressInterval
-	// while the download runs, and once at the end. It must not block long.
+	// while the download runs, and once at the end, never concurrently. It
+	// must not block long.
 	Progress func(Progress)
 }
 
@@ -156,10 +158,14 @@ func (d *fetcher) Fetch(ctx context.Context, req Request) (res Result, err error
 		defer close(watchDone)
 		d.watch(wctx, t, &cancelAttempt)
 	}()
-	defer func() {
-		stopWatch()
-		<-watchDone
-	}()
+	var stopOnce sync.Once
+	stop := func() {
+		stopOnce.Do(func() {
+			stopWatch()
+			<-watchDone
+		})
+	}
+	defer stop()
 
 	var lastErr error
 	for attempt := 1; ; attempt++ {
@@ -204,6 +210,7 @@ func (d *fetcher) Fetch(ctx context.Context, req Request) (res Result, err error
 	if t.b2 != nil {
 		res.BLAKE2b512 = t.b2.Sum(nil)
 	}
+	stop() // Progress is never called concurrently
 	if req.Progress != nil {
 		req.Progress(Progress{Bytes: res.Size, Total: res.Size, Percent: 100})
 	}
