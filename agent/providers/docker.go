@@ -108,7 +108,7 @@ func (d *dockerProvider) follow(ctx context.Context, cli *client.Client, set fun
 			id := msg.Actor.ID
 			changed := false
 			switch msg.Action {
-			case events.ActionStart, events.ActionUnPause, events.ActionRename, events.ActionRestart, events.ActionUpdate:
+			case events.ActionStart, events.ActionRename, events.ActionRestart, events.ActionUpdate:
 				m, ok, err := d.inspect(ctx, cli, id)
 				if err != nil {
 					return err
@@ -120,7 +120,7 @@ func (d *dockerProvider) follow(ctx context.Context, cli *client.Client, set fun
 					delete(current, id)
 					changed = true
 				}
-			case events.ActionDie, events.ActionStop, events.ActionKill, events.ActionPause, events.ActionDestroy, events.ActionRemove:
+			case events.ActionDie, events.ActionStop, events.ActionKill, events.ActionDestroy, events.ActionRemove:
 				if _, had := current[id]; had {
 					// A kill may not stop the container; inspect to be sure.
 					m, ok, err := d.inspect(ctx, cli, id)
@@ -142,8 +142,8 @@ func (d *dockerProvider) follow(ctx context.Context, cli *client.Client, set fun
 	}
 }
 
-// inspect builds the mapping of a running container; ok is false when the
-// container is gone or not running.
+// inspect builds the mapping of a running container (paused ones included:
+// they have not stopped); ok is false when the container is gone or stopped.
 func (d *dockerProvider) inspect(ctx context.Context, cli *client.Client, id string) (vars.Mapping, bool, error) {
 	res, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
@@ -153,7 +153,7 @@ func (d *dockerProvider) inspect(ctx context.Context, cli *client.Client, id str
 		return vars.Mapping{}, false, fmt.Errorf("docker: inspecting container %s: %w", id, err)
 	}
 	c := res.Container
-	if c.State == nil || !c.State.Running || c.State.Paused {
+	if c.State == nil || !c.State.Running {
 		return vars.Mapping{}, false, nil
 	}
 	return containerMapping(c), true, nil
