@@ -45,6 +45,17 @@ func fakeExecutable(name, version string) []byte {
 	return fmt.Appendf(nil, "#!/bin/sh\necho \"%s version %s\"\n", name, version)
 }
 
+// clone copies the set into a new directory, signed by the same key.
+func (a *artifactSet) clone(t *testing.T) *artifactSet {
+	t.Helper()
+	c := *a
+	c.dir = t.TempDir()
+	if err := os.CopyFS(c.dir, os.DirFS(a.dir)); err != nil {
+		t.Fatal(err)
+	}
+	return &c
+}
+
 // add writes name with its .sha256 and .minisig next to it.
 func (a *artifactSet) add(t *testing.T, name string, content []byte) {
 	t.Helper()

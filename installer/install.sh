@@ -452,14 +452,17 @@ set_layout() {
 
 # yq VALUE: VALUE as the inside of a YAML double-quoted string.
 yq() {
-	printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g'
+	case $1 in
+	*[\\\"]*) printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' ;;
+	*) printf '%s' "$1" ;;
+	esac
 }
 
 endpoint() {
 	rest=${SERVER#*://}
 	case $rest in
-	*/*) printf '%s' "$SERVER" ;;
-	*) printf '%s/v1/opamp' "$SERVER" ;;
+	*/?*) printf '%s' "$SERVER" ;;
+	*) printf '%s/v1/opamp' "${SERVER%/}" ;;
 	esac
 }
 

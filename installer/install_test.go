@@ -37,7 +37,8 @@ func needMinisign(t *testing.T) {
 	}
 }
 
-func TestInstallProducesGoldenTree(t *testing.T) {
+// One fresh install, checked from several sides.
+func TestFreshInstall(t *testing.T) {
 	needMinisign(t)
 	a := completeArtifacts(t, "0.149.0")
 	root := filepath.Join(t.TempDir(), "root")
@@ -45,21 +46,19 @@ func TestInstallProducesGoldenTree(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("install failed:\n%s", r)
 	}
-	golden(t, "install-binary.golden", manifest(t, root, a.publicKey, "@MINISIGN_KEY@"))
-	if !strings.Contains(r.stdout, "services not registered (--no-start)") {
-		t.Errorf("output does not say that services were skipped:\n%s", r)
-	}
+	t.Run("golden tree", func(t *testing.T) {
+		golden(t, "install-binary.golden", manifest(t, root, a.publicKey, "@MINISIGN_KEY@"))
+		if !strings.Contains(r.stdout, "services not registered (--no-start)") {
+			t.Errorf("output does not say that services were skipped:\n%s", r)
+		}
+	})
+	t.Run("site attributes are strings", func(t *testing.T) { checkSiteAttributes(t, root, a) })
+	t.Run("units are the packaged units", func(t *testing.T) { checkUnitsMatchPackaged(t, root) })
 }
 
 // The supervisor and updater configurations are valid YAML with every site attribute a
 // string, site.id keeping its leading zeros and the token only in 0600 files.
-func TestInstallWritesSiteAttributesAsStrings(t *testing.T) {
-	needMinisign(t)
-	a := completeArtifacts(t, "0.149.0")
-	root := filepath.Join(t.TempDir(), "root")
-	if r := runScript(t, siteFlags(t, a, root)...); r.code != 0 {
-		t.Fatalf("install failed:\n%s", r)
-	}
+func checkSiteAttributes(t *testing.T, root string, a *artifactSet) {
 	var sup struct {
 		Server struct {
 			Endpoint string            `yaml:"endpoint"`
@@ -339,8 +338,15 @@ func TestBadArtifactsInstallNothing(t *testing.T) {
 			}))
 		}, "--version failed"},
 	}
+	// One good install that every case copies and then tries to upgrade.
+	good := completeArtifacts(t, "0.149.0")
+	installed := filepath.Join(t.TempDir(), "root")
+	if r := runScript(t, siteFlags(t, good, installed)...); r.code != 0 {
+		t.Fatalf("install failed:\n%s", r)
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			// Fresh root: nothing at all may be created.
 			a := completeArtifacts(t, "0.149.0")
 			c.break_(t, a)
@@ -351,17 +357,18 @@ func TestBadArtifactsInstallNothing(t *testing.T) {
 			}
 			assertNotCreated(t, root)
 
-			// Existing install: a broken upgrade leaves it exactly as it was.
-			good := completeArtifacts(t, "0.149.0")
+			// Existing install: a broken upgrade (new binaries, changed flags) leaves it
+			// exactly as it was.
 			root = filepath.Join(t.TempDir(), "root")
-			flags := siteFlags(t, good, root)
-			if r := runScript(t, flags...); r.code != 0 {
-				t.Fatalf("install failed:\n%s", r)
+			if out, err := exec.Command("cp", "-a", installed, root).CombinedOutput(); err != nil {
+				t.Fatalf("cp: %v\n%s", err, out)
 			}
 			before := snapshot(t, root)
-			good.addBinaries(t, "2.0.0") // an upgrade of both binaries, then broken
-			c.break_(t, good)
-			if r := runScript(t, withFlag(flags, "--site-region", "changed")...); r.code == 0 {
+			upgrade := good.clone(t)
+			upgrade.addBinaries(t, "2.0.0")
+			c.break_(t, upgrade)
+			flags := withFlag(siteFlags(t, upgrade, root), "--site-region", "changed")
+			if r := runScript(t, flags...); r.code == 0 {
 				t.Errorf("broken upgrade succeeded:\n%s", r)
 			}
 			if d := diffSnapshots(before, snapshot(t, root)); len(d) != 0 {

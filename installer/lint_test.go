@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // needTool skips when a tool is missing on a developer machine; in CI (env CI set) a
@@ -115,15 +116,9 @@ func TestUnitsStopSupervisorWithSIGINTAndRestartOnFailure(t *testing.T) {
 	}
 }
 
-// install.sh embeds the units; under --root they are the packaged units with every path
-// under the root, and they verify as installed.
-func TestScriptUnitsMatchPackagedUnits(t *testing.T) {
-	needMinisign(t)
-	a := completeArtifacts(t, "0.149.0")
-	root := filepath.Join(t.TempDir(), "root")
-	if r := runScript(t, siteFlags(t, a, root)...); r.code != 0 {
-		t.Fatalf("install failed:\n%s", r)
-	}
+// checkUnitsMatchPackaged: install.sh embeds the units; under --root they are the packaged
+// units with every path under the root, and they verify as installed.
+func checkUnitsMatchPackaged(t *testing.T, root string) {
 	var paths []string
 	for _, u := range unitNames {
 		p := filepath.Join(root, "etc/systemd/system", u)
@@ -260,4 +255,40 @@ func symmetricDifference(a, b []string) []string {
 		}
 	}
 	return d
+}
+
+var zoneBlockRe = regexp.MustCompile(`(?s)\$IanaZones = @"\n(.*?)\n"@`)
+
+// install.ps1 cannot ask Windows about IANA zones, so it carries their names: each must
+// be a zone Go knows, and every canonical zone of tzdata must be there.
+func TestPowerShellZoneListIsIANA(t *testing.T) {
+	b, err := os.ReadFile("install.ps1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := zoneBlockRe.FindSubmatch(b)
+	if m == nil {
+		t.Fatal("install.ps1: no $IanaZones list")
+	}
+	zones := strings.Fields(string(m[1]))
+	if len(zones) < 500 {
+		t.Fatalf("only %d zones", len(zones))
+	}
+	for _, z := range zones {
+		if _, err := time.LoadLocation(z); err != nil {
+			t.Errorf("install.ps1 zone %q: %v", z, err)
+		}
+	}
+	tab, err := os.ReadFile("/usr/share/zoneinfo/zone1970.tab")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%v (tzdata must be installed)", err)
+		}
+		t.Skip(err)
+	}
+	for _, line := range strings.Split(string(tab), "\n") {
+		if f := strings.Fields(line); len(f) >= 3 && !strings.HasPrefix(line, "#") && !slices.Contains(zones, f[2]) {
+			t.Errorf("install.ps1 lacks the zone %s", f[2])
+		}
+	}
 }
