@@ -98,7 +98,6 @@ func LoadSources(srcs []Source) (*Estate, error) {
 	for _, s := range srcs {
 		est.Roots = append(est.Roots, s.Dir)
 	}
-	est.sources = srcs
 	firstFile := [3]map[string]string{{}, {}, {}}
 	for _, j := range jobs {
 		all = append(all, j.errs...)

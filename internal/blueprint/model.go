@@ -169,12 +169,11 @@ type Requirement struct {
 func (r *Requirement) ID() string { return r.Team + "/" + r.Name }
 
 // Estate is everything loaded from the source roots. It is only ever
-// returned whole: a load with any error yields no Estate.
+// returned whole: a load with any error yields no Estate. An Estate is not
+// modified after the load, so Judge and Render may run concurrently.
 type Estate struct {
 	Roots        []string
 	Blueprints   map[string]*Blueprint   // by <team>/<name>
 	Components   map[string]*Component   // shared, by <team>/<name>
 	Requirements map[string]*Requirement // by <team>/<name>
-
-	sources []Source
 }
