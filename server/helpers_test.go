@@ -259,7 +259,13 @@ func (ts *testServer) connect(spec agentSpec) client.OpAMPClient {
 	return c
 }
 
+// newUIDOverride makes the next newUID return a fixed UID (reconnect tests).
+var newUIDOverride *uuid.UUID
+
 func newUID(t *testing.T) uuid.UUID {
+	if newUIDOverride != nil {
+		return *newUIDOverride
+	}
 	u, err := uuid.NewV7()
 	if err != nil {
 		t.Fatal(err)
@@ -275,3 +281,5 @@ func mustEqual[T comparable](t *testing.T, what string, got, want T) {
 }
 
 var _ = fmt.Sprint
+
+func removeFile(dir, rel string) { _ = os.Remove(dir + "/" + rel) }
