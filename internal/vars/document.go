@@ -3,6 +3,7 @@ package vars
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -250,9 +251,10 @@ func missingDrop(index int, set Set, err error) Dropped {
 	return d
 }
 
-// dynamicCopy suffixes the id and prepends the mapping's processors. v is a
-// fresh map owned by this render.
-func dynamicCopy(v map[string]any, m *Mapping, used bool) (map[string]any, error) {
+// dynamicCopy returns v with the id suffixed and the mapping's processors
+// prepended. v itself is left as rendered: the de-duplication table holds it.
+func dynamicCopy(rendered map[string]any, m *Mapping, used bool) (map[string]any, error) {
+	v := maps.Clone(rendered)
 	id, hasID := v["id"]
 	if hasID && id != nil {
 		var s string

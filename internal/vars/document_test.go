@@ -222,6 +222,17 @@ func TestRenderDocument(t *testing.T) {
 			want: `{"document": {"inputs": [{"v": "same"}]}, "dropped": []}`,
 		},
 		{
+			name: "dedup across mappings: equal renders of two mappings are kept once",
+			dyn: `[{"provider": "p", "id": "a", "vars": {"port": 1}, "processors": [{"x": 1}]},
+			       {"provider": "p", "id": "b", "vars": {"port": 1}, "processors": [{"x": 2}]},
+			       {"provider": "p", "id": "c", "vars": {"port": 2}}]`,
+			doc: `inputs: [{id: in, port: "${p.port}"}]`,
+			want: `{"document": {"inputs": [
+			  {"id": "in-p-a", "original_id": "in", "port": 1, "processors": [{"x": 1}]},
+			  {"id": "in-p-c", "original_id": "in", "port": 2}
+			]}, "dropped": [{"input": 0, "set": "context", "reference": "${p.port}"}]}`,
+		},
+		{
 			name: "two dynamic providers: no render, one dropped entry with a reason",
 			dyn:  dockerDyn,
 			doc:  `inputs: [{a: "${docker.port}", b: "${local_dynamic.item|'x'}"}, {ok: yes}]`,
