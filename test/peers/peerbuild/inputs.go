@@ -62,7 +62,11 @@ func collectorSpecs() []collectorSpec {
 }
 
 // manifestTemplate is the ocb manifest. memory_limiter builds with the 0.149
-// line, so it is included.
+// line, so it is included. The nop receiver and exporter are there for the
+// supervisor: v0.149.0 reads the collector's `featuregate` output racily
+// (its pipes can close before they are read, more often under load); when it
+// then misses service.AllowNoPipelines it falls back to a bootstrap config
+// with a nop receiver and exporter, which must exist or the bootstrap fails.
 var manifestTemplate = template.Must(template.New("manifest").Parse(`dist:
   module: example.com/myriarch/otelcol
   name: {{.Name}}
@@ -71,11 +75,13 @@ var manifestTemplate = template.Must(template.New("manifest").Parse(`dist:
   version: {{.Version}}
 receivers:
   - gomod: go.opentelemetry.io/collector/receiver/otlpreceiver {{.CoreV0}}
+  - gomod: go.opentelemetry.io/collector/receiver/nopreceiver {{.CoreV0}}
 processors:
   - gomod: go.opentelemetry.io/collector/processor/batchprocessor {{.CoreV0}}
   - gomod: go.opentelemetry.io/collector/processor/memorylimiterprocessor {{.CoreV0}}
 exporters:
   - gomod: go.opentelemetry.io/collector/exporter/debugexporter {{.CoreV0}}
+  - gomod: go.opentelemetry.io/collector/exporter/nopexporter {{.CoreV0}}
 extensions:
 {{- if not .Broken}}
   - gomod: github.com/open-telemetry/opentelemetry-collector-contrib/extension/opampextension {{.CoreV0}}

@@ -30,6 +30,8 @@ func TestManifestsDifferOnlyWhereIntended(t *testing.T) {
 				"processor/batchprocessor v0.149.0",
 				"processor/memorylimiterprocessor v0.149.0",
 				"exporter/debugexporter v0.149.0",
+				"receiver/nopreceiver v0.149.0",
+				"exporter/nopexporter v0.149.0",
 				"extension/healthcheckextension v0.149.0",
 				"provider/envprovider v1.55.0",
 				"provider/fileprovider v1.55.0",

@@ -273,9 +273,23 @@ func logTail(path string) string {
 	return string(b)
 }
 
+// site is a supervised collector's install layout in a temporary root.
+type site struct {
+	collector string // the stable agent.executable path
+	storage   string
+	config    string
+	logDir    string
+}
+
 // supervised starts a supervisor running collector version v in a fresh
 // site root and returns it with its storage directory.
 func supervised(t *testing.T, p *peerbuild.Peers, srv *opampServer, version string) (*peerrun.Process, string) {
+	t.Helper()
+	s := newSite(t, p, srv, version)
+	return s.start(t, p, 1), s.storage
+}
+
+func newSite(t *testing.T, p *peerbuild.Peers, srv *opampServer, version string) site {
 	t.Helper()
 	c, err := p.Collector(version)
 	if err != nil {
@@ -299,7 +313,14 @@ func supervised(t *testing.T, p *peerbuild.Peers, srv *opampServer, version stri
 	if err := cfg.WriteFile(cfgPath); err != nil {
 		t.Fatal(err)
 	}
-	proc, err := peerrun.StartSupervisor(p.Supervisor, cfgPath, filepath.Join(root, "supervisor", "supervisor.log"))
+	return site{collector: exe, storage: storage, config: cfgPath, logDir: filepath.Join(root, "supervisor")}
+}
+
+// start runs the n-th supervisor process of the site; cleanup stops it.
+func (s site) start(t *testing.T, p *peerbuild.Peers, n int) *peerrun.Process {
+	t.Helper()
+	storage := s.storage
+	proc, err := peerrun.StartSupervisor(p.Supervisor, s.config, filepath.Join(s.logDir, fmt.Sprintf("supervisor-%d.log", n)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,11 +329,12 @@ func supervised(t *testing.T, p *peerbuild.Peers, srv *opampServer, version stri
 			t.Logf("stopping supervisor: %v", err)
 		}
 		if t.Failed() {
+			t.Logf("supervisor pid %d exit: %v", proc.Pid(), proc.Err())
 			t.Logf("supervisor log:\n%s", logTail(proc.LogPath))
 			t.Logf("collector log:\n%s", logTail(filepath.Join(storage, "agent.log")))
 		}
 	})
-	return proc, storage
+	return proc
 }
 
 // TestPeersSupervisorRunsCollectors runs m.1 and m.2 under two supervisors at
@@ -357,18 +379,7 @@ func TestPeersSupervisorRunsCollectors(t *testing.T) {
 			}
 
 			// SIGINT alone must stop the supervisor and its collector.
-			if err := proc.Interrupt(); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-proc.Done():
-			case <-time.After(time.Minute):
-				t.Fatal("supervisor still runs a minute after SIGINT")
-			}
-			if err := proc.Err(); err != nil {
-				t.Errorf("supervisor exit after SIGINT: %v", err)
-			}
-			waitGroupEmpty(t, proc.Pid())
+			stopClean(t, proc)
 		})
 	}
 }
@@ -408,5 +419,59 @@ func TestPeersBrokenCollectorCannotStart(t *testing.T) {
 		if a.attrs["service.version"] == peerbuild.VersionBroken {
 			t.Errorf("agent %s reported the broken version", id)
 		}
+	}
+}
+
+// stopClean stops a supervisor with SIGINT alone and checks that it and its
+// collector are gone.
+func stopClean(t *testing.T, proc *peerrun.Process) {
+	t.Helper()
+	if err := proc.Interrupt(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-proc.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("supervisor still runs a minute after SIGINT")
+	}
+	if err := proc.Err(); err != nil {
+		t.Errorf("supervisor exit after SIGINT: %v", err)
+	}
+	waitGroupEmpty(t, proc.Pid())
+}
+
+// TestPeersManualUpgradeKeepsInstanceUID performs by hand the upgrade the
+// updater automates (stop supervisor, rename m.2 over the stable collector
+// path, start supervisor) and checks the peers support it: the same instance
+// UID then reports 0.149.0-m.2.
+func TestPeersManualUpgradeKeepsInstanceUID(t *testing.T) {
+	p := ensurePeers(t)
+	srv := startOpAMPServer(t)
+	s := newSite(t, p, srv, peerbuild.VersionM1)
+
+	first := s.start(t, p, 1)
+	id := srv.waitAgent(t, 2*time.Minute, "reporting "+peerbuild.VersionM1, func(a *agentView) bool {
+		return a.attrs["service.version"] == peerbuild.VersionM1 && a.healthy
+	})
+	stopClean(t, first)
+
+	m2, err := p.Collector(peerbuild.VersionM2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged := s.collector + ".new"
+	if err := m2.InstallTo(staged); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(staged, s.collector); err != nil {
+		t.Fatal(err)
+	}
+
+	s.start(t, p, 2)
+	got := srv.waitAgent(t, 2*time.Minute, "reporting "+peerbuild.VersionM2, func(a *agentView) bool {
+		return a.attrs["service.version"] == peerbuild.VersionM2 && a.healthy
+	})
+	if got != id {
+		t.Errorf("after the upgrade the instance UID is %s, was %s", got, id)
 	}
 }
