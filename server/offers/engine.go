@@ -68,6 +68,10 @@ type Engine struct {
 	// desired is the PackagesAvailable each updater should hold.
 	desired map[uuid.UUID]*protobufs.PackagesAvailable
 
+	versions map[string]parsedVersion
+	packages map[pkgKey]*estate.PackageVersion
+	offers   map[offerKey]builtOffer
+
 	outbox   *queue
 	stopOnce sync.Once
 	wg       sync.WaitGroup
@@ -140,7 +144,9 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 		fleets:     map[string]*fleet{},
 		desired:    map[uuid.UUID]*protobufs.PackagesAvailable{},
 		outbox:     newQueue(),
+		versions:   map[string]parsedVersion{},
 	}
+	e.resetCaches()
 	if err := e.loadFleetStates(ctx); err != nil {
 		return nil, err
 	}
@@ -279,6 +285,7 @@ func uidList(u []uuid.UUID) string {
 func (e *Engine) SetEstate(est *estate.Estate) {
 	e.mu.Lock()
 	e.est = est
+	e.resetCaches()
 	e.syncFleets()
 	e.reevaluateAll()
 	dirty := e.dirtyFleets()

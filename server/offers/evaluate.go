@@ -7,7 +7,6 @@ import (
 	"sort"
 
 	"github.com/google/uuid"
-	goversion "github.com/hashicorp/go-version"
 
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/pairing"
@@ -125,12 +124,12 @@ func (e *Engine) decide(c *collector, f *fleet, u *updater) (string, string) {
 	if f == nil {
 		return "", ""
 	}
-	cur, err := goversion.NewVersion(c.version)
+	cur, err := e.version(c.version)
 	if err != nil {
 		c.assign = fmt.Sprintf("collector reports service.version %q, which is not a version", c.version)
 		return "", ""
 	}
-	tgt, err := goversion.NewVersion(f.def.TargetVersion)
+	tgt, err := e.version(f.def.TargetVersion)
 	if err != nil {
 		c.assign = fmt.Sprintf("fleet %s targetVersion %q is not a version", f.def.Name, f.def.TargetVersion)
 		return "", ""
@@ -145,11 +144,11 @@ func (e *Engine) decide(c *collector, f *fleet, u *updater) (string, string) {
 	case ps.State != pairing.Linked || u == nil:
 		return NoUpdater, ""
 	}
-	pv := e.est.Package(f.def.Package, f.def.TargetVersion)
+	pv := e.catalog(f.def.Package, f.def.TargetVersion)
 	if pv == nil {
 		return NoArtifact, fmt.Sprintf("package %s %s is not in the catalog", f.def.Package, f.def.TargetVersion)
 	}
-	pas, hash, why := e.buildOffer(c, pv, u)
+	pas, hash, why := e.offerFor(c, pv, u)
 	if pas == nil {
 		return NoArtifact, why
 	}

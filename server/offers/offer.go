@@ -22,9 +22,9 @@ const ArtifactPath = "/artifacts/"
 // buildOffer makes the complete desired package set for a collector's
 // updater: one Addon package named after the catalog entry. It returns the
 // per-package hash, or a reason when no artifact fits the platform or mode.
-func (e *Engine) buildOffer(c *collector, pv *estate.PackageVersion, u *updater) (*protobufs.PackagesAvailable, []byte, string) {
+func (e *Engine) buildOffer(osType, arch string, pv *estate.PackageVersion, mode string) (*protobufs.PackagesAvailable, []byte, string) {
 	file := &protobufs.DownloadableFile{}
-	if u.mode == "container" {
+	if mode == "container" {
 		im := pv.Image
 		switch {
 		case im != nil && im.Ref != "":
@@ -39,13 +39,6 @@ func (e *Engine) buildOffer(c *collector, pv *estate.PackageVersion, u *updater)
 			return nil, nil, fmt.Sprintf("package %s %s has no container image", pv.Name, pv.Version)
 		}
 	} else {
-		osType, arch := c.view["os.type"], c.view["host.arch"]
-		if osType == "" {
-			osType = u.os
-		}
-		if arch == "" {
-			arch = u.arch
-		}
 		var art *estate.Artifact
 		for i := range pv.Artifacts {
 			if pv.Artifacts[i].OS == osType && pv.Artifacts[i].Arch == arch {

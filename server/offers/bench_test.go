@@ -1,0 +1,127 @@
+package offers
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/server/estate"
+	"github.com/myriarch/myriarch/server/registry"
+	"github.com/myriarch/myriarch/server/store"
+)
+
+type nopStore struct{}
+
+func (nopStore) LoadAgents(context.Context, int) ([]store.Agent, map[[16]byte][]store.Event, error) {
+	return nil, nil, nil
+}
+func (nopStore) Write(context.Context, store.Batch) error                     { return nil }
+func (nopStore) PutState(context.Context, string, []byte) error               { return nil }
+func (nopStore) GetState(context.Context, string) ([]byte, error)             { return nil, store.ErrNotFound }
+func (nopStore) DeleteState(context.Context, string) error                    { return nil }
+func (nopStore) ListState(context.Context, string) (map[string][]byte, error) { return nil, nil }
+
+type countingSender struct{ n atomic.Int64 }
+
+func (s *countingSender) Send(uuid.UUID, *protobufs.ServerToAgent) bool { s.n.Add(1); return true }
+
+func kv(k, v string) *protobufs.KeyValue {
+	return &protobufs.KeyValue{Key: k, Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: v}}}
+}
+
+func testEstate(target string) *estate.Estate {
+	pkgs := map[string][]estate.PackageVersion{}
+	for _, v := range []string{"0.149.0", "0.149.1", "0.149.2"} {
+		pkgs["otelcol-contrib"] = append(pkgs["otelcol-contrib"], estate.PackageVersion{Name: "otelcol-contrib", Version: v,
+			Artifacts: []estate.Artifact{{OS: "linux", Arch: "amd64", URL: "https://mirror.example/otelcol_" + v + ".tar.gz", SHA256: strings.Repeat("ab", 32), Executable: "otelcol-contrib"}}})
+	}
+	return &estate.Estate{Packages: pkgs, Fleets: []estate.Fleet{{Name: "edge", Priority: 10,
+		Selector: map[string]string{"site.type": "edge"}, Package: "otelcol-contrib", TargetVersion: target}}}
+}
+
+// buildPairs registers n linked collector/updater pairs and returns the engine.
+func buildPairs(tb testing.TB, n int) (*Engine, *countingSender, *registry.Registry) {
+	reg, err := registry.Load(context.Background(), nopStore{}, nil, slog.New(slog.DiscardHandler),
+		registry.Options{FlushInterval: time.Hour, SeenInterval: time.Hour})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	snd := &countingSender{}
+	e, err := New(context.Background(), reg, nopStore{}, snd, slog.New(slog.DiscardHandler), Options{BaseURL: func() string { return "http://127.0.0.1:4320" }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e.SetEstate(testEstate("0.149.0"))
+	cred := store.Credential{Kind: "token", ID: "t"}
+	colCaps := uint64(protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig | protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus)
+	updCaps := uint64(protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages | protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus)
+	for i := range n {
+		host := fmt.Sprintf("host-%06d", i)
+		col, upd := uuid.New(), uuid.New()
+		reg.Report(col, cred, &protobufs.AgentToServer{Capabilities: colCaps, AgentDescription: &protobufs.AgentDescription{
+			IdentifyingAttributes:    []*protobufs.KeyValue{kv("service.name", "otelcol-contrib"), kv("service.version", "0.149.0")},
+			NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", host), kv("os.type", "linux"), kv("host.arch", "amd64"), kv("site.type", "edge")},
+		}}, false, true)
+		reg.Report(upd, cred, &protobufs.AgentToServer{Capabilities: updCaps, AgentDescription: &protobufs.AgentDescription{
+			IdentifyingAttributes:    []*protobufs.KeyValue{kv("service.name", "myriarch-updater")},
+			NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", host), kv("dev.myriarch.install.mode", "binary"), kv("dev.myriarch.collector.instance_uid", col.String())},
+		}}, false, true)
+	}
+	return e, snd, reg
+}
+
+// BenchmarkTargetVersionChange measures changing a fleet's targetVersion
+// with 10 000 linked pairs: every offer computed and queued.
+func BenchmarkTargetVersionChange(b *testing.B) {
+	const pairs = 10000
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	e, _, reg := buildPairs(b, pairs)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	defer e.Close()
+	defer reg.Close()
+	targets := []string{"0.149.1", "0.149.2"}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.SetEstate(testEstate(targets[i%2]))
+		e.mu.Lock()
+		queued := len(e.desired)
+		e.mu.Unlock()
+		if queued != pairs {
+			b.Fatalf("offers queued = %d, want %d", queued, pairs)
+		}
+	}
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/pairs, "heap-bytes/pair")
+}
+
+// TestEveryPairOffered checks the benchmark's premise at a small size.
+func TestEveryPairOffered(t *testing.T) {
+	e, snd, reg := buildPairs(t, 200)
+	defer reg.Close()
+	e.SetEstate(testEstate("0.149.1"))
+	deadline := time.Now().Add(10 * time.Second)
+	for snd.n.Load() < 200 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.Close()
+	if got := snd.n.Load(); got != 200 {
+		t.Fatalf("sent %d offers, want 200", got)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range e.collectors {
+		if c.state != Offered {
+			t.Fatalf("collector %s state %s", c.uid, c.state)
+		}
+	}
+}

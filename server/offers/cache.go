@@ -1,0 +1,78 @@
+package offers
+
+import (
+	goversion "github.com/hashicorp/go-version"
+	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/server/estate"
+)
+
+// Evaluating thousands of collectors against one fleet repeats the same
+// work: parsing the same version strings, finding the same catalog entry,
+// building the same offer per platform. These caches are guarded by e.mu.
+
+type parsedVersion struct {
+	v   *goversion.Version
+	err error
+}
+
+func (e *Engine) version(s string) (*goversion.Version, error) {
+	if p, ok := e.versions[s]; ok {
+		return p.v, p.err
+	}
+	v, err := goversion.NewVersion(s)
+	if len(e.versions) > 100000 {
+		clear(e.versions) // bounded: versions are few; junk from agents must not grow it
+	}
+	e.versions[s] = parsedVersion{v, err}
+	return v, err
+}
+
+type pkgKey struct{ name, version string }
+
+func (e *Engine) catalog(name, version string) *estate.PackageVersion {
+	k := pkgKey{name, version}
+	if pv, ok := e.packages[k]; ok {
+		return pv
+	}
+	pv := e.est.Package(name, version)
+	e.packages[k] = pv
+	return pv
+}
+
+type offerKey struct {
+	pv             *estate.PackageVersion
+	mode, os, arch string
+	base           string
+}
+
+type builtOffer struct {
+	pas  *protobufs.PackagesAvailable
+	hash []byte
+	why  string
+}
+
+func (e *Engine) offerFor(c *collector, pv *estate.PackageVersion, u *updater) (*protobufs.PackagesAvailable, []byte, string) {
+	k := offerKey{pv: pv, mode: u.mode, os: c.view["os.type"], arch: c.view["host.arch"]}
+	if k.os == "" {
+		k.os = u.os
+	}
+	if k.arch == "" {
+		k.arch = u.arch
+	}
+	if e.opts.BaseURL != nil {
+		k.base = e.opts.BaseURL()
+	}
+	if b, ok := e.offers[k]; ok {
+		return b.pas, b.hash, b.why
+	}
+	pas, hash, why := e.buildOffer(k.os, k.arch, pv, u.mode)
+	e.offers[k] = builtOffer{pas, hash, why}
+	return pas, hash, why
+}
+
+// resetCaches drops what depends on the estate.
+func (e *Engine) resetCaches() {
+	e.packages = map[pkgKey]*estate.PackageVersion{}
+	e.offers = map[offerKey]builtOffer{}
+}
