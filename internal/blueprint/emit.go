@@ -107,8 +107,8 @@ func plainID(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_':
-		case (c == '.' || c == '/' || c == '-') && i > 0:
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
+		case (c >= '0' && c <= '9' || c == '.' || c == '/' || c == '-') && i > 0:
 		default:
 			return false
 		}
@@ -117,14 +117,14 @@ func plainID(s string) bool {
 }
 
 // yamlSpecial reports plain words that YAML 1.1/1.2 resolvers read as
-// something other than a string.
+// something other than a string. Numbers cannot reach it: plainID refuses
+// a leading digit, sign or dot.
 func yamlSpecial(s string) bool {
 	switch strings.ToLower(s) {
 	case "null", "true", "false", "yes", "no", "on", "off", "y", "n", ".inf", ".nan":
 		return true
 	}
-	_, err := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64)
-	return err == nil
+	return false
 }
 
 func writeScalar(b *bytes.Buffer, n *yaml.Node) {

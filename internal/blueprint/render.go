@@ -115,7 +115,7 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 	}
 
 	var buf bytes.Buffer
-	buf.Grow(2048)
+	buf.Grow(4096)
 	for _, sec := range sections {
 		writeKey(&buf, 0, sec)
 		n := 0
