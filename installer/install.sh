@@ -824,6 +824,16 @@ services() {
 	fi
 	if [ "$NO_START" = 1 ]; then
 		say "services not registered (--no-start): $units"
+		restart=''
+		if [ "$MODE" = binary ] && [ "$CHANGED_SUP" = 1 ]; then
+			restart="$restart $SUPERVISOR_UNIT"
+		fi
+		if [ "$CHANGED_UPD" = 1 ]; then
+			restart="$restart $UPDATER_UNIT"
+		fi
+		if [ -n "$restart" ]; then
+			say "changed, a running service needs a restart:$restart"
+		fi
 		return 0
 	fi
 	run=

@@ -48,8 +48,11 @@ func TestFreshInstall(t *testing.T) {
 	}
 	t.Run("golden tree", func(t *testing.T) {
 		golden(t, "install-binary.golden", manifest(t, root, a.publicKey, "@MINISIGN_KEY@"))
-		if !strings.Contains(r.stdout, "services not registered (--no-start)") {
-			t.Errorf("output does not say that services were skipped:\n%s", r)
+		for _, w := range []string{"services not registered (--no-start)",
+			"a running service needs a restart: otelcol-supervisor myriarch-updater\n"} {
+			if !strings.Contains(r.stdout, w) {
+				t.Errorf("output lacks %q:\n%s", w, r)
+			}
 		}
 	})
 	t.Run("site attributes are strings", func(t *testing.T) { checkSiteAttributes(t, root, a) })
@@ -194,12 +197,41 @@ func TestChangedSiteFlagsRewriteOnlyTheSupervisorConfig(t *testing.T) {
 	if d := diffSnapshots(before, snapshot(t, root)); !slices.Equal(d, want) {
 		t.Errorf("changes = %v, want %v", d, want)
 	}
+	if !strings.Contains(r.stdout, "changed, a running service needs a restart: otelcol-supervisor\n") {
+		t.Errorf("want only otelcol-supervisor to need a restart:\n%s", r)
+	}
 	b, err := os.ReadFile(filepath.Join(root, "etc/otelcol/supervisor.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(b), `site.region: "south"`) || !strings.Contains(string(b), `site.name: "Edge site 7"`) {
 		t.Errorf("supervisor.yaml not rewritten:\n%s", b)
+	}
+}
+
+// A new token is in both the supervisor configuration and the updater's token file, so
+// both services need a restart; a new updater binary restarts only the updater.
+func TestRestartsFollowWhatChanged(t *testing.T) {
+	needMinisign(t)
+	a := completeArtifacts(t, "0.149.0")
+	root := filepath.Join(t.TempDir(), "root")
+	flags := siteFlags(t, a, root)
+	if r := runScript(t, flags...); r.code != 0 {
+		t.Fatalf("install failed:\n%s", r)
+	}
+	r := runScript(t, append(withoutFlag(flags, "--token-file"), "--token", "another-token")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "needs a restart: otelcol-supervisor myriarch-updater\n") {
+		t.Errorf("new token: want both restarted:\n%s", r)
+	}
+	a.add(t, "myriarch-updater_linux_"+runtime.GOARCH, fakeExecutable("myriarch-updater", "1.1.0"))
+	r = runScript(t, flags...)
+	if r.code != 0 || !strings.Contains(r.stdout, "needs a restart: otelcol-supervisor myriarch-updater\n") {
+		t.Errorf("token back and new updater: want both restarted:\n%s", r)
+	}
+	a.add(t, "myriarch-updater_linux_"+runtime.GOARCH, fakeExecutable("myriarch-updater", "1.2.0"))
+	r = runScript(t, flags...)
+	if r.code != 0 || !strings.Contains(r.stdout, "needs a restart: myriarch-updater\n") {
+		t.Errorf("new updater: want only the updater restarted:\n%s", r)
 	}
 }
 
