@@ -321,6 +321,9 @@ func parseLane(lane string, n *yaml.Node, b *Blueprint, referenced map[string]bo
 			e.at(item.Line, "%s entry %q: %s", where, raw, problem)
 			if ref.Name != "" && !ref.Shared() {
 				referenced[ref.Name] = true
+				if b.Local(ref.Name) == nil {
+					e.at(item.Line, "%s entry %q: names no local Component this Blueprint declares", where, raw)
+				}
 			}
 			continue
 		}
@@ -332,10 +335,13 @@ func parseLane(lane string, n *yaml.Node, b *Blueprint, referenced map[string]bo
 			e.at(item.Line, "%s entry %q: a shared reference must pin a version (%s@N) or set track: head", where, raw, ref.ID())
 		case ref.Shared() && ref.Pin != 0 && head:
 			e.at(item.Line, "%s entry %q: a shared reference must not both pin a version and set track: head", where, raw)
-		case !ref.Shared() && head:
-			e.at(item.Line, "%s entry %q: a local reference must not set track: head", where, raw)
-		case !ref.Shared() && b.Local(ref.Name) == nil:
-			e.at(item.Line, "%s entry %q: names no local Component this Blueprint declares", where, raw)
+		case !ref.Shared():
+			if head {
+				e.at(item.Line, "%s entry %q: a local reference must not set track: head", where, raw)
+			}
+			if b.Local(ref.Name) == nil {
+				e.at(item.Line, "%s entry %q: names no local Component this Blueprint declares", where, raw)
+			}
 		}
 		if !ref.Shared() {
 			referenced[ref.Name] = true
