@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/server"
+)
+
+func TestCLIAgainstServer(t *testing.T) {
+	dataDir := t.TempDir()
+	s, err := server.New(context.Background(), server.Options{DataDir: dataDir, Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0", Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Close(ctx)
+	}()
+	conn := []string{"--admin", "http://" + s.AdminAddr().String(), "--data-dir", dataDir}
+	cli := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := run(append(args[:2:2], append(conn, args[2:]...)...), &out, &errb)
+		return code, out.String(), errb.String()
+	}
+
+	code, out, errs := cli("token", "create", "--name", "edge-north", "--label", "wave=1", "--label", "region=north")
+	if code != 0 {
+		t.Fatalf("token create: %d %s", code, errs)
+	}
+	var tok struct {
+		ID, Token string
+		Labels    map[string]string
+	}
+	json.Unmarshal([]byte(out), &tok)
+	if tok.Token == "" || tok.Labels["region"] != "north" {
+		t.Fatalf("token create printed %s", out)
+	}
+	code, out, _ = cli("token", "list")
+	if code != 0 || !strings.Contains(out, "edge-north") || !strings.Contains(out, "region=north,wave=1") || strings.Contains(out, tok.Token) {
+		t.Fatalf("token list: %d\n%s", code, out)
+	}
+	code, _, errs = cli("token", "create", "--name", "bad", "--label", "a b=x")
+	if code != 1 || !strings.Contains(errs, "whitespace") {
+		t.Fatalf("bad label: %d %s", code, errs)
+	}
+	code, out, _ = cli("agents", "list")
+	if code != 0 || !strings.HasPrefix(out, "INSTANCE UID") {
+		t.Fatalf("agents list: %d %s", code, out)
+	}
+	code, _, errs = cli("agents", "show", "00000000-0000-0000-0000-000000000000")
+	if code != 1 || !strings.Contains(errs, "404") {
+		t.Fatalf("agents show unknown: %d %s", code, errs)
+	}
+	if code, _, _ = cli("token", "revoke", tok.ID); code != 0 {
+		t.Fatalf("token revoke: %d", code)
+	}
+	code, out, _ = cli("token", "list", "--json")
+	if code != 0 || !strings.Contains(out, "revokedAt") {
+		t.Fatalf("revoked token not shown: %s", out)
+	}
+	var buf bytes.Buffer
+	if run([]string{"serve", "--log-format", "xml", "--data-dir", t.TempDir()}, &buf, &buf) != 2 || !strings.Contains(buf.String(), "text or json") {
+		t.Fatalf("bad --log-format: %s", buf.String())
+	}
+}
