@@ -3,7 +3,6 @@ package vars
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -254,7 +253,10 @@ func missingDrop(index int, set Set, err error) Dropped {
 // dynamicCopy returns v with the id suffixed and the mapping's processors
 // prepended. v itself is left as rendered: the de-duplication table holds it.
 func dynamicCopy(rendered map[string]any, m *Mapping, used bool) (map[string]any, error) {
-	v := maps.Clone(rendered)
+	v := make(map[string]any, len(rendered)+3) // room for id, original_id, processors
+	for k, x := range rendered {
+		v[k] = x
+	}
 	id, hasID := v["id"]
 	if hasID && id != nil {
 		var s string
