@@ -1,0 +1,220 @@
+// Command myriarch-updater is the host agent that keeps an OpenTelemetry
+// Collector (run by the upstream OpAMP Supervisor) paired with the myriarch
+// server and, later, up to date. This file only parses the command line; the
+// work lives in agent/….
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/myriarch/myriarch/agent/config"
+	"github.com/myriarch/myriarch/agent/providers"
+	"github.com/myriarch/myriarch/agent/service"
+	"github.com/myriarch/myriarch/agent/updater"
+	"github.com/myriarch/myriarch/internal/buildinfo"
+)
+
+const usage = `usage: myriarch-updater <command> [--config FILE]
+
+commands:
+  run        run in the foreground (what the service runs)
+  validate   check the configuration; prints every problem with its YAML path and line
+  inspect    print the AgentDescription it would report, as JSON, without connecting
+             (--providers [--watch]: print the variable-substitution providers' data instead)
+  install    install the OS service (systemd / Windows SCM) running "run --config FILE"
+  uninstall  remove the OS service
+  start      start the OS service
+  stop       stop the OS service
+  status     print the OS service status
+  version    print the version
+
+--config defaults to ` + "%s" + `
+`
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func printUsage(w io.Writer) { fmt.Fprintf(w, usage, config.DefaultPath()) }
+
+// run executes one command and returns the process exit code: 0 success,
+// 1 failure, 2 usage error.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		printUsage(stderr)
+		return 2
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "-h", "--help", "help":
+		printUsage(stdout)
+		return 0
+	case "version", "--version":
+		fmt.Fprintf(stdout, "myriarch-updater %s\n", buildinfo.Version)
+		return 0
+	}
+
+	fs := flag.NewFlagSet("myriarch-updater "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", config.DefaultPath(), "configuration file")
+	var inspectProviders, watch *bool
+	if cmd == "inspect" {
+		inspectProviders = fs.Bool("providers", false, "print the providers' context and mappings as JSON")
+		watch = fs.Bool("watch", false, "with --providers: keep printing every new snapshot")
+	}
+	if err := fs.Parse(rest); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "myriarch-updater %s: unexpected argument %q\n", cmd, fs.Arg(0))
+		return 2
+	}
+
+	switch cmd {
+	case "validate":
+		return cmdValidate(*configPath, stdout, stderr)
+	case "run":
+		return cmdRun(ctx, *configPath, stderr)
+	case "inspect":
+		if *watch && !*inspectProviders {
+			fmt.Fprintln(stderr, "myriarch-updater inspect: --watch needs --providers")
+			return 2
+		}
+		return cmdInspect(ctx, *configPath, *inspectProviders, *watch, stdout, stderr)
+	case "install", "uninstall", "start", "stop", "status":
+		return cmdService(cmd, *configPath, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "myriarch-updater: unknown command %q\n", cmd)
+	printUsage(stderr)
+	return 2
+}
+
+// load reads the config, printing every problem on failure.
+func load(path string, stderr io.Writer) (*config.Config, bool) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return nil, false
+	}
+	return cfg, true
+}
+
+func cmdValidate(path string, stdout, stderr io.Writer) int {
+	if _, ok := load(path, stderr); !ok {
+		return 1
+	}
+	fmt.Fprintf(stdout, "config %s: valid\n", path)
+	return 0
+}
+
+func cmdRun(ctx context.Context, path string, stderr io.Writer) int {
+	cfg, ok := load(path, stderr)
+	if !ok {
+		return 1
+	}
+	log := cfg.Log.NewLogger(stderr)
+	u, err := updater.New(cfg, log)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return 1
+	}
+	if err := service.Run(ctx, u.Run); err != nil {
+		log.Error("updater failed", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func cmdInspect(ctx context.Context, path string, providersOnly, watch bool, stdout, stderr io.Writer) int {
+	cfg, ok := load(path, stderr)
+	if !ok {
+		return 1
+	}
+	if providersOnly {
+		log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		if watch {
+			var stop context.CancelFunc
+			ctx, stop = signalContext(ctx)
+			defer stop()
+		}
+		if err := providers.Inspect(ctx, cfg.Providers, watch, stdout, log); err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(stderr, "myriarch-updater inspect --providers: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	d, err := updater.Describe(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "myriarch-updater inspect: %v\n", err)
+		return 1
+	}
+	for _, p := range d.Problems {
+		fmt.Fprintf(stderr, "warning: %v (the updater would report itself unhealthy)\n", p)
+	}
+	if err := writeJSON(stdout, d); err != nil {
+		fmt.Fprintf(stderr, "myriarch-updater inspect: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// writeJSON prints v indented, without HTML escaping (this is for people and jq).
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func cmdService(cmd, path string, stdout, stderr io.Writer) int {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "myriarch-updater %s: %v\n", cmd, err)
+		return 1
+	}
+	if cmd == "install" {
+		// Refuse to install a service that would fail at its first start.
+		if _, ok := load(abs, stderr); !ok {
+			return 1
+		}
+	}
+	m, err := service.New(abs)
+	if err != nil {
+		fmt.Fprintf(stderr, "myriarch-updater %s: %v\n", cmd, err)
+		return 1
+	}
+	switch cmd {
+	case "install":
+		err = m.Install()
+	case "uninstall":
+		err = m.Uninstall()
+	case "start":
+		err = m.Start()
+	case "stop":
+		err = m.Stop()
+	case "status":
+		var st string
+		if st, err = m.Status(); err == nil {
+			fmt.Fprintf(stdout, "%s: %s\n", service.Name, st)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "myriarch-updater %s: %v\n", cmd, err)
+		return 1
+	}
+	if cmd != "status" {
+		fmt.Fprintf(stdout, "%s: %s done (%s)\n", service.Name, cmd, m.Platform())
+	}
+	return 0
+}
