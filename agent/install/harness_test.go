@@ -167,7 +167,7 @@ func (r *recorder) SetPackageStatuses(s *protobufs.PackageStatuses) error {
 }
 
 // wait returns the first status of pkg satisfying ok, failing after timeout.
-func (r *recorder) wait(t *testing.T, pkg string, timeout time.Duration, ok func(*protobufs.PackageStatus) bool) *protobufs.PackageStatus {
+func (r *recorder) wait(t testing.TB, pkg string, timeout time.Duration, ok func(*protobufs.PackageStatus) bool) *protobufs.PackageStatus {
 	t.Helper()
 	deadline := time.After(timeout)
 	for {
@@ -208,7 +208,7 @@ func terminal(st *protobufs.PackageStatus) bool {
 // env is one collector installation with a running fake supervisor and an
 // artifact server.
 type env struct {
-	t                         *testing.T
+	t                         testing.TB
 	dir, root, state, storage string
 	ctl                       *svcController
 	srv                       *httptest.Server
@@ -220,7 +220,7 @@ type env struct {
 	initialDir                string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	dir := t.TempDir()
 	e := &env{t: t, dir: dir, root: filepath.Join(dir, "collector"), state: filepath.Join(dir, "state"),
@@ -390,7 +390,7 @@ func tarGzOf(t testing.TB, files map[string][]byte, links map[string]string) []b
 	return buf.Bytes()
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/open-telemetry/opamp-go/protobufs"
@@ -26,6 +27,7 @@ type helperConfig struct {
 	SupervisorBin string
 	Offer         json.RawMessage // protojson PackagesAvailable (offer mode)
 	StatusFile    string
+	MaxSize       int64 // overrides collector.max_package_size when set
 }
 
 // fileReporter appends every status set as one protojson line.
@@ -62,6 +64,9 @@ func helperMain() int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := testOptions(cfg.Root, cfg.State, cfg.Storage, cfg.PubKey)
 	opts.Download.FreeSpace = nil // the real disk-space check
+	if cfg.MaxSize > 0 {
+		opts.MaxPackageSize = cfg.MaxSize
+	}
 	eng, err := New(opts, ctl, fileReporter{cfg.StatusFile}, log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
@@ -84,6 +89,15 @@ func helperMain() int {
 		time.Sleep(20 * time.Millisecond)
 	}
 	eng.Close()
+	// VmHWM is this process's own peak RSS (getrusage's maxrss would
+	// include the parent's RSS inherited across the vfork+exec).
+	if st, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, l := range strings.Split(string(st), "\n") {
+			if strings.HasPrefix(l, "VmHWM:") {
+				fmt.Fprintf(os.Stderr, "HELPER_PEAK_RSS_KIB %s\n", strings.Fields(l)[1])
+			}
+		}
+	}
 	return 0
 }
 

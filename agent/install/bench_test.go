@@ -1,0 +1,157 @@
+package install
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"aead.dev/minisign"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opamp-go/protobufs"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+// waitNewChild polls (1 ms) until the supervisor's child runs exe.
+func (e *env) waitNewChild(exe string, timeout time.Duration) time.Time {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if pid, got := e.collectorChild(); pid != 0 && sameFile(got, exe) {
+			return time.Now()
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return time.Time{}
+}
+
+// BenchmarkSwapDowntime measures how long the collector is down during an
+// upgrade (stop issued → new collector process running) against a plain
+// supervisor restart of the same version (the collector's own stop+start),
+// so the difference is the downtime the swap adds.
+func BenchmarkSwapDowntime(b *testing.B) {
+	e := newEnv(b)
+	eng, rec := e.engine(nil)
+	var mu sync.Mutex
+	marks := map[string]time.Time{}
+	eng.onStep = func(s string) { mu.Lock(); marks[s] = time.Now(); mu.Unlock() }
+	var swap, restart, switchDur time.Duration
+	for i := 0; i < b.N; i++ {
+		// Baseline: restart without a swap.
+		cur := e.exeInCurrent()
+		t0 := time.Now()
+		e.ctl.Stop(context.Background())
+		e.ctl.Start(context.Background())
+		t1 := e.waitNewChild(cur, 10*time.Second)
+		restart += t1.Sub(t0)
+
+		ver := fmt.Sprintf("0.149.%d", i+1)
+		art := collectorBinary(ver, "ok")
+		newExe := filepath.Join(e.root, "versions", dirFor(ver, art), exeName)
+		running := make(chan time.Time, 1)
+		go func() {
+			for {
+				mu.Lock()
+				_, ok := marks[cpActivating]
+				mu.Unlock()
+				if ok {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			running <- e.waitNewChild(newExe, 20*time.Second)
+		}()
+		eng.Offer(context.Background(), e.signedOffer(ver, "/v"+ver, art))
+		up := <-running
+		rec.wait(b, pkg, 30*time.Second, func(s *protobufs.PackageStatus) bool { return terminal(s) && s.ServerOfferedVersion == ver })
+		mu.Lock()
+		swap += up.Sub(marks[cpActivating])
+		switchDur += marks[cpSwitchRecorded].Sub(marks[cpSupervisorStopped])
+		clear(marks)
+		mu.Unlock()
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(swap.Milliseconds())/n, "swap-down-ms")
+	b.ReportMetric(float64(restart.Milliseconds())/n, "restart-down-ms")
+	b.ReportMetric(float64((swap-restart).Milliseconds())/n, "extra-down-ms")
+	b.ReportMetric(float64(switchDur.Microseconds())/n/1000, "switch-ms")
+}
+
+func (e *env) exeInCurrent() string {
+	d, _ := readCurrent(e.root)
+	return filepath.Join(e.root, "versions", d, exeName)
+}
+
+// BenchmarkInstallPeakRSS runs a whole install in a separate updater process
+// and reports its peak RSS (getrusage maxrss) for artifacts of 20 and 200 MB.
+func BenchmarkInstallPeakRSS(b *testing.B) {
+	for _, mb := range []int{20, 200} {
+		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
+			var peak int64
+			for i := 0; i < b.N; i++ {
+				peak = max(peak, e2eRSS(b, mb))
+			}
+			b.ReportMetric(float64(peak)/1024, "peak-rss-MB")
+		})
+	}
+}
+
+func e2eRSS(b *testing.B, mb int) int64 {
+	e := newEnv(b)
+	// A working fake collector padded to mb MB (ELF ignores trailing data),
+	// written to disk and served from there: the test process itself never
+	// holds the artifact.
+	path := filepath.Join(b.TempDir(), "art")
+	f, _ := os.Create(path)
+	h := sha256.New()
+	sig := minisign.NewReader(io.TeeReader(io.MultiReader(bytes.NewReader(fakeCollectorBin),
+		io.LimitReader(rand.NewChaCha8([32]byte{byte(mb)}), int64(mb)<<20),
+		strings.NewReader("\nFAKECOL:0.149.0:ok\n")), h))
+	if _, err := io.Copy(f, sig); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	sum := h.Sum(nil)
+	url := e.handle("/big", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, path) })
+	o := &protobufs.PackagesAvailable{AllPackagesHash: []byte("x"), Packages: map[string]*protobufs.PackageAvailable{pkg: {
+		Type: protobufs.PackageType_PackageType_Addon, Version: "0.149.0", Hash: sum,
+		File: &protobufs.DownloadableFile{DownloadUrl: url, ContentHash: sum, Signature: sig.Sign(e.priv)},
+	}}}
+	statusFile := filepath.Join(e.dir, "statuses.jsonl")
+	ob, _ := protojson.Marshal(o)
+	cfg := helperConfig{Mode: "offer", Root: e.root, State: e.state, PubKey: e.pub.String(), Pidfile: e.ctl.pidfile,
+		Storage: e.storage, SupervisorBin: fakeSupervisorBin, StatusFile: statusFile, Offer: ob, MaxSize: 1 << 30}
+	data, _ := json.Marshal(cfg)
+	cfgPath := filepath.Join(e.dir, "helper.json")
+	os.WriteFile(cfgPath, data, 0o600)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+cfgPath)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("%v\n%s", err, out)
+	}
+	st, err := lastStatus(statusFile)
+	if err != nil || st.GetPackages()[pkg].GetStatus() != stInstalled {
+		b.Fatalf("install failed: %v %v", st, err)
+	}
+	i := bytes.Index(out, []byte("HELPER_PEAK_RSS_KIB "))
+	if i < 0 {
+		b.Fatalf("no peak RSS in helper output:\n%s", out)
+	}
+	kib, err := strconv.ParseInt(strings.Fields(string(out[i+len("HELPER_PEAK_RSS_KIB "):]))[0], 10, 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return kib
+}
