@@ -449,3 +449,33 @@ func dotPrefix(p string) string {
 	}
 	return "." + p
 }
+
+// RenderTree parses every string in v (decoded YAML or JSON) and renders it
+// against set, as one input is rendered: map keys and non-string scalars are
+// kept, whole-value references keep their type, and a null from one removes
+// the key or element holding it. used reports whether a variable of the
+// set's mapping provider yielded. Errors are *ParseError (before anything is
+// evaluated), *MissingError (with the path of the string) or *RenderError.
+func (e Engine) RenderTree(v any, set Set) (out any, used bool, err error) {
+	if err := e.Validate(); err != nil {
+		return nil, false, err
+	}
+	n, err := Normalize(v)
+	if err != nil {
+		return nil, false, err
+	}
+	c := compiler{def: e.defaultProvider()}
+	root, err := c.compile(n, "")
+	if err != nil {
+		return nil, false, err
+	}
+	st := evalState{set: set}
+	out, ok, err := st.renderNode(root)
+	if err != nil {
+		return nil, false, err
+	}
+	if !ok {
+		return nil, st.used, nil
+	}
+	return out, st.used, nil
+}

@@ -505,3 +505,26 @@ func TestContextDottedProviderKeys(t *testing.T) {
 		t.Fatalf("got %v, %v", v, err)
 	}
 }
+
+func TestRenderTree(t *testing.T) {
+	data := newTestData(t, docCtx, dockerDyn)
+	comp := map[string]any{"receivers": map[string]any{"filelog": map[string]any{
+		"include": []any{"${docker.paths.log}"}, "port": "${local.port}", "gone": "${local.nothing}",
+	}}}
+	out, used, err := Engine{}.RenderTree(comp, data.MappingSet(2)) // docker-c1 (after the two local_dynamic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"receivers":{"filelog":{"include":["/var/log/c1.log"],"port":8080}}}`
+	if got := jsonOf(t, out); got != want || !used {
+		t.Fatalf("got %s used=%v, want %s used=true", got, used, want)
+	}
+	_, _, err = Engine{}.RenderTree(comp, data.ContextSet())
+	var me *MissingError
+	if !errors.As(err, &me) || me.Path != "receivers.filelog.include[0]" {
+		t.Fatalf("context set: %v", err)
+	}
+	if _, _, err := (Engine{}).RenderTree(map[string]any{"a": "${a..b}"}, data.ContextSet()); KindOf(err) != KindParse {
+		t.Fatalf("parse error: %v", err)
+	}
+}
