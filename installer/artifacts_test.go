@@ -28,7 +28,7 @@ type artifactSet struct {
 	private       minisign.PrivateKey
 }
 
-func newArtifactSet(t *testing.T) *artifactSet {
+func newArtifactSet(t testing.TB) *artifactSet {
 	t.Helper()
 	pub, priv, err := minisign.GenerateKey(rand.Reader)
 	if err != nil {
@@ -46,7 +46,7 @@ func fakeExecutable(name, version string) []byte {
 }
 
 // clone copies the set into a new directory, signed by the same key.
-func (a *artifactSet) clone(t *testing.T) *artifactSet {
+func (a *artifactSet) clone(t testing.TB) *artifactSet {
 	t.Helper()
 	c := *a
 	c.dir = t.TempDir()
@@ -57,7 +57,7 @@ func (a *artifactSet) clone(t *testing.T) *artifactSet {
 }
 
 // add writes name with its .sha256 and .minisig next to it.
-func (a *artifactSet) add(t *testing.T, name string, content []byte) {
+func (a *artifactSet) add(t testing.TB, name string, content []byte) {
 	t.Helper()
 	sum := sha256.Sum256(content)
 	write(t, filepath.Join(a.dir, name), content, 0o644)
@@ -66,7 +66,7 @@ func (a *artifactSet) add(t *testing.T, name string, content []byte) {
 }
 
 // addCollector packs a fake otelcol-contrib of the given version as install.sh names it.
-func (a *artifactSet) addCollector(t *testing.T, version string) string {
+func (a *artifactSet) addCollector(t testing.TB, version string) string {
 	t.Helper()
 	name := fmt.Sprintf("otelcol_%s_linux_%s.tar.gz", version, runtime.GOARCH)
 	a.add(t, name, tarGz(t, map[string]tarEntry{
@@ -76,14 +76,14 @@ func (a *artifactSet) addCollector(t *testing.T, version string) string {
 	return name
 }
 
-func (a *artifactSet) addBinaries(t *testing.T, version string) {
+func (a *artifactSet) addBinaries(t testing.TB, version string) {
 	t.Helper()
 	a.add(t, "opampsupervisor_linux_"+runtime.GOARCH, fakeExecutable("opampsupervisor", version))
 	a.add(t, "myriarch-updater_linux_"+runtime.GOARCH, fakeExecutable("myriarch-updater", version))
 }
 
 // complete returns a set with a collector of version v and both binaries.
-func completeArtifacts(t *testing.T, v string) *artifactSet {
+func completeArtifacts(t testing.TB, v string) *artifactSet {
 	t.Helper()
 	a := newArtifactSet(t)
 	a.addCollector(t, v)
@@ -98,7 +98,7 @@ type tarEntry struct {
 	linkname string
 }
 
-func tarGz(t *testing.T, entries map[string]tarEntry) []byte {
+func tarGz(t testing.TB, entries map[string]tarEntry) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
@@ -136,7 +136,7 @@ func tarGz(t *testing.T, entries map[string]tarEntry) []byte {
 	return buf.Bytes()
 }
 
-func write(t *testing.T, path string, b []byte, mode os.FileMode) {
+func write(t testing.TB, path string, b []byte, mode os.FileMode) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)

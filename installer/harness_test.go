@@ -58,7 +58,7 @@ func runScript(t *testing.T, args ...string) result {
 }
 
 // siteFlags are the flags of a complete binary-mode install under root.
-func siteFlags(t *testing.T, a *artifactSet, root string) []string {
+func siteFlags(t testing.TB, a *artifactSet, root string) []string {
 	t.Helper()
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	write(t, tokenFile, []byte(testToken+"\n"), 0o600)

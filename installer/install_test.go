@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"aead.dev/minisign"
 	"go.yaml.in/yaml/v3"
@@ -468,4 +469,39 @@ func TestUninstallKeepsDataUnlessPurge(t *testing.T) {
 		t.Fatalf("purge failed:\n%s", r)
 	}
 	golden(t, "uninstall-purged.golden", manifest(t, root))
+}
+
+// BenchmarkInstall measures a fresh install under --root (verification of three signed
+// artifacts included) and a no-op re-run.
+func BenchmarkInstall(b *testing.B) {
+	if _, err := exec.LookPath("minisign"); err != nil {
+		b.Skip("minisign CLI not installed")
+	}
+	a := completeArtifacts(b, "0.149.0")
+	// CPU time (user+system of the script and every command it waited for) is reported
+	// too: wall time on a shared machine is mostly waiting for a CPU.
+	var cpu time.Duration
+	run := func(b *testing.B, root string) {
+		cmd := exec.Command("sh", append([]string{"install.sh"}, siteFlags(b, a, root)...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%v\n%s", err, out)
+		}
+		cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	b.Run("fresh", func(b *testing.B) {
+		cpu = 0
+		for b.Loop() {
+			run(b, filepath.Join(b.TempDir(), "root"))
+		}
+		b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
+	})
+	b.Run("rerun", func(b *testing.B) {
+		root := filepath.Join(b.TempDir(), "root")
+		run(b, root)
+		cpu = 0
+		for b.Loop() {
+			run(b, root)
+		}
+		b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
+	})
 }
