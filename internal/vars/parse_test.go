@@ -29,6 +29,7 @@ func testData(t testing.TB) *Data {
 			"uni":      "héllo wörld",
 			"ünï":      map[string]any{"ключ": "значение", "键": "值", "a-b_c/d": "ok", "0": "zero"},
 			"deep":     map[string]any{"l": []any{map[string]any{"x": "in-list"}}},
+			"floats":   []any{2.0, 1e21, 0.75, 1e-7, int64(3)},
 		},
 		"host":   map[string]any{"ip": []any{"10.0.0.1", "10.0.0.2"}, "name": "h1"},
 		"agent":  map[string]any{"id": "agent-1"},
@@ -154,6 +155,7 @@ func TestRenderValue(t *testing.T) {
 		{"list text sorted compact no html escape", "x${local.list}", `"x[1,\"a<b>&\",{\"a\":2,\"z\":1}]"`},
 		{"map text", "x${local.map}", `"x{\"a\":[true,null],\"b\":\"x\"}"`},
 		{"unicode text", "${local.uni}", `"héllo wörld"`},
+		{"floats inside interpolated JSON", "f=${local.floats}", `"f=[2,1e+21,0.75,1e-7,3]"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
