@@ -285,11 +285,14 @@ type site struct {
 // site root and returns it with its storage directory.
 func supervised(t *testing.T, p *peerbuild.Peers, srv *opampServer, version string) (*peerrun.Process, string) {
 	t.Helper()
-	s := newSite(t, p, srv, version)
+	s := newSite(t, p, srv, version, 10*time.Second)
 	return s.start(t, p, 1), s.storage
 }
 
-func newSite(t *testing.T, p *peerbuild.Peers, srv *opampServer, version string) site {
+// newSite lays out a site running version; bootstrap is the supervisor's
+// agent.bootstrap_timeout (generous for working collectors on a loaded
+// machine, short where the bootstrap is expected to fail).
+func newSite(t *testing.T, p *peerbuild.Peers, srv *opampServer, version string, bootstrap time.Duration) site {
 	t.Helper()
 	c, err := p.Collector(version)
 	if err != nil {
@@ -307,7 +310,7 @@ func newSite(t *testing.T, p *peerbuild.Peers, srv *opampServer, version string)
 		Collector:                exe,
 		StorageDir:               storage,
 		NonIdentifyingAttributes: map[string]string{"site.name": "site-" + version},
-		BootstrapTimeout:         10 * time.Second,
+		BootstrapTimeout:         bootstrap,
 	}
 	cfgPath := filepath.Join(root, "supervisor", "config.yaml")
 	if err := cfg.WriteFile(cfgPath); err != nil {
@@ -401,7 +404,8 @@ func waitGroupEmpty(t *testing.T, pgid int) {
 func TestPeersBrokenCollectorCannotStart(t *testing.T) {
 	p := ensurePeers(t)
 	srv := startOpAMPServer(t)
-	proc, _ := supervised(t, p, srv, peerbuild.VersionBroken)
+	s := newSite(t, p, srv, peerbuild.VersionBroken, 3*time.Second)
+	proc := s.start(t, p, 1)
 	select {
 	case <-proc.Done():
 	case <-time.After(2 * time.Minute):
@@ -412,6 +416,10 @@ func TestPeersBrokenCollectorCannotStart(t *testing.T) {
 	}
 	if log := logTail(proc.LogPath); !strings.Contains(log, "could not get bootstrap info") {
 		t.Errorf("supervisor log lacks the bootstrap failure:\n%s", log)
+	}
+	// The failure is the missing component, not a slow machine.
+	if log := logTail(filepath.Join(s.storage, "agent.log")); !strings.Contains(log, `unknown type: "opamp"`) {
+		t.Errorf("collector log lacks the missing opamp extension:\n%s", log)
 	}
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
@@ -447,7 +455,7 @@ func stopClean(t *testing.T, proc *peerrun.Process) {
 func TestPeersManualUpgradeKeepsInstanceUID(t *testing.T) {
 	p := ensurePeers(t)
 	srv := startOpAMPServer(t)
-	s := newSite(t, p, srv, peerbuild.VersionM1)
+	s := newSite(t, p, srv, peerbuild.VersionM1, 10*time.Second)
 
 	first := s.start(t, p, 1)
 	id := srv.waitAgent(t, 2*time.Minute, "reporting "+peerbuild.VersionM1, func(a *agentView) bool {
