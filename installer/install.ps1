@@ -75,7 +75,7 @@ SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO TR TT TV TW TZ UA UG UM US UY UZ VA VC
 VN VU WF WS YE YT ZA ZM ZW"
 
 # IANA time zone names (zones and links of tzdata), since Windows has its own zone names.
-$IanaZones = @"
+$IanaZones = @'
 Africa/Abidjan Africa/Accra Africa/Addis_Ababa Africa/Algiers Africa/Asmara Africa/Asmera
 Africa/Bamako Africa/Bangui Africa/Banjul Africa/Bissau Africa/Blantyre Africa/Brazzaville
 Africa/Bujumbura Africa/Cairo Africa/Casablanca Africa/Ceuta Africa/Conakry Africa/Dakar
@@ -174,7 +174,7 @@ Pacific/Rarotonga Pacific/Saipan Pacific/Samoa Pacific/Tahiti Pacific/Tarawa Pac
 Pacific/Truk Pacific/Wake Pacific/Wallis Pacific/Yap Poland Portugal ROC ROK Singapore Turkey UCT
 US/Alaska US/Aleutian US/Arizona US/Central US/East-Indiana US/Eastern US/Hawaii US/Indiana-Starke
 US/Michigan US/Mountain US/Pacific US/Samoa UTC Universal W-SU WET Zulu
-"@
+'@
 
 if ($Help) {
     Get-Help $PSCommandPath -Detailed
@@ -187,6 +187,15 @@ function Say([string]$Message) { Write-Output $Message }
 function Fail([string]$Message) {
     [Console]::Error.WriteLine("${Prog}: $Message")
     exit 1
+}
+# Native commands run with ErrorActionPreference Continue: under Stop, Windows PowerShell
+# 5.1 turns any stderr line of a native command into a terminating error.
+function Invoke-Native([string]$Exe, [string[]]$Arguments) {
+    $saved = $ErrorActionPreference
+    $ErrorActionPreference = 'Continue'
+    try { $out = & $Exe @Arguments 2>&1 | Out-String }
+    finally { $ErrorActionPreference = $saved }
+    return @{ Code = $LASTEXITCODE; Output = $out.Trim() }
 }
 function Test-Control([string]$Value) { return $Value -match '[\x00-\x1f\x7f]' }
 
@@ -416,8 +425,8 @@ function Confirm-Artifact([string]$Name) {
     if ($want -notmatch '^[0-9a-f]{64}$') { Fail "artifact ${Name}: $Name.sha256 holds no SHA-256 digest; nothing was installed" }
     $got = (Get-FileHash -LiteralPath $file -Algorithm SHA256).Hash.ToLowerInvariant()
     if ($want -ne $got) { Fail "artifact ${Name}: SHA-256 mismatch (expected $want, got $got); nothing was installed" }
-    $out = & minisign.exe -V -q -P $MinisignKey -m $file -x $sig 2>&1
-    if ($LASTEXITCODE -ne 0) { Fail "artifact ${Name}: minisign signature does not verify with the given key ($out); nothing was installed" }
+    $r = Invoke-Native 'minisign.exe' @('-V', '-q', '-P', $MinisignKey, '-m', $file, '-x', $sig)
+    if ($r.Code -ne 0) { Fail "artifact ${Name}: minisign signature does not verify with the given key ($($r.Output)); nothing was installed" }
     return $file
 }
 
@@ -437,9 +446,9 @@ function Expand-Collector([string]$Archive) {
     $exe = Join-Path $dir $CollectorExe
     if (-not (Test-Path -LiteralPath $exe -PathType Leaf)) { Fail "artifact ${CollectorArt}: has no $CollectorExe at its top; nothing was installed" }
     # Catches a wrong architecture, corruption or a mislabeled build before anything changes.
-    $out = & $exe --version 2>&1 | Out-String
-    if ($LASTEXITCODE -ne 0) { Fail "artifact ${CollectorArt}: $CollectorExe --version failed; nothing was installed" }
-    if (-not $out.Contains($CollectorVersion)) { Fail "artifact ${CollectorArt}: $CollectorExe --version does not report $CollectorVersion; nothing was installed" }
+    $r = Invoke-Native $exe @('--version')
+    if ($r.Code -ne 0) { Fail "artifact ${CollectorArt}: $CollectorExe --version failed; nothing was installed" }
+    if (-not $r.Output.Contains($CollectorVersion)) { Fail "artifact ${CollectorArt}: $CollectorExe --version does not report $CollectorVersion; nothing was installed" }
     return $dir
 }
 
@@ -466,8 +475,8 @@ function Confirm-Dir([string]$Path) {
 
 # Restrict a file to SYSTEM and Administrators (the 0600 of install.sh).
 function Protect-File([string]$Path) {
-    $out = & icacls.exe $Path /inheritance:r /grant:r '*S-1-5-18:F' '*S-1-5-32-544:F' 2>&1
-    if ($LASTEXITCODE -ne 0) { Fail "cannot restrict access to ${Path}: $out" }
+    $r = Invoke-Native 'icacls.exe' @($Path, '/inheritance:r', '/grant:r', '*S-1-5-18:F', '*S-1-5-32-544:F')
+    if ($r.Code -ne 0) { Fail "cannot restrict access to ${Path}: $($r.Output)" }
 }
 
 function Test-Protected([string]$Path) {
@@ -550,20 +559,20 @@ function Register-Services {
             if ($DryRun) { Say "would register service $SupervisorService" }
             else {
                 [void](New-Service -Name $SupervisorService -BinaryPathName $bin -DisplayName 'OpenTelemetry Collector (OpAMP Supervisor, myriarch)' -StartupType Automatic)
-                & sc.exe failure $SupervisorService reset= 86400 actions= restart/5000/restart/5000/restart/5000 | Out-Null
+                [void](Invoke-Native 'sc.exe' @('failure', $SupervisorService, 'reset=', '86400', 'actions=', 'restart/5000/restart/5000/restart/5000'))
                 Say "registered service $SupervisorService"
             }
         } elseif ($svc.PathName -ne $bin) {
             Set-Changed 'sup'
             if ($DryRun) { Say "would update service $SupervisorService" }
-            else { & sc.exe config $SupervisorService binPath= $bin | Out-Null }
+            else { [void](Invoke-Native 'sc.exe' @('config', $SupervisorService, 'binPath=', $bin)) }
         }
     }
     if (-not (Get-Service -Name $UpdaterService -ErrorAction SilentlyContinue)) {
         if ($DryRun) { Say "would run: $UpdExe install --config $UpdConf" }
         else {
-            & $UpdExe install --config $UpdConf
-            if ($LASTEXITCODE -ne 0) { Fail "myriarch-updater install failed (exit $LASTEXITCODE)" }
+            $r = Invoke-Native $UpdExe @('install', '--config', $UpdConf)
+            if ($r.Code -ne 0) { Fail "myriarch-updater install failed (exit $($r.Code)): $($r.Output)" }
         }
     }
     $names = @($UpdaterService)
@@ -647,14 +656,14 @@ function Invoke-Uninstall {
             if ($DryRun) { Say "would run: $UpdExe uninstall" }
             else {
                 Stop-Service -Name $UpdaterService -ErrorAction SilentlyContinue
-                & $UpdExe uninstall
+                [void](Invoke-Native $UpdExe @('uninstall'))
             }
         }
         if (Get-Service -Name $SupervisorService -ErrorAction SilentlyContinue) {
             if ($DryRun) { Say "would stop and delete service $SupervisorService" }
             else {
                 Stop-Service -Name $SupervisorService -ErrorAction SilentlyContinue
-                & sc.exe delete $SupervisorService | Out-Null
+                [void](Invoke-Native 'sc.exe' @('delete', $SupervisorService))
             }
         }
     }

@@ -257,7 +257,7 @@ func symmetricDifference(a, b []string) []string {
 	return d
 }
 
-var zoneBlockRe = regexp.MustCompile(`(?s)\$IanaZones = @"\n(.*?)\n"@`)
+var zoneBlockRe = regexp.MustCompile(`(?s)\$IanaZones = @'\n(.*?)\n'@`)
 
 // install.ps1 cannot ask Windows about IANA zones, so it carries their names: each must
 // be a zone Go knows, and every canonical zone of tzdata must be there.
