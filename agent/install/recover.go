@@ -40,11 +40,7 @@ func phase(step string) string {
 func (e *Engine) Recover(ctx context.Context) error {
 	e.crashPoint(cpRecoverBegin)
 	cleanupCurrentTemp(e.o.Root)
-	e.mu.Lock()
-	if err := e.loadRunning(ctx); err != nil {
-		e.log.Warn("cannot tell which collector version runs", "err", err)
-	}
-	e.mu.Unlock()
+	e.refreshRunning(ctx)
 	if prev, err := e.LastStatuses(); err == nil && prev != nil {
 		e.mu.Lock()
 		for n, st := range prev.GetPackages() {
@@ -67,11 +63,7 @@ func (e *Engine) Recover(ctx context.Context) error {
 	if rec != nil && rec.Kind == "collector" {
 		e.replay(ctx, rec)
 		// What runs now may differ from what ran before the replay.
-		e.mu.Lock()
-		if err := e.loadRunning(ctx); err != nil {
-			e.log.Warn("cannot tell which collector version runs", "err", err)
-		}
-		e.mu.Unlock()
+		e.refreshRunning(ctx)
 	} else if rec != nil {
 		e.j.Clear()
 	}
@@ -107,36 +99,43 @@ func (e *Engine) Recover(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+func (e *Engine) refreshRunning(ctx context.Context) {
+	in, err := e.loadRunning(ctx)
+	if err != nil {
+		e.log.Warn("cannot tell which collector version runs", "err", err)
+	}
+	e.mu.Lock()
+	e.inst = in
+	e.mu.Unlock()
+}
+
 // loadRunning finds the installed collector: installed.json when it matches
 // <root>/current, otherwise what `current/<exe> --version` says.
-func (e *Engine) loadRunning(ctx context.Context) error {
+func (e *Engine) loadRunning(ctx context.Context) (*installed, error) {
 	in, err := e.loadInstalled()
 	cur, cerr := readCurrent(e.o.Root)
 	if cerr != nil {
-		return cerr
+		return nil, cerr
 	}
 	if err == nil && in != nil && in.Dir == cur {
-		e.inst = in
-		return nil
+		return in, nil
 	}
 	if cur == "" {
-		e.inst = nil
-		return nil
+		return nil, nil
 	}
 	out, err := runVersion(ctx, e.exeIn(cur), []string{"--version"}, e.o.VersionCheckTimeout)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	v := parseVersionOutput(out)
 	if v == "" {
-		return fmt.Errorf("no version in `%s --version` output %q", e.exeIn(cur), clip(out))
+		return nil, fmt.Errorf("no version in `%s --version` output %q", e.exeIn(cur), clip(out))
 	}
 	hash := ""
 	if i := strings.LastIndex(cur, "-"); i > 0 && in != nil && strings.HasPrefix(in.Hash, cur[i+1:]) {
 		hash = in.Hash
 	}
-	e.inst = &installed{Version: v, Hash: hash, Dir: cur}
-	return nil
+	return &installed{Version: v, Hash: hash, Dir: cur}, nil
 }
 
 // replay finishes or rolls back an interrupted collector transaction.

@@ -116,8 +116,10 @@ func (t *txn) prepare(ctx context.Context) (fault, error) {
 		hdr.Add(h.GetKey(), h.GetValue())
 	}
 	staged := e.stagingFile(t.rec)
+	// BLAKE2b-512 (the minisign pre-hash) only when a signature will be checked.
+	prehash := len(p.GetFile().GetSignature()) > 0 && len(e.keys) > 0
 	res, err := e.fetch.Fetch(ctx, download.Request{
-		URL: p.GetFile().GetDownloadUrl(), Header: hdr, Dest: staged, Prehash: true,
+		URL: p.GetFile().GetDownloadUrl(), Header: hdr, Dest: staged, Prehash: prehash,
 		Progress: func(pr download.Progress) {
 			if first && pr.Bytes > 0 {
 				first = false
