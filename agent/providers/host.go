@@ -32,6 +32,9 @@ func (h *hostProvider) Run(ctx context.Context, set func(map[string]any)) error 
 			return err
 		}
 		if key := fmt.Sprint(data); key != last {
+			if last != "" {
+				h.log.Info("host: facts changed", "name", data["name"], "ip", data["ip"])
+			}
 			set(data)
 			last = key
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -307,4 +308,32 @@ func (n *notifyWriter) Write(p []byte) (int, error) {
 	n.buf.Write(p)
 	n.wrote <- struct{}{}
 	return len(p), nil
+}
+
+// TestHostProviderRefresh re-reads on its interval, publishes only changes
+// and stops cleanly.
+func TestHostProviderRefresh(t *testing.T) {
+	h := &hostProvider{refresh: time.Millisecond, log: discard()}
+	ctx, cancel := context.WithCancel(context.Background())
+	sets := make(chan map[string]any, 100)
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx, func(d map[string]any) { sets <- d }) }()
+	first := <-sets
+	if first["name"] == "" {
+		t.Fatalf("host data %v", first)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// Facts do not change within the test: whatever else arrived was a
+	// real change (e.g. an address came or went), never a repeat.
+	close(sets)
+	prev := first
+	for d := range sets {
+		if fmt.Sprint(d) == fmt.Sprint(prev) {
+			t.Fatalf("unchanged host facts published again: %v", d)
+		}
+		prev = d
+	}
 }
