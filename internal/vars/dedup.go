@@ -8,25 +8,37 @@ import (
 // dedup keeps the first of structurally equal renders. Hashes bucket the
 // candidates; Equal decides, so a collision never merges different renders.
 type dedup struct {
-	seed    maphash.Seed
-	buckets map[uint64][]any
+	seed maphash.Seed
+	hash func(maphash.Seed, any) uint64 // hashValue; replaced in tests
+	// first holds the first render per hash; more the rare colliding
+	// others, so the common case costs no slice per render.
+	first map[uint64]any
+	more  map[uint64][]any
 }
 
 // newDedup sizes the table for the expected number of renders so a large
 // render does not spend its time growing the map.
 func newDedup(expected int) *dedup {
-	return &dedup{seed: maphash.MakeSeed(), buckets: make(map[uint64][]any, min(expected, 1<<20))}
+	return &dedup{seed: maphash.MakeSeed(), hash: hashValue, first: make(map[uint64]any, min(expected, 1<<20)), more: map[uint64][]any{}}
 }
 
 // add records v and reports whether it was new.
 func (d *dedup) add(v any) bool {
-	h := hashValue(d.seed, v)
-	for _, o := range d.buckets[h] {
+	h := d.hash(d.seed, v)
+	f, ok := d.first[h]
+	if !ok {
+		d.first[h] = v
+		return true
+	}
+	if Equal(f, v) {
+		return false
+	}
+	for _, o := range d.more[h] {
 		if Equal(o, v) {
 			return false
 		}
 	}
-	d.buckets[h] = append(d.buckets[h], v)
+	d.more[h] = append(d.more[h], v)
 	return true
 }
 

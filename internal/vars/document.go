@@ -280,7 +280,7 @@ func dynamicCopy(rendered map[string]any, m *Mapping, used bool) (map[string]any
 				v["processors"] = slices.Clone(m.Processors)
 			}
 		case []any:
-			v["processors"] = append(slices.Clone(m.Processors), p...)
+			v["processors"] = slices.Concat(m.Processors, p)
 		}
 	}
 	return v, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"hash/maphash"
 	"strings"
 	"testing"
 
@@ -526,5 +527,26 @@ func TestRenderTree(t *testing.T) {
 	}
 	if _, _, err := (Engine{}).RenderTree(map[string]any{"a": "${a..b}"}, data.ContextSet()); KindOf(err) != KindParse {
 		t.Fatalf("parse error: %v", err)
+	}
+}
+
+// TestDedupCollisions forces every value into one hash bucket: Equal alone
+// must decide.
+func TestDedupCollisions(t *testing.T) {
+	d := newDedup(4)
+	d.hash = func(maphash.Seed, any) uint64 { return 42 }
+	vals := []any{"a", int64(1), "1", 1.0, []any{"a"}, map[string]any{"a": nil}, nil, map[string]any{"a": ""}}
+	for _, v := range vals {
+		if !d.add(v) {
+			t.Fatalf("%#v reported as a duplicate", v)
+		}
+	}
+	for _, v := range vals {
+		if d.add(v) {
+			t.Fatalf("%#v not found again", v)
+		}
+	}
+	if len(d.more[42]) != len(vals)-1 {
+		t.Fatalf("bucket holds %d, want %d", len(d.more[42]), len(vals)-1)
 	}
 }

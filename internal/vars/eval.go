@@ -114,6 +114,7 @@ func (st *evalState) render(t *Template) (v any, present bool, err error) {
 		return deepCopy(v), true, nil
 	}
 	var b strings.Builder
+	b.Grow(t.sizeHint)
 	for _, p := range t.parts {
 		if p.ref == nil {
 			b.WriteString(p.text)

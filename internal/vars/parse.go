@@ -18,6 +18,9 @@ type Template struct {
 	// whole is true when the string is exactly one reference and nothing
 	// else, so a variable result keeps its type.
 	whole bool
+	// sizeHint pre-sizes interpolation: the text plus a typical value per
+	// reference.
+	sizeHint int
 }
 
 // part is either literal text (ref == nil) or a reference.
@@ -89,6 +92,13 @@ func ParseWith(src, defaultProvider string) (*Template, error) {
 	}
 	t := &Template{src: src, parts: p.parts}
 	t.whole = len(t.parts) == 1 && t.parts[0].ref != nil && t.parts[0].ref.Source == src
+	for _, p := range t.parts {
+		if p.ref != nil {
+			t.sizeHint += 64
+		} else {
+			t.sizeHint += len(p.text)
+		}
+	}
 	return t, nil
 }
 
