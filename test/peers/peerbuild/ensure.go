@@ -206,12 +206,36 @@ func (b *builder) build(ctx context.Context) (*Peers, error) {
 func (b *builder) step(ctx context.Context, what string, fn func(context.Context) (string, error)) (string, error) {
 	start := time.Now()
 	b.log.Info("peers: building " + what)
+	stop := b.heartbeat(what, start)
 	out, err := fn(ctx)
+	stop()
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", what, err)
 	}
 	b.log.Info("peers: built "+what, "path", out, "took", time.Since(start).Round(100*time.Millisecond))
 	return out, nil
+}
+
+// heartbeatEvery spaces the "still building" messages of long steps.
+const heartbeatEvery = time.Minute
+
+// heartbeat logs that a step is still running, so a cold build (many minutes
+// on a loaded machine) never looks hung. The returned func stops it.
+func (b *builder) heartbeat(what string, start time.Time) func() {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(heartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				b.log.Info("peers: still building "+what, "elapsed", time.Since(start).Round(time.Second))
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 func exists(path string) bool {

@@ -56,12 +56,18 @@ func ensurePeers(t *testing.T) *peerbuild.Peers {
 		t.Skip("builds and runs the upstream OpAMP Supervisor and collectors; not in -short mode")
 	}
 	peersOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+		// A cold build can take longer than `go test`'s default timeout on a
+		// loaded machine: stop it cleanly before the test binary panics.
+		deadline := time.Now().Add(40 * time.Minute)
+		if d, ok := t.Deadline(); ok {
+			deadline = d.Add(-30 * time.Second)
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		defer cancel()
 		peers, peersErr = peerbuild.Ensure(ctx, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
 	})
 	if peersErr != nil {
-		t.Fatalf("build peers: %v", peersErr)
+		t.Fatalf("build peers: %v\n(run `make peers` first, or give go test a longer -timeout)", peersErr)
 	}
 	return peers
 }
