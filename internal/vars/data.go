@@ -131,3 +131,11 @@ func typeName(v any) string {
 		return fmt.Sprintf("%T", v)
 	}
 }
+
+// orEmpty lets a nil *Data mean "no provider data".
+func orEmpty(d *Data) *Data {
+	if d != nil {
+		return d
+	}
+	return &Data{context: map[string]any{}, byProvider: map[string][]int{}}
+}

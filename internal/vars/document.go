@@ -44,7 +44,7 @@ func (e Engine) RenderValue(src string, data *Data) (v any, ok bool, err error) 
 	if err != nil {
 		return nil, false, err
 	}
-	return t.Render(data.ContextSet())
+	return t.Render(orEmpty(data).ContextSet())
 }
 
 // Dropped reports an input render that produced nothing: Set is "context" or
@@ -105,6 +105,7 @@ func (e Engine) renderDocument(doc any, order KeyOrder, data *Data) (*Result, er
 	if err := e.Validate(); err != nil {
 		return nil, err
 	}
+	data = orEmpty(data)
 	nd, err := Normalize(doc)
 	if err != nil {
 		return nil, err

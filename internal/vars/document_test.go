@@ -550,3 +550,16 @@ func TestDedupCollisions(t *testing.T) {
 		t.Fatalf("bucket holds %d, want %d", len(d.more[42]), len(vals)-1)
 	}
 }
+
+func TestNilDataMeansNoData(t *testing.T) {
+	if _, _, err := (Engine{}).RenderValue("${a.b}", nil); KindOf(err) != KindMissing {
+		t.Fatalf("value: %v", err)
+	}
+	res, err := Engine{}.RenderDocument(map[string]any{"inputs": []any{map[string]any{"a": "${a.b|'x'}"}}}, nil)
+	if err != nil || len(res.Document["inputs"].([]any)) != 1 {
+		t.Fatalf("document: %v %v", res, err)
+	}
+	if _, _, err := (Engine{}).RenderTree("${a.b}", Set{}); KindOf(err) != KindMissing {
+		t.Fatalf("zero set: %v", err)
+	}
+}

@@ -31,9 +31,10 @@ func (s Set) Name() string {
 func (s Set) Lookup(path []string) (any, bool) {
 	var cur any
 	var ok bool
-	if s.mapping != nil && path[0] == s.mapping.Provider {
+	switch {
+	case s.mapping != nil && path[0] == s.mapping.Provider:
 		cur, ok = s.mapping.Vars, true
-	} else {
+	case s.data != nil:
 		cur, ok = s.data.context[path[0]]
 	}
 	if !ok {
