@@ -137,11 +137,7 @@ func New(cfg Config, log *slog.Logger, opts Options) (*Manager, error) {
 // Inspect prints the current context and mappings as JSON to w; with watch it
 // streams every new snapshot until ctx ends.
 func Inspect(ctx context.Context, cfg Config, watch bool, w io.Writer, log *slog.Logger) error {
-	return inspect(ctx, cfg, watch, w, log, Options{})
-}
-
-func inspect(ctx context.Context, cfg Config, watch bool, w io.Writer, log *slog.Logger, opts Options) error {
-	m, err := New(cfg, log, opts)
+	m, err := New(cfg, log, Options{})
 	if err != nil {
 		return err
 	}

@@ -244,14 +244,11 @@ func (m *Manager) supervise(ctx context.Context, name string, run func(context.C
 		select {
 		case <-ctx.Done():
 			return
-		case <-m.opts.afterReal(delay):
+		case <-time.After(delay):
 		}
 		delay = min(delay*2, m.opts.BackoffMax)
 	}
 }
-
-// afterReal waits in real time: only the debounce is driven by tests.
-func (o Options) afterReal(d time.Duration) <-chan time.Time { return time.After(d) }
 
 func safeRun(ctx context.Context, run func(context.Context) error) (err error) {
 	defer func() {
