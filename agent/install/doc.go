@@ -23,4 +23,32 @@
 // kill itself with SIGKILL (or, with MYRIARCH_TEST_CRASH_MODE=pause, print
 // "MYRIARCH_CRASHPOINT <name>" to stderr and block so a test can kill it) at
 // the named point; CrashPoints lists them.
+//
+// Wiring (agent/updater, binary mode):
+//
+//	eng, err := install.New(install.Options{
+//		Package: cfg.Collector.Package, Root: cfg.Collector.Root, Executable: cfg.Collector.Executable,
+//		HealthWindow: cfg.Collector.HealthWindow, MaxPackageSize: int64(cfg.Collector.MaxPackageSize),
+//		MinisignPublicKeys: cfg.Trust.MinisignPublicKeys, RequireSignature: cfg.Trust.RequireSignature,
+//		AllowDowngrade: cfg.Trust.AllowDowngrade, StateDir: cfg.StateDir,
+//		StorageDir: cfg.Supervisor.StorageDir, HealthcheckURL: "", // supervisor healthcheck.endpoint, if any
+//		UpdaterVersion: buildinfo.Version, RequestRestart: func(string) { cancelRun(errRestart) },
+//	}, supervisorController, nil, log)
+//	if err := eng.Recover(runCtx); err != nil { log.Warn(...) } // before connecting
+//	defer eng.Close()
+//	updater.New(..., updater.WithPackageHandler(engineHandler{eng}))
+//
+//	// engineHandler adapts the engine to updater.PackageHandler
+//	// (LastStatuses is promoted from *install.Engine).
+//	type engineHandler struct{ *install.Engine }
+//
+//	func (h engineHandler) HandlePackages(ctx context.Context, o *protobufs.PackagesAvailable, report updater.StatusReporter) {
+//		h.SetReporter(install.ReporterFunc(report))
+//		h.Offer(ctx, o)
+//	}
+//
+// After RequestRestart the process must exit with a non-zero status so the
+// service manager (systemd Restart=on-failure/always, Windows service
+// recovery) starts the new binary; at that start Recover confirms the
+// self-update or restores the old binary (and requests a restart again).
 package install

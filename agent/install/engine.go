@@ -60,13 +60,17 @@ type job struct {
 }
 
 // New checks opts and returns an engine. It touches no process and starts
-// nothing until Recover.
+// nothing until Recover. rep may be nil (statuses are then only persisted,
+// for LastStatuses) and replaced later with SetReporter.
 func New(opts Options, ctl Controller, rep Reporter, log *slog.Logger) (*Engine, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if ctl == nil || rep == nil {
-		return nil, errors.New("install: a Controller and a Reporter are required")
+	if ctl == nil {
+		return nil, errors.New("install: a Controller is required")
+	}
+	if rep == nil {
+		rep = ReporterFunc(func(*protobufs.PackageStatuses) error { return nil })
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -241,6 +245,17 @@ func (e *Engine) setStatus(st *protobufs.PackageStatus, persist bool) {
 	e.statuses[st.Name] = st
 	e.mu.Unlock()
 	e.report(persist)
+}
+
+// SetReporter replaces where statuses go (the updater passes its reporter
+// with every offer).
+func (e *Engine) SetReporter(rep Reporter) {
+	if rep == nil {
+		return
+	}
+	e.repMu.Lock()
+	e.rep = rep
+	e.repMu.Unlock()
 }
 
 func (e *Engine) report(persist bool) {
