@@ -28,7 +28,9 @@ crossbuild:
 	GOOS=windows GOARCH=amd64 $(GO) build ./...
 	GOOS=darwin GOARCH=arm64 $(GO) build ./...
 
-test: vet crossbuild unit
+# peers first: a cold build of the upstream supervisor and collectors takes minutes
+# and must not eat into the go test timeout.
+test: vet crossbuild peers unit
 
 demo: build
 	$(GO) run ./test/demo
