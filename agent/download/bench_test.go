@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"aead.dev/minisign"
 
@@ -102,4 +103,53 @@ func BenchmarkCurlSHA256(b *testing.B) {
 			b.Fatalf("%v %q", err, out)
 		}
 	}
+}
+
+// BenchmarkVsCurl alternates, in every iteration, curl | sha256sum, our
+// SHA-256-only download, and our download + minisign verification on the
+// same file, so a shared machine's load hits all three alike; it reports
+// each rate and the ratios to curl.
+func BenchmarkVsCurl(b *testing.B) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		b.Skip("curl not installed: no baseline")
+	}
+	srv, path := benchServer(b)
+	pub, priv, _ := minisign.GenerateKey(nil)
+	f, _ := os.Open(path)
+	mr := minisign.NewReader(f)
+	io.Copy(io.Discard, mr)
+	f.Close()
+	sig := mr.Sign(priv)
+	fetcher, _ := New(Options{})
+	dest := filepath.Join(b.TempDir(), "dl")
+	var tCurl, tSHA, tVerify time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if out, err := exec.Command("sh", "-c", "curl -s "+srv.URL+" | sha256sum").Output(); err != nil || len(out) < 64 {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := fetcher.Fetch(context.Background(), Request{URL: srv.URL, Dest: dest}); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		res, err := fetcher.Fetch(context.Background(), Request{URL: srv.URL, Dest: dest, Prehash: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := verify.Signature([]minisign.PublicKey{pub}, sig, verify.Content{BLAKE2b512: res.BLAKE2b512, Path: dest}); err != nil {
+			b.Fatal(err)
+		}
+		t3 := time.Now()
+		tCurl += t1.Sub(t0)
+		tSHA += t2.Sub(t1)
+		tVerify += t3.Sub(t2)
+	}
+	mb := float64(benchSize) / (1 << 20) * float64(b.N)
+	b.ReportMetric(mb/tCurl.Seconds(), "curl-MiB/s")
+	b.ReportMetric(mb/tSHA.Seconds(), "sha256-MiB/s")
+	b.ReportMetric(mb/tVerify.Seconds(), "minisign-MiB/s")
+	b.ReportMetric(tCurl.Seconds()/tSHA.Seconds(), "sha256/curl")
+	b.ReportMetric(tCurl.Seconds()/tVerify.Seconds(), "minisign/curl")
 }
