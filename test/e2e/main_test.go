@@ -1,0 +1,48 @@
+// Package e2e runs the real upstream OpAMP Supervisor and real collectors
+// (built by test/peers) under a real myriarch-updater against a real
+// myriarchd, all as separate processes on loopback.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/test/e2e/site"
+	"github.com/myriarch/myriarch/test/peers/peerbuild"
+)
+
+var (
+	peers *peerbuild.Peers
+	bins  site.Bins
+)
+
+func TestMain(m *testing.M) {
+	if testing.Short() {
+		fmt.Println("e2e: skipped in -short mode")
+		os.Exit(0)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	var err error
+	peers, err = peerbuild.Ensure(ctx, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		cancel()
+		fmt.Fprintln(os.Stderr, "e2e: building peers:", err)
+		os.Exit(1)
+	}
+	dir, err := os.MkdirTemp("", "myriarch-e2e-bin")
+	if err == nil {
+		bins, err = site.BuildBins(ctx, dir, "0.1.0-e2e")
+	}
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: building binaries:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
