@@ -2,11 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/test/peers/peerbuild"
 )
 
 var blueprintTestdata = filepath.Join("..", "..", "internal", "blueprint", "testdata")
@@ -84,15 +89,55 @@ func TestRenderFailures(t *testing.T) {
 	}
 }
 
+// testCollectorEnv names an otelcol executable to validate rendered configs
+// with instead of the e2e peer collector.
+const testCollectorEnv = "MYRIARCH_TEST_COLLECTOR"
+
+// testCollector returns the collector executable to validate with: the one
+// named by $MYRIARCH_TEST_COLLECTOR, else the ocb-built e2e peer collector
+// (peerbuild builds it on first use, minutes when the cache is cold, and
+// `make test` builds it for the e2e suite anyway).
+func testCollector(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv(testCollectorEnv); bin != "" {
+		return bin
+	}
+	// A cold build can outlast go test's timeout on a loaded machine: stop
+	// it cleanly before the test binary panics.
+	deadline := time.Now().Add(40 * time.Minute)
+	if d, ok := t.Deadline(); ok {
+		deadline = d.Add(-30 * time.Second)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	p, err := peerbuild.Ensure(ctx, log)
+	if err != nil {
+		t.Fatalf("build the e2e peers: %v\n(run `make peers` first, give go test a longer -timeout, or set %s to an otelcol executable)", err, testCollectorEnv)
+	}
+	c, err := p.Collector(peerbuild.VersionM1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Executable
+}
+
+type testLogWriter struct{ t *testing.T }
+
+func (w testLogWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
 // TestRenderValidatesWithRealCollector renders a Blueprint made of the
 // Components our test collector has and runs the collector's own
-// `validate --config` on the result. The collector binary comes from
-// MYRIARCH_TEST_COLLECTOR (the ocb-built e2e peer).
+// `validate --config` on the result. The collector is the ocb-built e2e
+// peer (or $MYRIARCH_TEST_COLLECTOR).
 func TestRenderValidatesWithRealCollector(t *testing.T) {
-	bin := os.Getenv("MYRIARCH_TEST_COLLECTOR")
-	if bin == "" {
-		t.Skip("MYRIARCH_TEST_COLLECTOR is not set: set it to an otelcol binary (the e2e peer built with ocb) to validate rendered configs")
+	if testing.Short() {
+		t.Skip("needs the e2e peer collector, which may have to be built; not in -short mode")
 	}
+	bin := testCollector(t)
 	comps, err := exec.Command(bin, "components").CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s components: %v\n%s", bin, err, comps)
