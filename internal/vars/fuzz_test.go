@@ -55,6 +55,10 @@ func FuzzParse(f *testing.F) {
 		if err1 == nil && !Equal(v1, v2) {
 			t.Fatalf("Render(%q) not deterministic: %#v vs %#v", s, v1, v2)
 		}
+		// Text without '$' is never changed.
+		if !strings.Contains(s, "$") && (err1 != nil || v1 != s) {
+			t.Fatalf("Render(%q) = %#v, %v; want the text unchanged", s, v1, err1)
+		}
 		// Parsing again gives the same template.
 		tm2, err := Parse(s)
 		if err != nil || len(tm2.parts) != len(tm.parts) || tm2.whole != tm.whole {

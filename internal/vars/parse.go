@@ -106,7 +106,16 @@ type parser struct {
 	src   string
 	def   string
 	parts []part
-	text  strings.Builder // pending literal text
+	// Pending literal text: pieces of src, joined only when there is more
+	// than one (an escape or a collector reference splits the text), so the
+	// common case allocates nothing.
+	pieces []string
+}
+
+func (p *parser) addText(t string) {
+	if t != "" {
+		p.pieces = append(p.pieces, t)
+	}
 }
 
 func (p *parser) errAt(pos int, msg string) *ParseError {
@@ -123,10 +132,15 @@ func (p *parser) errAt(pos int, msg string) *ParseError {
 }
 
 func (p *parser) flushText() {
-	if p.text.Len() > 0 {
-		p.parts = append(p.parts, part{text: p.text.String()})
-		p.text.Reset()
+	switch len(p.pieces) {
+	case 0:
+		return
+	case 1:
+		p.parts = append(p.parts, part{text: p.pieces[0]})
+	default:
+		p.parts = append(p.parts, part{text: strings.Join(p.pieces, "")})
 	}
+	p.pieces = p.pieces[:0]
 }
 
 func (p *parser) run() error {
@@ -148,7 +162,7 @@ func (p *parser) run() error {
 			i++ // a lone '$' (or "$$" not before '{') is text
 			continue
 		}
-		p.text.WriteString(s[lit:i])
+		p.addText(s[lit:i])
 		end, err := p.findClose(open)
 		if err != nil {
 			return err
@@ -166,7 +180,7 @@ func (p *parser) run() error {
 		}
 		switch {
 		case escaped || collector:
-			p.text.WriteString(src)
+			p.addText(src)
 		default:
 			p.flushText()
 			p.parts = append(p.parts, part{ref: ref})
@@ -174,7 +188,7 @@ func (p *parser) run() error {
 		i = end + 1
 		lit = i
 	}
-	p.text.WriteString(s[lit:])
+	p.addText(s[lit:])
 	p.flushText()
 	return nil
 }
@@ -266,7 +280,7 @@ func (p *parser) parseBody(lo, hi int) ([]Alternative, error) {
 	if strings.TrimFunc(s[lo:hi], func(r rune) bool { return r < utf8.RuneSelf && isSpace(byte(r)) }) == "" {
 		return nil, p.errAt(hi, "empty reference body")
 	}
-	var alts []Alternative
+	alts := make([]Alternative, 0, 2)
 	i := lo
 	for {
 		for i < hi && isSpace(s[i]) {
@@ -308,6 +322,10 @@ func (p *parser) parseBody(lo, hi int) ([]Alternative, error) {
 func (p *parser) parseConst(i, hi int) (Alternative, int, error) {
 	s := p.src
 	q := s[i]
+	// Without a backslash the constant is a substring of the source.
+	if k := strings.IndexByte(s[i+1:hi], q); k >= 0 && strings.IndexByte(s[i+1:i+1+k], '\\') < 0 {
+		return Alternative{Const: true, Text: s[i+1 : i+1+k]}, i + 2 + k, nil
+	}
 	var b strings.Builder
 	for j := i + 1; j < hi; j++ {
 		c := s[j]
@@ -328,7 +346,7 @@ func (p *parser) parseConst(i, hi int) (Alternative, int, error) {
 // the first byte after it.
 func (p *parser) parseVar(i, hi int) (Alternative, int, error) {
 	s := p.src
-	var segs []string
+	segs := make([]string, 0, 4)
 	segStart := i
 	j := i
 	for j < hi {
@@ -371,7 +389,8 @@ func (p *parser) parseVar(i, hi int) (Alternative, int, error) {
 	}
 	segs = append(segs, s[segStart:j])
 	if len(segs) == 1 {
-		segs = []string{p.def, segs[0]}
+		segs = append(segs, segs[0])
+		segs[0] = p.def
 	}
 	return Alternative{Path: segs}, j, nil
 }
