@@ -488,8 +488,9 @@ capabilities:
   accepts_restart_command: true
   reports_health: true
   reports_heartbeat: true
-  reports_available_components: true
   reports_own_metrics: false
+  reports_own_logs: false
+  reports_own_traces: false
 storage:
   directory: "$(yq "$sd")"
 agent:
