@@ -143,6 +143,16 @@ func (e *Engine) Offer(ctx context.Context, offer *protobufs.PackagesAvailable) 
 			e.statuses[name] = st
 			continue
 		}
+		// The running updater's own hash is unknown: its version decides.
+		if name == SelfPackage && e.o.UpdaterVersion != "" && sameVersion(p.GetVersion(), e.o.UpdaterVersion) {
+			st.Status = protobufs.PackageStatusEnum_PackageStatusEnum_Installed
+			st.AgentHasVersion = e.o.UpdaterVersion
+			if prev := e.statuses[name]; prev != nil && prev.Status == st.Status {
+				st.AgentHasHash = prev.AgentHasHash
+			}
+			e.statuses[name] = st
+			continue
+		}
 		self, err := e.admit(name, p)
 		if err != nil {
 			e.log.Warn("package offer refused", "package", name, "version", p.GetVersion(), "err", err)
@@ -203,16 +213,21 @@ func (e *Engine) worker(ctx context.Context) {
 		e.running = &jb
 		e.mu.Unlock()
 
+		restart := false
 		if jb.self {
-			e.runSelf(ctx, jb)
+			restart = e.runSelf(ctx, jb)
 		} else {
 			e.runCollector(ctx, jb)
 		}
 
 		e.mu.Lock()
 		e.running = nil
+		if restart {
+			// The process is about to exit for the new binary: start nothing.
+			e.queue = nil
+		}
 		e.mu.Unlock()
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || restart {
 			return
 		}
 	}

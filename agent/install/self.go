@@ -17,8 +17,9 @@ import (
 
 // runSelf installs a new updater binary: same admission, download and
 // verification as a collector package, a `--version` check, then the binary
-// swap and a restart request. Confirm at the next start finishes it.
-func (e *Engine) runSelf(ctx context.Context, jb job) {
+// swap and a restart request (reported true). Confirm at the next start
+// finishes it.
+func (e *Engine) runSelf(ctx context.Context, jb job) (restarting bool) {
 	p := jb.pkg
 	hash := hexHash(p)
 	st := func(s protobufs.PackageStatusEnum, msg string, d *protobufs.PackageDownloadDetails) *protobufs.PackageStatus {
@@ -38,7 +39,7 @@ func (e *Engine) runSelf(ctx context.Context, jb job) {
 	e.mu.Unlock()
 	if err != nil {
 		e.setStatus(st(protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed, err.Error(), nil), true)
-		return
+		return false
 	}
 	stage := filepath.Join(e.o.StateDir, stagingDir, "self-"+hash[:16])
 	defer os.RemoveAll(stage)
@@ -57,20 +58,20 @@ func (e *Engine) runSelf(ctx context.Context, jb job) {
 	})
 	if err != nil {
 		fail(fmt.Errorf("download: %w", err), !errors.Is(err, download.ErrTooLarge))
-		return
+		return false
 	}
 	if err := verify.SHA256(p.GetFile().GetContentHash(), res.SHA256); err != nil {
 		fail(fmt.Errorf("verify: %w", err), false)
-		return
+		return false
 	}
 	if sig := p.GetFile().GetSignature(); len(sig) > 0 && len(e.keys) > 0 {
 		if err := verify.Signature(e.keys, sig, verify.Content{BLAKE2b512: res.BLAKE2b512, Path: stage + ".download"}); err != nil {
 			fail(fmt.Errorf("verify: %w", err), false)
-			return
+			return false
 		}
 	} else if e.o.RequireSignature {
 		fail(fmt.Errorf("verify: %w", verify.ErrNoSignature), false)
-		return
+		return false
 	}
 	e.setStatus(st(protobufs.PackageStatusEnum_PackageStatusEnum_Installing, "", nil), false)
 	exeName := defaultUpdaterExe()
@@ -79,7 +80,7 @@ func (e *Engine) runSelf(ctx context.Context, jb job) {
 	})
 	if err != nil {
 		fail(err, false)
-		return
+		return false
 	}
 	newExe := filepath.Join(dir, exeName)
 	out, err := runVersion(ctx, newExe, e.o.UpdaterVersionArgs, e.o.VersionCheckTimeout)
@@ -88,14 +89,15 @@ func (e *Engine) runSelf(ctx context.Context, jb job) {
 	}
 	if err != nil {
 		fail(err, false)
-		return
+		return false
 	}
 	if err := e.self.Apply(newExe, e.o.UpdaterVersion, p.GetVersion(), hash); err != nil {
 		fail(err, true)
-		return
+		return false
 	}
 	e.log.Info("updater binary replaced; restarting", "from", e.o.UpdaterVersion, "to", p.GetVersion())
 	// Installing until the new binary confirms itself at its next start.
 	e.setStatus(st(protobufs.PackageStatusEnum_PackageStatusEnum_Installing, "", nil), true)
 	e.o.RequestRestart(fmt.Sprintf("self-update to %s", p.GetVersion()))
+	return true
 }

@@ -131,3 +131,21 @@ func TestSelfUpdate(t *testing.T) {
 		}
 	})
 }
+
+// TestSelfOfferOfRunningVersion: the server keeps offering the updater
+// version that runs; that is Installed, never a re-download.
+func TestSelfOfferOfRunningVersion(t *testing.T) {
+	e := newEnv(t)
+	exe := filepath.Join(e.dir, SelfPackage)
+	os.WriteFile(exe, collectorBinary("0.2.0", "ok"), 0o755)
+	eng, rec := e.engine(func(o *Options) {
+		o.UpdaterVersion, o.UpdaterExecutable = "0.2.0", exe
+		o.RequestRestart = func(string) { t.Error("restart requested") }
+	})
+	o := selfOffer(e, "0.2.0", collectorBinary("0.2.0", "ok"))
+	eng.Offer(context.Background(), o)
+	st := rec.wait(t, SelfPackage, 5*time.Second, func(s *protobufs.PackageStatus) bool { return terminal(s) })
+	if st.Status != stInstalled || st.AgentHasVersion != "0.2.0" || e.hitCount("/self-0.2.0") != 0 || eng.Busy() {
+		t.Fatalf("status %v, downloads %d", st, e.hitCount("/self-0.2.0"))
+	}
+}
