@@ -58,6 +58,8 @@ type TLSConfig struct {
 // and how the updater controls it.
 type SupervisorConfig struct {
 	// StorageDir is the supervisor's storage.directory (holds persistent_state.yaml).
+	// In container mode it is the host side of the collector container's
+	// mounted storage directory.
 	StorageDir string `yaml:"storage_dir"`
 	// Control is "service" (restart the OS service Service) or "process"
 	// (run Command as the updater's child).

@@ -5,6 +5,15 @@
 // the supervisor's instance UID, reports its own health, and hands package
 // offers to a PackageHandler.
 //
+// API for the rest of myriarch:
+//
+//	cfg, err := config.Load(path)            // or config.NewDefaultConfig() + fields
+//	u, err := updater.New(cfg, log, opts...) // WithPackageHandler, WithStatePollInterval, …
+//	err = u.Run(ctx)                         // blocks until ctx ends
+//	d, err := updater.Describe(cfg)          // the JSON view `inspect` prints
+//
+// The version reported as service.version is internal/buildinfo.Version.
+//
 // Reconnection: opamp-go's clients retry failed connections with
 // exponential backoff (500 ms growing to 60 s) with ±50 % random jitter, and
 // honour a server's Retry-After; the updater keeps its state across
