@@ -91,11 +91,12 @@ type Updater struct {
 	pkgState   *packagesState
 	health     *health
 
-	mu      sync.Mutex
-	facts   facts
-	desc    *protobufs.AgentDescription
-	running bool
-	runCtx  context.Context
+	mu        sync.Mutex
+	facts     facts
+	desc      *protobufs.AgentDescription
+	running   bool
+	runCtx    context.Context
+	stateSeen bool // persistent_state.yaml has been looked at once
 }
 
 type tlsSettings struct{ scheme string }
@@ -309,17 +310,25 @@ func (u *Updater) reportPackages(st *protobufs.PackageStatuses) error {
 // onSupervisorState applies a new reading of persistent_state.yaml.
 func (u *Updater) onSupervisorState(st supervisorstate.State, err error) {
 	var problem error
-	switch {
-	case err == nil:
-	case errors.Is(err, fs.ErrNotExist):
-		u.log.Info("supervisor state not there yet; collector instance UID unknown", "path", supervisorstate.Path(u.cfg.Supervisor.StorageDir))
-	default:
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		problem = err
-		u.log.Error("cannot read supervisor state; retrying", "err", err)
 	}
+	u.mu.Lock()
+	seen := u.stateSeen
+	u.stateSeen = true
+	u.mu.Unlock()
 	u.updateFacts(func(f *facts) { f.collectorUID = st.InstanceID })
-	if u.health.set(componentSupervisorState, problem) {
+	changed := u.health.set(componentSupervisorState, problem)
+	if changed {
 		u.pushHealth()
+	}
+	switch {
+	case problem != nil && changed:
+		u.log.Error("cannot read supervisor state; retrying", "err", err)
+	case err != nil && problem == nil && !seen:
+		u.log.Info("supervisor state not there yet; collector instance UID unknown", "path", supervisorstate.Path(u.cfg.Supervisor.StorageDir))
+	case problem == nil && changed && seen:
+		u.log.Info("supervisor state readable again")
 	}
 }
 

@@ -124,12 +124,13 @@ func cmdRun(ctx context.Context, path string, stderr io.Writer) int {
 		return 1
 	}
 	log := cfg.Log.NewLogger(stderr)
-	u, err := updater.New(cfg, log)
-	if err != nil {
-		log.Error("cannot start", "err", err)
-		return 1
-	}
-	if err := service.Run(ctx, u.Run); err != nil {
+	err := service.Run(ctx, func(ctx context.Context) error { return runUpdater(ctx, cfg, log) })
+	var restart *restartRequest
+	switch {
+	case errors.As(err, &restart):
+		log.Info("exiting so the service manager starts the new updater", "reason", restart.reason)
+		return exitRestart
+	case err != nil:
 		log.Error("updater failed", "err", err)
 		return 1
 	}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/agent/config"
+	"github.com/myriarch/myriarch/agent/install"
+	"github.com/myriarch/myriarch/agent/supervisor"
+	"github.com/myriarch/myriarch/agent/updater"
+	"github.com/myriarch/myriarch/internal/buildinfo"
+)
+
+// restartRequest ends `run` after a self-update replaced the binary: the
+// process exits non-zero so the service manager starts the new binary.
+type restartRequest struct{ reason string }
+
+func (r *restartRequest) Error() string { return "restart requested: " + r.reason }
+
+// exitRestart is the exit status after a self-update (non-zero so systemd's
+// Restart=on-failure and Windows service recovery start the new binary).
+const exitRestart = 3
+
+// engineHandler adapts the binary-mode install engine to updater.PackageHandler
+// (LastStatuses is promoted from *install.Engine).
+type engineHandler struct{ *install.Engine }
+
+func (h engineHandler) HandlePackages(ctx context.Context, o *protobufs.PackagesAvailable, report updater.StatusReporter) {
+	h.SetReporter(install.ReporterFunc(report))
+	h.Offer(ctx, o)
+}
+
+// newInstallEngine builds the binary-mode install engine, or returns nil
+// (offers are then refused by the updater) when local policy cannot allow
+// installs, e.g. signatures are required but no key is configured.
+func newInstallEngine(cfg *config.Config, ctl supervisor.Controller, log *slog.Logger, restart func(string)) *install.Engine {
+	if cfg.Mode != config.ModeBinary {
+		log.Warn("package installation not enabled in this mode", "mode", cfg.Mode)
+		return nil
+	}
+	eng, err := install.New(install.Options{
+		Package:            cfg.Collector.Package,
+		Root:               cfg.Collector.Root,
+		Executable:         cfg.Collector.Executable,
+		HealthWindow:       cfg.Collector.HealthWindow,
+		MaxPackageSize:     int64(cfg.Collector.MaxPackageSize),
+		MinisignPublicKeys: cfg.Trust.MinisignPublicKeys,
+		RequireSignature:   cfg.Trust.RequireSignature,
+		AllowDowngrade:     cfg.Trust.AllowDowngrade,
+		StateDir:           cfg.StateDir,
+		StorageDir:         cfg.Supervisor.StorageDir,
+		UpdaterVersion:     buildinfo.Version,
+		RequestRestart:     restart,
+	}, ctl, nil, log)
+	if err != nil {
+		log.Warn("package installation not enabled", "err", err)
+		return nil
+	}
+	return eng
+}
+
+// runUpdater is what `run` does until ctx ends: build the supervisor
+// controller, the install engine and the updater, replay any unfinished
+// install, then connect and report. It returns a *restartRequest after a
+// self-update.
+func runUpdater(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	var (
+		opts []updater.Option
+		eng  *install.Engine
+	)
+	if cfg.Mode == config.ModeBinary {
+		ctl, err := supervisor.New(cfg.Supervisor, log)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, updater.WithSupervisorController(ctl))
+		if eng = newInstallEngine(cfg, ctl, log, func(reason string) { cancel(&restartRequest{reason}) }); eng != nil {
+			defer eng.Close() // after u.Run has returned
+			opts = append(opts, updater.WithPackageHandler(engineHandler{eng}))
+		}
+	}
+	u, err := updater.New(cfg, log, opts...)
+	if err != nil {
+		return err
+	}
+	if eng != nil {
+		// Finish or roll back an install interrupted by a crash or power
+		// loss before reporting anything.
+		if err := eng.Recover(ctx); err != nil {
+			log.Warn("recovering the previous install", "err", err)
+		}
+	}
+	if err := u.Run(ctx); err != nil {
+		return err
+	}
+	var r *restartRequest
+	if errors.As(context.Cause(ctx), &r) {
+		return r
+	}
+	return nil
+}
