@@ -20,7 +20,21 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // malformed document, an empty file, a top-level list or scalar and more
 // than one document, and returns nil in all those cases.
 func parseDocument(data []byte, e errs) *yaml.Node {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+	return decodeDocument(bytes.NewReader(data), e)
+}
+
+// parseText is parseDocument for text already in a string: files within
+// the plain subset fastDocument reads are built directly, the rest go
+// through go-yaml. sc may be nil.
+func parseText(src string, sc *fastScratch, e errs) *yaml.Node {
+	if top, ok := fastDocument(src, sc); ok {
+		return top
+	}
+	return decodeDocument(strings.NewReader(src), e)
+}
+
+func decodeDocument(r io.Reader, e errs) *yaml.Node {
+	dec := yaml.NewDecoder(r)
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -158,7 +172,9 @@ func version(fields map[string]*yaml.Node, parentLine int, what string, e errs) 
 		return 0
 	}
 	var v int
-	if err := n.Decode(&v); err != nil {
+	if n.Value[0] != '0' && len(n.Value) <= 18 && digits(n.Value) {
+		v, _ = strconv.Atoi(n.Value) // what Decode would give, without reflection
+	} else if err := n.Decode(&v); err != nil {
 		e.at(n.Line, "%s version must be an integer of at least 1, got %s", what, describe(n))
 		return 0
 	}

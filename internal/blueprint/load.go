@@ -1,7 +1,6 @@
 package blueprint
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -191,11 +190,12 @@ func scanRoot(src Source) ([]*job, LoadErrors) {
 func parseAll(jobs []*job) {
 	workers := min(runtime.GOMAXPROCS(0), len(jobs))
 	var wg sync.WaitGroup
-	next := make(chan *job)
+	next := make(chan *job, workers)
 	for range workers {
 		wg.Go(func() {
+			var w worker
 			for j := range next {
-				j.parse()
+				j.parse(&w)
 			}
 		})
 	}
@@ -206,14 +206,23 @@ func parseAll(jobs []*job) {
 	wg.Wait()
 }
 
-func (j *job) parse() {
+// worker holds what one parsing goroutine reuses from file to file.
+type worker struct {
+	buf     []byte
+	scratch fastScratch
+}
+
+func (j *job) parse(w *worker) {
 	e := errs{file: joinPath(j.src.Dir, j.rel), list: &j.errs}
-	data, err := readLimited(j.src.FS, j.rel)
+	data, err := readInto(j.src.FS, j.rel, w.buf[:0])
+	w.buf = data[:0]
 	if err != nil {
 		e.at(0, "%v", err)
 		return
 	}
-	top := parseDocument(data, e)
+	// One copy of the file: every name and config value of the parsed
+	// objects is a substring of it.
+	top := parseText(string(data), &w.scratch, e)
 	if top == nil {
 		return
 	}
@@ -269,24 +278,35 @@ func keyLine(m *yaml.Node, key string) int {
 	return m.Line
 }
 
-func readLimited(fsys fs.FS, p string) ([]byte, error) {
+// readInto reads the file p into buf (reusing its storage) and returns the
+// bytes, refusing files larger than maxFileSize.
+func readInto(fsys fs.FS, p string, buf []byte) ([]byte, error) {
 	f, err := fsys.Open(p)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read: %w", err)
+		return buf, fmt.Errorf("cannot read: %w", err)
 	}
 	defer f.Close()
-	size := 512
-	if st, err := f.Stat(); err == nil && st.Size() < maxFileSize {
-		size = int(st.Size()) + 1 // +1 so that ReadAll sees EOF without growing
+	if cap(buf) == 0 {
+		buf = make([]byte, 0, 64<<10)
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	_, err = buf.ReadFrom(io.LimitReader(f, maxFileSize+1))
-	data := buf.Bytes()
-	if err != nil {
-		return nil, fmt.Errorf("cannot read: %w", err)
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) > maxFileSize {
+				return buf[:0], errors.New("file is larger than 4 MiB")
+			}
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return buf[:0], fmt.Errorf("cannot read: %w", err)
+		}
 	}
-	if len(data) > maxFileSize {
-		return nil, errors.New("file is larger than 4 MiB")
+	if len(buf) > maxFileSize {
+		return buf[:0], errors.New("file is larger than 4 MiB")
 	}
-	return data, nil
+	return buf, nil
 }
