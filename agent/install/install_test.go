@@ -361,7 +361,7 @@ func TestHealthcheckEndpoint(t *testing.T) {
 	})
 }
 
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	s := httptest.NewServer(http.NotFoundHandler())
 	u := s.Listener.Addr().String()
 	s.Close()
