@@ -133,8 +133,8 @@ func (e *Engine) Offer(ctx context.Context, offer *protobufs.PackagesAvailable) 
 		if e.running != nil && e.running.name == name && sameHash(e.running.pkg, p) {
 			continue // already being installed
 		}
-		if e.ctx == nil {
-			e.refuse(st, "the install engine is not started (Recover was not called)")
+		if e.ctx == nil || e.ctx.Err() != nil {
+			e.refuse(st, "the install engine is not running (Recover not called, or closed)")
 			continue
 		}
 		if name == e.o.Package && e.inst != nil && e.inst.Hash != "" && e.inst.Hash == hexHash(p) {

@@ -38,6 +38,12 @@ func phase(step string) string {
 // worker, which runs until ctx ends or Close. It blocks for the replay
 // (at most StartTimeout + HealthWindow + a rollback).
 func (e *Engine) Recover(ctx context.Context) error {
+	e.mu.Lock()
+	started := e.ctx != nil
+	e.mu.Unlock()
+	if started {
+		return errors.New("install: Recover called twice")
+	}
 	e.crashPoint(cpRecoverBegin)
 	cleanupCurrentTemp(e.o.Root)
 	e.refreshRunning(ctx)

@@ -1,9 +1,12 @@
 package install
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/open-telemetry/opamp-go/protobufs"
 )
 
 func TestCheckVersion(t *testing.T) {
@@ -52,3 +55,42 @@ func TestPhaseCoversEverySavedStep(t *testing.T) {
 		}
 	}
 }
+
+func TestOfferBeforeRecoverAndAfterClose(t *testing.T) {
+	dir := t.TempDir()
+	var got []string
+	rep := ReporterFunc(func(s *protobufs.PackageStatuses) error {
+		for _, p := range s.GetPackages() {
+			got = append(got, p.GetErrorMessage())
+		}
+		return nil
+	})
+	eng, err := New(Options{Package: "otelcol", Root: dir + "/root", Executable: "otelcol", StateDir: dir + "/state",
+		StorageDir: dir + "/storage"}, stoppedController{}, rep, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &protobufs.PackagesAvailable{Packages: map[string]*protobufs.PackageAvailable{"otelcol": {
+		Type: protobufs.PackageType_PackageType_Addon, Version: "1.0.0"}}}
+	eng.Offer(context.Background(), o)
+	if len(got) == 0 || !strings.Contains(got[len(got)-1], "not running") {
+		t.Fatalf("offer before Recover: %q", got)
+	}
+	if err := eng.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Recover(context.Background()); err == nil {
+		t.Fatal("second Recover accepted")
+	}
+	eng.Close()
+	eng.Offer(context.Background(), o)
+	if !strings.Contains(got[len(got)-1], "not running") {
+		t.Fatalf("offer after Close: %q", got)
+	}
+}
+
+type stoppedController struct{}
+
+func (stoppedController) Stop(context.Context) error  { return nil }
+func (stoppedController) Start(context.Context) error { return nil }
+func (stoppedController) PID() int                    { return 0 }
