@@ -185,6 +185,7 @@ func (e *Engine) install(ctx context.Context, p *protobufs.PackageAvailable) {
 	}
 
 	// From here the running collector is touched.
+	stopAt := time.Now()
 	if t.sw.OldRunning {
 		if _, err := e.docker.ContainerStop(ctx, old.Container.ID, client.ContainerStopOptions{}); err != nil {
 			t.rollback(ctx, fmt.Errorf("stop %s: %w", e.o.Name, err), faultTransient)
@@ -195,10 +196,12 @@ func (e *Engine) install(ctx context.Context, p *protobufs.PackageAvailable) {
 		t.rollback(ctx, fmt.Errorf("journal: %w", err), faultTransient)
 		return
 	}
+	startAt := time.Now()
 	if _, err := e.docker.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
 		t.rollback(ctx, fmt.Errorf("start %s: %w", e.nextName(), err), faultArtifact)
 		return
 	}
+	t.log.Info("new container started", "old_stopped_in", startAt.Sub(stopAt).Round(time.Millisecond), "started_in", time.Since(startAt).Round(time.Millisecond))
 	if err := t.step(cpNextStarted); err != nil {
 		t.rollback(ctx, fmt.Errorf("journal: %w", err), faultTransient)
 		return

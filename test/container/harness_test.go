@@ -1,0 +1,459 @@
+// Package container_test runs the container-mode install engine
+// (agent/container) against a real Docker engine (DOCKER_HOST; start one
+// with `make docker-up`). Images are built here FROM scratch from static Go
+// binaries (a fake collector, or the real supervisor + collectors from
+// test/peers), pulls go to a registry this test serves on 127.0.0.1, and
+// every container uses host networking. Without an engine the tests skip,
+// unless MYRIARCH_REQUIRE_DOCKER=1 (CI), where they fail.
+package container_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"aead.dev/minisign"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+	"github.com/open-telemetry/opamp-go/protobufs"
+
+	ctr "github.com/myriarch/myriarch/agent/container"
+	"github.com/myriarch/myriarch/agent/download"
+	"github.com/myriarch/myriarch/agent/supervisorstate"
+)
+
+const (
+	pkgName    = "collector"
+	storageDir = "/var/lib/otelcol/supervisor"
+)
+
+var (
+	fakeOnce sync.Once
+	fakeBin  []byte
+	fakeErr  error
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(runChild())
+	}
+	os.Exit(m.Run())
+}
+
+// dockerClient returns a client for DOCKER_HOST, skipping the test when no
+// engine answers (failing when MYRIARCH_REQUIRE_DOCKER=1).
+func dockerClient(t testing.TB) *client.Client {
+	t.Helper()
+	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err = cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true})
+		cancel()
+	}
+	if err != nil {
+		if os.Getenv("MYRIARCH_REQUIRE_DOCKER") == "1" {
+			t.Fatalf("no Docker engine at DOCKER_HOST=%q: %v", os.Getenv("DOCKER_HOST"), err)
+		}
+		t.Skipf("no Docker engine at DOCKER_HOST=%q (run `make docker-up`): %v", os.Getenv("DOCKER_HOST"), err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+// fakeCollector builds ./fakecollector once, statically (CGO_ENABLED=0),
+// for FROM scratch images.
+func fakeCollector(t testing.TB) []byte {
+	fakeOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "myriarch-fakecollector-")
+		if err != nil {
+			fakeErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		out := filepath.Join(dir, "fakecollector")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", out, "./fakecollector")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			fakeErr = fmt.Errorf("build fakecollector: %v\n%s", err, b)
+			return
+		}
+		fakeBin, fakeErr = os.ReadFile(out)
+	})
+	if fakeErr != nil {
+		t.Fatal(fakeErr)
+	}
+	return fakeBin
+}
+
+type imageSpec struct {
+	version     string
+	exit        bool // the collector exits at once
+	healthcheck bool // the image has a HEALTHCHECK
+	volume      bool // the image declares VOLUME storageDir
+}
+
+// fakeImage builds a FROM scratch image holding only the fake collector.
+func fakeImage(t testing.TB, s imageSpec) v1.Image {
+	t.Helper()
+	bin := fakeCollector(t)
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: "fakecollector", Mode: 0o755, Size: int64(len(bin)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg})
+	tw.Write(bin)
+	tw.Close()
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture = "linux", runtime.GOARCH
+	cf.Config.Entrypoint = []string{"/fakecollector"}
+	cf.Config.Env = []string{"FAKE_VERSION=" + s.version}
+	if s.exit {
+		cf.Config.Env = append(cf.Config.Env, "FAKE_EXIT=1")
+	}
+	cf.Config.Labels = map[string]string{ctr.VersionLabel: s.version, "dev.myriarch.test.image-only": s.version}
+	if s.healthcheck {
+		cf.Config.Healthcheck = &v1.HealthConfig{Test: []string{"CMD", "/fakecollector", "healthcheck"},
+			Interval: 300 * time.Millisecond, Timeout: time.Second, Retries: 3}
+	}
+	if s.volume {
+		cf.Config.Volumes = map[string]struct{}{storageDir: {}}
+	}
+	img, err = mutate.ConfigFile(img, cf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// writeTarball writes img as a `docker save` tarball tagged ref.
+func writeTarball(t testing.TB, img v1.Image, ref, path string) {
+	t.Helper()
+	tag, err := name.NewTag(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tarball.WriteToFile(path, tag, img); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// loadImage puts img into the engine under ref.
+func loadImage(t testing.TB, cli *client.Client, img v1.Image, ref string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "img.tar")
+	writeTarball(t, img, ref, path)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := cli.ImageLoad(context.Background(), f, client.ImageLoadWithQuiet(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(res)
+	res.Close()
+	if !strings.Contains(string(out), "Loaded image") {
+		t.Fatalf("image load: %s", out)
+	}
+	t.Cleanup(func() { cli.ImageRemove(context.Background(), ref, client.ImageRemoveOptions{Force: true}) })
+}
+
+func randName(prefix string) string {
+	b := make([]byte, 4)
+	rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+func freePort(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// collector is a running test collector container.
+type collector struct {
+	name    string
+	port    int
+	storage string // host dir bind-mounted at storageDir ("" = image volume)
+}
+
+type containerMod func(*container.Config, *container.HostConfig)
+
+// startCollector creates and starts <name> from image with the settings a
+// site would use: host networking, env, labels, a restart policy, a memory
+// limit, log rotation, and the supervisor storage dir on a bind mount
+// (bind=true) or on the image's anonymous volume.
+func startCollector(t testing.TB, cli *client.Client, image string, bind bool, mods ...containerMod) collector {
+	t.Helper()
+	c := collector{name: randName("myriarch-ct-"), port: freePort(t)}
+	cfg := &container.Config{
+		Image:  image,
+		Env:    []string{"FAKE_PORT=" + strconv.Itoa(c.port), "FAKE_STORAGE=" + storageDir, "SITE_SETTING=kept"},
+		Labels: map[string]string{"dev.myriarch.test.site": "edge-7"},
+	}
+	host := &container.HostConfig{
+		NetworkMode:   "host",
+		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyUnlessStopped},
+		LogConfig:     container.LogConfig{Type: "json-file", Config: map[string]string{"max-size": "1m", "max-file": "2"}},
+		Resources:     container.Resources{Memory: 64 << 20},
+	}
+	if bind {
+		c.storage = t.TempDir()
+		host.Mounts = []mount.Mount{{Type: mount.TypeBind, Source: c.storage, Target: storageDir}}
+	}
+	for _, m := range mods {
+		m(cfg, host)
+	}
+	ctx := context.Background()
+	t.Cleanup(func() {
+		for _, n := range []string{c.name, c.name + ctr.NextSuffix} {
+			cli.ContainerRemove(context.Background(), n, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		}
+	})
+	created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: c.name, Config: cfg, HostConfig: host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if v := waitServing(t, c.port, 20*time.Second); v == "" {
+		t.Fatalf("collector %s does not answer on port %d", c.name, c.port)
+	}
+	return c
+}
+
+// waitServing waits until the collector answers and returns its version.
+func waitServing(t testing.TB, port int, timeout time.Duration) string {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if v := served(port); v != "" {
+			return v
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return ""
+}
+
+var probeClient = &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+
+func served(port int) string {
+	resp, err := probeClient.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return strings.TrimSpace(string(b))
+}
+
+func inspect(t testing.TB, cli *client.Client, nameOrID string) (container.InspectResponse, bool) {
+	t.Helper()
+	r, err := cli.ContainerInspect(context.Background(), nameOrID, client.ContainerInspectOptions{})
+	if err != nil {
+		if strings.Contains(err.Error(), "No such container") {
+			return container.InspectResponse{}, false
+		}
+		t.Fatal(err)
+	}
+	return r.Container, true
+}
+
+// instanceUID reads the supervisor state of a container through the engine.
+func instanceUID(t testing.TB, cli *client.Client, id string) string {
+	t.Helper()
+	res, err := cli.CopyFromContainer(context.Background(), id, client.CopyFromContainerOptions{SourcePath: storageDir + "/" + supervisorstate.FileName})
+	if err != nil {
+		t.Fatalf("read instance UID of %s: %v", id, err)
+	}
+	defer res.Content.Close()
+	tr := tar.NewReader(res.Content)
+	if _, err := tr.Next(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(tr)
+	st, err := supervisorstate.Parse("persistent_state.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.InstanceID
+}
+
+// assertOneRunning checks the invariant: exactly one container named
+// <name> runs, no <name>-next exists, and it serves wantVersion.
+func assertOneRunning(t testing.TB, cli *client.Client, c collector, wantVersion string) container.InspectResponse {
+	t.Helper()
+	cur, ok := inspect(t, cli, c.name)
+	if !ok {
+		t.Fatalf("no container named %s", c.name)
+	}
+	if !cur.State.Running {
+		t.Fatalf("%s is not running: %s (exit %d)", c.name, cur.State.Status, cur.State.ExitCode)
+	}
+	if _, ok := inspect(t, cli, c.name+ctr.NextSuffix); ok {
+		t.Fatalf("%s%s still exists", c.name, ctr.NextSuffix)
+	}
+	list, err := cli.ContainerList(context.Background(), client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("name", c.name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list.Items {
+		for _, n := range s.Names {
+			if n == "/"+c.name || n == "/"+c.name+ctr.NextSuffix {
+				if s.ID != cur.ID {
+					t.Fatalf("a second container %s (%s) exists next to %s", n, s.ID[:12], cur.ID[:12])
+				}
+			}
+		}
+	}
+	if v := waitServing(t, c.port, 10*time.Second); v != wantVersion {
+		t.Fatalf("%s serves version %q, want %q", c.name, v, wantVersion)
+	}
+	return cur
+}
+
+// recorder collects reported statuses.
+type recorder struct {
+	mu   sync.Mutex
+	last *protobufs.PackageStatuses
+	all  []*protobufs.PackageStatus
+	ch   chan struct{}
+}
+
+func newRecorder() *recorder { return &recorder{ch: make(chan struct{}, 1)} }
+
+func (r *recorder) report(s *protobufs.PackageStatuses) error {
+	r.mu.Lock()
+	r.last = s
+	if st := s.GetPackages()[pkgName]; st != nil {
+		r.all = append(r.all, st)
+	}
+	r.mu.Unlock()
+	select {
+	case r.ch <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// wait returns the first terminal status (Installed or InstallFailed) of
+// pkgName for the offered version.
+func (r *recorder) wait(t testing.TB, version string, timeout time.Duration) *protobufs.PackageStatus {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		r.mu.Lock()
+		for _, st := range r.all {
+			if st.GetServerOfferedVersion() == version && (st.GetStatus() == protobufs.PackageStatusEnum_PackageStatusEnum_Installed ||
+				st.GetStatus() == protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed) {
+				r.mu.Unlock()
+				return st
+			}
+		}
+		r.mu.Unlock()
+		select {
+		case <-r.ch:
+		case <-deadline:
+			t.Fatalf("no final status for version %s within %s; statuses: %v", version, timeout, r.all)
+		}
+	}
+}
+
+type keys struct {
+	pub  string
+	priv minisign.PrivateKey
+}
+
+func newKeys(t testing.TB) keys {
+	pub, priv, err := minisign.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txt, _ := pub.MarshalText()
+	return keys{pub: string(txt), priv: priv}
+}
+
+// signBytes returns a pre-hashed minisign signature of msg.
+func (k keys) signBytes(msg []byte) []byte {
+	r := minisign.NewReader(bytes.NewReader(msg))
+	io.Copy(io.Discard, r)
+	return r.Sign(k.priv)
+}
+
+func engineOptions(c collector, stateDir string, k keys) ctr.Options {
+	return ctr.Options{
+		Name: c.name, Package: pkgName, StateDir: stateDir, StorageDir: storageDir,
+		HealthWindow: 2 * time.Second, StartTimeout: 20 * time.Second, PollInterval: 100 * time.Millisecond,
+		MinisignPublicKeys: []string{k.pub}, RequireSignature: true,
+		Download: download.Options{Attempts: 2, BackoffBase: 100 * time.Millisecond},
+	}
+}
+
+func newEngine(t testing.TB, o ctr.Options) *ctr.Engine {
+	t.Helper()
+	eng, err := ctr.New(o, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	return eng
+}
+
+func offer(version, url string, hash, sig []byte, headers map[string]string) *protobufs.PackagesAvailable {
+	f := &protobufs.DownloadableFile{DownloadUrl: url, ContentHash: hash, Signature: sig}
+	if len(headers) > 0 {
+		f.Headers = &protobufs.Headers{}
+		for k, v := range headers {
+			f.Headers.Headers = append(f.Headers.Headers, &protobufs.Header{Key: k, Value: v})
+		}
+	}
+	return &protobufs.PackagesAvailable{
+		AllPackagesHash: []byte("all-" + version),
+		Packages: map[string]*protobufs.PackageAvailable{pkgName: {
+			Type: protobufs.PackageType_PackageType_Addon, Version: version, File: f, Hash: hash,
+		}},
+	}
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
