@@ -107,24 +107,51 @@ func describe(n *yaml.Node) string {
 	return "an unsupported node"
 }
 
-// mapping checks that n is a mapping whose keys are all in allowed, reports
-// every unknown or repeated key with its line, and returns the values by
-// key. what names the mapping in messages ("Blueprint", "lane entry", …);
-// hint, when not empty, is appended to unknown-field messages.
-func mapping(n *yaml.Node, what string, allowed []string, hint string, e errs) map[string]*yaml.Node {
+// fields holds a mapping's values by key, for the short fixed key lists of
+// authored objects (at most 8 keys): a lookup is a scan of the list, and
+// nothing is allocated per mapping.
+type fields struct {
+	allowed []string
+	vals    [8]*yaml.Node
+	present uint8
+}
+
+// lookup returns the value of key and whether the mapping has it.
+func (f *fields) lookup(key string) (*yaml.Node, bool) {
+	for i, k := range f.allowed {
+		if k == key {
+			return f.vals[i], f.present&(1<<i) != 0
+		}
+	}
+	return nil, false
+}
+
+// get returns the value of key, nil when absent.
+func (f *fields) get(key string) *yaml.Node {
+	n, _ := f.lookup(key)
+	return n
+}
+
+// mapping checks that n is a mapping whose keys are all in allowed (at most
+// 8), reports every unknown or repeated key with its line, and returns the
+// values by key; ok is false when n is not a mapping. what names the
+// mapping in messages ("Blueprint", "lane entry", …); hint, when not empty,
+// is appended to unknown-field messages.
+func mapping(n *yaml.Node, what string, allowed []string, hint string, e errs) (out fields, ok bool) {
 	n = deref(n)
 	if n.Kind != yaml.MappingNode {
 		e.at(n.Line, "%s must be a mapping, got %s", what, describe(n))
-		return nil
+		return out, false
 	}
-	out := make(map[string]*yaml.Node, len(n.Content)/2)
+	out.allowed = allowed
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
 			e.at(k.Line, "%s has an unsupported key (merge keys and complex keys are not allowed)", what)
 			continue
 		}
-		if !slices.Contains(allowed, k.Value) {
+		idx := slices.Index(allowed, k.Value)
+		if idx < 0 {
 			msg := "unknown field " + strconv.Quote(k.Value) + " in " + what
 			if hint != "" {
 				msg += ": " + hint
@@ -132,13 +159,14 @@ func mapping(n *yaml.Node, what string, allowed []string, hint string, e errs) m
 			e.at(k.Line, "%s", msg)
 			continue
 		}
-		if _, dup := out[k.Value]; dup {
+		if out.present&(1<<idx) != 0 {
 			e.at(k.Line, "field %q appears more than once in %s", k.Value, what)
 			continue
 		}
-		out[k.Value] = deref(v)
+		out.present |= 1 << idx
+		out.vals[idx] = deref(v)
 	}
-	return out
+	return out, true
 }
 
 func isNull(n *yaml.Node) bool {
@@ -147,8 +175,8 @@ func isNull(n *yaml.Node) bool {
 
 // str reads a string field. Missing or null fields return "" with ok=false
 // and no error, so that callers decide whether the field is required.
-func str(fields map[string]*yaml.Node, key, what string, e errs) (val string, line int, ok bool) {
-	n, present := fields[key]
+func str(f *fields, key, what string, e errs) (val string, line int, ok bool) {
+	n, present := f.lookup(key)
 	if !present || isNull(n) {
 		return "", lineOf(n), false
 	}
@@ -161,8 +189,8 @@ func str(fields map[string]*yaml.Node, key, what string, e errs) (val string, li
 
 // version reads the required integer version field and reports a missing,
 // non-integer or below-1 version.
-func version(fields map[string]*yaml.Node, parentLine int, what string, e errs) int {
-	n, present := fields["version"]
+func version(f *fields, parentLine int, what string, e errs) int {
+	n, present := f.lookup("version")
 	if !present || isNull(n) {
 		e.at(parentLine, "%s is missing required field \"version\" (an integer of at least 1)", what)
 		return 0

@@ -23,6 +23,10 @@ const maxFileSize = 4 << 20
 type Source struct {
 	Dir string
 	FS  fs.FS
+
+	// osDir, when set, says that FS is os.DirFS(osDir), so that files can
+	// be read without the os.File machinery (see readOSFile).
+	osDir string
 }
 
 // Load reads the estate under the given source root directories. See
@@ -30,7 +34,7 @@ type Source struct {
 func Load(roots ...string) (*Estate, error) {
 	srcs := make([]Source, len(roots))
 	for i, r := range roots {
-		srcs[i] = Source{Dir: r, FS: os.DirFS(r)}
+		srcs[i] = Source{Dir: r, FS: os.DirFS(r), osDir: r}
 	}
 	return LoadSources(srcs)
 }
@@ -214,7 +218,13 @@ type worker struct {
 
 func (j *job) parse(w *worker) {
 	e := errs{file: joinPath(j.src.Dir, j.rel), list: &j.errs}
-	data, err := readInto(j.src.FS, j.rel, w.buf[:0])
+	var data []byte
+	var err error
+	if j.src.osDir != "" {
+		data, err = readOSFile(j.src.osDir, j.rel, w.buf[:0])
+	} else {
+		data, err = readInto(j.src.FS, j.rel, w.buf[:0])
+	}
 	w.buf = data[:0]
 	if err != nil {
 		e.at(0, "%v", err)
@@ -286,6 +296,12 @@ func readInto(fsys fs.FS, p string, buf []byte) ([]byte, error) {
 		return buf, fmt.Errorf("cannot read: %w", err)
 	}
 	defer f.Close()
+	return fill(buf, f.Read)
+}
+
+// fill appends everything read returns until io.EOF to buf, refusing more
+// than maxFileSize bytes.
+func fill(buf []byte, read func([]byte) (int, error)) ([]byte, error) {
 	if cap(buf) == 0 {
 		buf = make([]byte, 0, 64<<10)
 	}
@@ -296,8 +312,8 @@ func readInto(fsys fs.FS, p string, buf []byte) ([]byte, error) {
 			}
 			buf = append(buf, 0)[:len(buf)]
 		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
+		n, err := read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+max(n, 0)]
 		if err == io.EOF {
 			break
 		}

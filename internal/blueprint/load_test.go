@@ -1,9 +1,12 @@
 package blueprint
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -71,5 +74,43 @@ func TestLoadMissingRoot(t *testing.T) {
 	var les LoadErrors
 	if !errors.As(err, &les) || len(les) != 1 || les[0].File != missing || !strings.Contains(les[0].Message, "cannot read source root") {
 		t.Fatalf("err = %v, want one error naming the missing root", err)
+	}
+}
+
+// TestLoadUnreadableFiles checks that files that cannot be read are
+// reported, and that Load (which reads with plain system calls) reports
+// them exactly as a load through os.DirFS does.
+func TestLoadUnreadableFiles(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel string, data []byte) {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("teams/a/components/ok.yaml", []byte("name: ok\nclass: exporter\ntype: debug\nversion: 1\nowner: o\n"))
+	write("teams/a/components/huge.yaml", append([]byte("name: huge\ndescription: "), bytes.Repeat([]byte("x"), maxFileSize)...))
+	if err := os.Symlink("nowhere.yaml", filepath.Join(root, "teams", "a", "components", "dangling.yaml")); err != nil {
+		t.Skipf("cannot create a symlink: %v", err)
+	}
+	_, err := Load(root)
+	var viaLoad LoadErrors
+	if !errors.As(err, &viaLoad) {
+		t.Fatalf("Load: err = %v, want LoadErrors", err)
+	}
+	want := []string{
+		filepath.Join(root, "teams", "a", "components", "dangling.yaml") + ": cannot read: open teams/a/components/dangling.yaml: no such file or directory",
+		filepath.Join(root, "teams", "a", "components", "huge.yaml") + ": file is larger than 4 MiB",
+	}
+	if len(viaLoad) != len(want) || viaLoad[0].Error() != want[0] || viaLoad[1].Error() != want[1] {
+		t.Fatalf("Load errors:\n%v\nwant:\n%s", viaLoad, strings.Join(want, "\n"))
+	}
+	_, err = LoadSources([]Source{{Dir: root, FS: os.DirFS(root)}})
+	var viaFS LoadErrors
+	if !errors.As(err, &viaFS) || !slices.Equal(viaFS, viaLoad) {
+		t.Fatalf("through os.DirFS: %v\nthrough Load: %v", err, viaLoad)
 	}
 }

@@ -28,12 +28,12 @@ func parseComponent(n *yaml.Node, local bool, e errs) *Component {
 	if local {
 		what = "local Component"
 	}
-	f := mapping(n, what, componentFields, "", e)
-	if f == nil {
+	f, ok := mapping(n, what, componentFields, "", e)
+	if !ok {
 		return nil
 	}
 	c := &Component{Origin: Origin{Line: n.Line}}
-	name, _, ok := str(f, "name", what, e)
+	name, _, ok := str(&f, "name", what, e)
 	if local {
 		// A shared Component's name is checked against its file name by
 		// the caller; a local one has nothing else to name it.
@@ -44,7 +44,7 @@ func parseComponent(n *yaml.Node, local bool, e errs) *Component {
 	}
 	c.Name = name
 
-	class, line, ok := str(f, "class", what, e)
+	class, line, ok := str(&f, "class", what, e)
 	switch {
 	case !ok:
 		e.at(n.Line, "%s is missing required field \"class\" (one of receiver, processor, exporter, connector, extension)", what)
@@ -54,7 +54,7 @@ func parseComponent(n *yaml.Node, local bool, e errs) *Component {
 		c.Class = Class(class)
 	}
 
-	typ, line, ok := str(f, "type", what, e)
+	typ, line, ok := str(&f, "type", what, e)
 	switch {
 	case !ok && line == 0:
 		e.at(n.Line, "%s is missing required field \"type\"", what)
@@ -66,9 +66,9 @@ func parseComponent(n *yaml.Node, local bool, e errs) *Component {
 		c.Type = typ
 	}
 
-	c.Version = version(f, n.Line, what, e)
+	c.Version = version(&f, n.Line, what, e)
 
-	owner, line, ok := str(f, "owner", what, e)
+	owner, line, ok := str(&f, "owner", what, e)
 	switch {
 	case local && (ok || line > 0):
 		e.at(max(line, n.Line), "%s must not set owner: a local Component belongs to its Blueprint's owner", what)
@@ -77,8 +77,8 @@ func parseComponent(n *yaml.Node, local bool, e errs) *Component {
 	case !local:
 		c.Owner = owner
 	}
-	c.Description, _, _ = str(f, "description", what, e)
-	c.Config = parseConfig(f["config"], what, e)
+	c.Description, _, _ = str(&f, "description", what, e)
+	c.Config = parseConfig(f.get("config"), what, e)
 	return c
 }
 
@@ -106,71 +106,120 @@ func parseConfig(n *yaml.Node, what string, e errs) *yaml.Node {
 	return out
 }
 
+// copyConfig returns a standalone copy of n, or the first problem with its
+// line. budget bounds the number of nodes after alias expansion and is
+// spent by the copy.
 func copyConfig(n *yaml.Node, budget *int, depth int) (*yaml.Node, string, int) {
+	before := *budget
+	if problem, line := checkConfig(n, budget, depth); problem != "" {
+		return nil, problem, line
+	}
+	// One slab for the nodes and one for the Content slices: a config is
+	// kept for the life of the estate, so it should not cost an
+	// allocation per node.
+	count := before - *budget
+	c := configCopier{nodes: make([]yaml.Node, 0, count), ptrs: make([]*yaml.Node, 0, count)}
+	return c.copy(n), "", 0
+}
+
+// checkConfig walks a config as copy will, in the same order, and returns
+// the first problem: an unsupported or repeated key, or too many nodes or
+// too deep a nesting once aliases are expanded. budget is left at
+// maxConfigNodes minus the number of nodes.
+func checkConfig(n *yaml.Node, budget *int, depth int) (string, int) {
 	n = deref(n)
 	*budget--
 	if *budget < 0 || depth > 100 {
-		return nil, "is too large or too deeply nested once aliases are expanded", n.Line
+		return "is too large or too deeply nested once aliases are expanded", n.Line
 	}
-	c := &yaml.Node{Kind: n.Kind, Style: n.Style, Tag: n.Tag, Value: n.Value}
 	if n.Kind == yaml.MappingNode {
-		seen := make(map[string]bool, len(n.Content)/2)
+		var seen map[string]bool
+		if len(n.Content) > 32 {
+			seen = make(map[string]bool, len(n.Content)/2)
+		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := deref(n.Content[i])
 			if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
-				return nil, "has an unsupported key (merge keys and complex keys are not allowed)", k.Line
+				return "has an unsupported key (merge keys and complex keys are not allowed)", k.Line
 			}
-			if seen[k.Value] {
-				return nil, fmt.Sprintf("repeats the key %q", k.Value), k.Line
+			if len(n.Content) <= 32 { // a scan beats a map for the usual few keys
+				for j := 0; j < i; j += 2 {
+					if deref(n.Content[j]).Value == k.Value {
+						return fmt.Sprintf("repeats the key %q", k.Value), k.Line
+					}
+				}
+			} else if seen[k.Value] {
+				return fmt.Sprintf("repeats the key %q", k.Value), k.Line
+			} else {
+				seen[k.Value] = true
 			}
-			seen[k.Value] = true
 		}
 	}
 	for _, child := range n.Content {
-		cc, problem, line := copyConfig(child, budget, depth+1)
-		if problem != "" {
-			return nil, problem, line
+		if problem, line := checkConfig(child, budget, depth+1); problem != "" {
+			return problem, line
 		}
-		c.Content = append(c.Content, cc)
 	}
-	return c, "", 0
+	return "", 0
+}
+
+// configCopier copies a checked config into preallocated slabs.
+type configCopier struct {
+	nodes []yaml.Node
+	ptrs  []*yaml.Node
+}
+
+func (cc *configCopier) copy(n *yaml.Node) *yaml.Node {
+	n = deref(n)
+	cc.nodes = append(cc.nodes, yaml.Node{Kind: n.Kind, Style: n.Style, Tag: n.Tag, Value: n.Value})
+	c := &cc.nodes[len(cc.nodes)-1]
+	if len(n.Content) > 0 {
+		off := len(cc.ptrs)
+		cc.ptrs = cc.ptrs[:off+len(n.Content)]
+		content := cc.ptrs[off:len(cc.ptrs):len(cc.ptrs)]
+		for i, child := range n.Content {
+			content[i] = cc.copy(child)
+		}
+		c.Content = content
+	}
+	return c
 }
 
 func parseRequirement(n *yaml.Node, e errs) *Requirement {
-	f := mapping(n, "Requirement", requirementFields, "", e)
-	if f == nil {
+	f, ok := mapping(n, "Requirement", requirementFields, "", e)
+	if !ok {
 		return nil
 	}
 	r := &Requirement{}
-	r.Name, _, _ = str(f, "name", "Requirement", e)
-	r.Version = version(f, n.Line, "Requirement", e)
-	owner, line, ok := str(f, "owner", "Requirement", e)
+	r.Name, _, _ = str(&f, "name", "Requirement", e)
+	r.Version = version(&f, n.Line, "Requirement", e)
+	owner, line, ok := str(&f, "owner", "Requirement", e)
 	if !ok || strings.TrimSpace(owner) == "" {
 		e.at(max(line, n.Line), "Requirement is missing required field \"owner\"")
 	}
 	r.Owner = owner
-	r.Description, _, _ = str(f, "description", "Requirement", e)
+	r.Description, _, _ = str(&f, "description", "Requirement", e)
 	return r
 }
 
 func parseBlueprint(n *yaml.Node, team string, e errs) *Blueprint {
-	f := mapping(n, "Blueprint", blueprintFields, "", e)
-	if f == nil {
+	f, ok := mapping(n, "Blueprint", blueprintFields, "", e)
+	if !ok {
 		return nil
 	}
 	b := &Blueprint{Team: team}
-	b.Name, _, _ = str(f, "name", "Blueprint", e)
-	b.Version = version(f, n.Line, "Blueprint", e)
-	owner, line, ok := str(f, "owner", "Blueprint", e)
+	b.Name, _, _ = str(&f, "name", "Blueprint", e)
+	b.Version = version(&f, n.Line, "Blueprint", e)
+	owner, line, ok := str(&f, "owner", "Blueprint", e)
 	if !ok || strings.TrimSpace(owner) == "" {
 		e.at(max(line, n.Line), "Blueprint is missing required field \"owner\"")
 	}
 	b.Owner = owner
-	b.Description, _, _ = str(f, "description", "Blueprint", e)
+	b.Description, _, _ = str(&f, "description", "Blueprint", e)
 
 	// Local Components.
 	firstLine := map[string]int{}
-	for _, item := range sequence(f["components"], "components", e) {
+	for _, item := range sequence(f.get("components"), "components", e) {
 		c := parseComponent(item, true, e)
 		if c == nil {
 			continue
@@ -186,14 +235,14 @@ func parseBlueprint(n *yaml.Node, team string, e errs) *Blueprint {
 	}
 
 	// Lanes.
-	byLane := map[string]*yaml.Node{}
-	if p := f["pipelines"]; !isNull(p) {
-		byLane = mapping(p, "pipelines", SignalLanes, laneHint, e)
+	var byLane fields
+	if p := f.get("pipelines"); !isNull(p) {
+		byLane, _ = mapping(p, "pipelines", SignalLanes, laneHint, e)
 	}
 	referenced := map[string]bool{}
 	total := 0
 	for _, lane := range SignalLanes {
-		l, items := parseLane(lane, byLane[lane], b, referenced, e)
+		l, items := parseLane(lane, byLane.get(lane), b, referenced, e)
 		total += items
 		b.Lanes = append(b.Lanes, l)
 	}
@@ -201,7 +250,7 @@ func parseBlueprint(n *yaml.Node, team string, e errs) *Blueprint {
 	// unknown field; read them anyway so that their own problems surface
 	// and the Blueprint is not also reported as empty or its local
 	// Components as unreferenced.
-	if p := f["pipelines"]; p != nil && p.Kind == yaml.MappingNode {
+	if p := f.get("pipelines"); p != nil && p.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(p.Content); i += 2 {
 			if k := p.Content[i]; k.Kind == yaml.ScalarNode && !slices.Contains(SignalLanes, k.Value) {
 				_, items := parseLane(k.Value, deref(p.Content[i+1]), b, referenced, e)
@@ -210,7 +259,7 @@ func parseBlueprint(n *yaml.Node, team string, e errs) *Blueprint {
 		}
 	}
 	var items int
-	b.Extensions, items = parseLane(LaneExtensions, f["extensions"], b, referenced, e)
+	b.Extensions, items = parseLane(LaneExtensions, f.get("extensions"), b, referenced, e)
 	total += items
 	if total == 0 {
 		e.at(n.Line, "Blueprint has no lane entries and no extensions: it would render an empty collector")
@@ -223,7 +272,7 @@ func parseBlueprint(n *yaml.Node, team string, e errs) *Blueprint {
 
 	// Satisfies claims.
 	seen := map[string]int{}
-	for _, item := range sequence(f["satisfies"], "satisfies", e) {
+	for _, item := range sequence(f.get("satisfies"), "satisfies", e) {
 		if item.Kind != yaml.ScalarNode || isNull(item) {
 			e.at(item.Line, "satisfies claim must be a string <requirement-id>@<version>, got %s", describe(item))
 			continue
@@ -292,20 +341,21 @@ func parseLane(lane string, n *yaml.Node, b *Blueprint, referenced map[string]bo
 	if lane == LaneExtensions {
 		where = "extensions"
 	}
+	entryWhat := where + " entry"
 	firstLine := map[string]int{}
 	items := sequence(n, where, e)
 	for _, item := range items {
-		f := mapping(item, where+" entry", entryFields, entryHint, e)
-		if f == nil {
+		f, ok := mapping(item, entryWhat, entryFields, entryHint, e)
+		if !ok {
 			continue
 		}
-		raw, _, ok := str(f, "component", where+" entry", e)
+		raw, _, ok := str(&f, "component", entryWhat, e)
 		if !ok || strings.TrimSpace(raw) == "" {
 			e.at(item.Line, "%s entry is missing required field \"component\"", where)
 			continue
 		}
 		head, badTrack := false, false
-		if t, tl, ok := str(f, "track", where+" entry", e); ok {
+		if t, tl, ok := str(&f, "track", entryWhat, e); ok {
 			if t != "head" {
 				e.at(tl, "%s entry %q: track must be \"head\", got %q", where, raw, t)
 				badTrack = true
@@ -346,11 +396,12 @@ func parseLane(lane string, n *yaml.Node, b *Blueprint, referenced map[string]bo
 		if !ref.Shared() {
 			referenced[ref.Name] = true
 		}
-		if prev, dup := firstLine[ref.ID()]; dup {
-			e.at(item.Line, "%s references %q twice (first at line %d)", where, ref.ID(), prev)
+		id, _, _ := strings.Cut(raw, "@") // ref.ID(), without building it
+		if prev, dup := firstLine[id]; dup {
+			e.at(item.Line, "%s references %q twice (first at line %d)", where, id, prev)
 			continue
 		}
-		firstLine[ref.ID()] = item.Line
+		firstLine[id] = item.Line
 		l.Entries = append(l.Entries, Entry{Raw: raw, Ref: ref, Line: item.Line})
 	}
 	return l, len(items)
