@@ -8,6 +8,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/agent/config"
+	"github.com/myriarch/myriarch/agent/download"
 	"github.com/myriarch/myriarch/agent/install"
 	"github.com/myriarch/myriarch/agent/supervisor"
 	"github.com/myriarch/myriarch/agent/updater"
@@ -41,6 +42,13 @@ func newInstallEngine(cfg *config.Config, ctl supervisor.Controller, log *slog.L
 		log.Warn("package installation not enabled in this mode", "mode", cfg.Mode)
 		return nil
 	}
+	// Artifacts come from the server's origin, which serves them only to
+	// agents presenting their credential.
+	tr, err := updater.ServerTransport(cfg, download.DefaultConnectTimeout, download.DefaultIdleTimeout)
+	if err != nil {
+		log.Warn("package installation not enabled", "err", err)
+		return nil
+	}
 	eng, err := install.New(install.Options{
 		Package:            cfg.Collector.Package,
 		Root:               cfg.Collector.Root,
@@ -54,6 +62,7 @@ func newInstallEngine(cfg *config.Config, ctl supervisor.Controller, log *slog.L
 		StorageDir:         cfg.Supervisor.StorageDir,
 		UpdaterVersion:     buildinfo.Version,
 		RequestRestart:     restart,
+		Download:           download.Options{Transport: tr},
 	}, ctl, nil, log)
 	if err != nil {
 		log.Warn("package installation not enabled", "err", err)
