@@ -72,13 +72,18 @@ func writeFlowIDs(b *bytes.Buffer, ids []string) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		if plainID(id) {
-			b.WriteString(id)
-		} else {
-			b.WriteString(strconv.Quote(id))
-		}
+		writeFlowID(b, id)
 	}
 	b.WriteString("]\n")
+}
+
+// writeFlowID writes one rendered id of a flow list.
+func writeFlowID(b *bytes.Buffer, id string) {
+	if plainID(id) {
+		b.WriteString(id)
+	} else {
+		b.WriteString(strconv.Quote(id))
+	}
 }
 
 // writeKey writes a skeleton key (section names, rendered ids).

@@ -2,7 +2,10 @@ package blueprint
 
 import (
 	"fmt"
-	"slices"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // placed is a lane entry tied to the Component it resolves to at head.
@@ -18,9 +21,28 @@ type placed struct {
 // and, within a Blueprint, by lane and entry.
 func (est *Estate) Judge() []Finding {
 	ids := est.BlueprintIDs()
+	// Blueprints are judged independently, so spread them over the CPUs;
+	// the results are joined in id order.
+	per := make([][]Finding, len(ids))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), (len(ids)+63)/64) {
+		wg.Go(func() {
+			for {
+				end := int(next.Add(64))
+				start := end - 64
+				if start >= len(ids) {
+					return
+				}
+				for i := start; i < min(end, len(ids)); i++ {
+					per[i], _ = est.judge(est.Blueprints[ids[i]], true)
+				}
+			}
+		})
+	}
+	wg.Wait()
 	var out []Finding
-	for _, id := range ids {
-		fs, _ := est.judge(est.Blueprints[id], true)
+	for _, fs := range per {
 		out = append(out, fs...)
 	}
 	return out
@@ -44,9 +66,18 @@ func (est *Estate) judge(b *Blueprint, full bool) ([]Finding, [][]placed) {
 	add := func(kind, lane, format string, args ...any) {
 		out = append(out, Finding{Kind: kind, Blueprint: b.ID(), Lane: lane, Owner: b.Owner, Message: fmt.Sprintf(format, args...)})
 	}
-	lanes := append(slices.Clone(b.Lanes), b.Extensions)
+	lanes := make([]Lane, 0, len(b.Lanes)+1)
+	lanes = append(append(lanes, b.Lanes...), b.Extensions)
+	total := 0
+	for _, lane := range lanes {
+		total += len(lane.Entries)
+	}
+	all := make([]placed, total) // one backing array for every lane
 	resolved := make([][]placed, len(lanes))
+	off := 0
 	for li, lane := range lanes {
+		resolved[li] = all[off : off : off+len(lane.Entries)]
+		off += len(lane.Entries)
 		for _, en := range lane.Entries {
 			c := est.resolve(b, lane.Name, en, add)
 			resolved[li] = append(resolved[li], placed{Lane: lane.Name, Entry: en, Comp: c})
@@ -83,7 +114,7 @@ func (est *Estate) resolve(b *Blueprint, lane string, en Entry, add func(kind, l
 			return nil
 		}
 	} else {
-		c = est.Components[en.Ref.ID()]
+		c = est.Components[refID(en)]
 		switch {
 		case c == nil:
 			add(KindReference, lane, "shared Component %s does not exist: it was never authored or has been retracted", en.Ref.ID())
@@ -115,13 +146,30 @@ func judgeOrdering(lane []placed, laneName string, add func(kind, lane, format s
 			if p.Comp.Type != rule.Type {
 				continue
 			}
-			peers := sameClass(lane, p.Comp.Class)
-			pos := slices.IndexFunc(peers, func(q placed) bool { return q.Entry.Raw == p.Entry.Raw })
-			if rule.First && pos > 0 {
-				add(KindOrdering, laneName, "%s %q must be the first %s in lane %s but comes after %q: %s",
-					rule.Type, p.Entry.Raw, p.Comp.Class, laneName, peers[0].Entry.Raw, rule.FirstWhy)
+			// The peers are the resolved entries of p's class; p's place
+			// among them is that of the first entry written like p.
+			class := p.Comp.Class
+			first, pos := -1, -1
+			for i, q := range lane {
+				if q.Comp == nil || q.Comp.Class != class {
+					continue
+				}
+				if first < 0 {
+					first = i
+				}
+				if q.Entry.Raw == p.Entry.Raw {
+					pos = i
+					break
+				}
 			}
-			for _, later := range peers[pos+1:] {
+			if rule.First && pos != first {
+				add(KindOrdering, laneName, "%s %q must be the first %s in lane %s but comes after %q: %s",
+					rule.Type, p.Entry.Raw, class, laneName, lane[first].Entry.Raw, rule.FirstWhy)
+			}
+			for _, later := range lane[pos+1:] {
+				if later.Comp == nil || later.Comp.Class != class {
+					continue
+				}
 				for _, pre := range rule.After {
 					if later.Comp.Type == pre.Type {
 						add(KindOrdering, laneName, "%s %q must come after %s %q in lane %s: %s",
@@ -133,12 +181,14 @@ func judgeOrdering(lane []placed, laneName string, add func(kind, lane, format s
 	}
 }
 
-func sameClass(lane []placed, class Class) []placed {
-	var out []placed
-	for _, p := range lane {
-		if p.Comp != nil && p.Comp.Class == class {
-			out = append(out, p)
-		}
+// refID is en.Ref.ID() of a shared reference, taken from the entry as
+// written when it spells the id (as every loaded entry does) rather than
+// built anew for every lookup.
+func refID(en Entry) string {
+	id, _, _ := strings.Cut(en.Raw, "@")
+	t, n := en.Ref.Team, en.Ref.Name
+	if len(id) == len(t)+1+len(n) && id[len(t)] == '/' && id[:len(t)] == t && id[len(t)+1:] == n {
+		return id
 	}
-	return out
+	return en.Ref.ID()
 }

@@ -36,10 +36,17 @@ var sections = []string{"receivers", "processors", "exporters", "connectors", "e
 // placement is a Component as it will render, with where it came from.
 type placement struct {
 	comp      *Component
-	version   int    // the rendered version
-	blueprint string // the Blueprint a local Component belongs to
-	rid       string // rendered id
-	key       string // identity: two placements with the same key are the same thing
+	version   int      // the rendered version
+	blueprint string   // the Blueprint a local Component belongs to
+	rid       string   // rendered id
+	key       placeKey // identity: two placements with the same key are the same thing
+}
+
+// placeKey identifies what a placement renders: a shared Component at a
+// version, or a local Component (team empty) of the rendered Blueprint.
+type placeKey struct {
+	team, name string
+	version    int
 }
 
 // origin describes where the placed Component comes from, naming its file;
@@ -75,11 +82,19 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 	}
 
 	// Place every entry, fetching pinned versions behind head.
-	pinned := map[string]*Component{} // by "<id>@<pin>"
+	var pinned map[string]*Component // by "<id>@<pin>", made when needed
+	total := 0
+	for _, lane := range lanes {
+		total += len(lane)
+	}
+	all := make([]placement, total) // one backing array for every lane
 	placements := make([][]placement, len(lanes))
+	off := 0
 	for li, lane := range lanes {
+		placements[li] = all[off : off : off+len(lane)]
+		off += len(lane)
 		for _, p := range lane {
-			pl, err := est.place(ctx, b, p, hist, pinned)
+			pl, err := est.place(ctx, b, p, hist, &pinned)
 			if err != nil {
 				reasons = append(reasons, fmt.Sprintf("[%s] %v", p.Lane, err))
 				continue
@@ -92,8 +107,8 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 	}
 
 	// Detect rendered-id collisions, keeping first-appearance order.
-	byID := map[string]placement{}
-	var order []string
+	byID := make(map[string]placement, total)
+	order := make([]string, 0, total)
 	for _, lane := range placements {
 		for _, pl := range lane {
 			rid := pl.rid
@@ -139,12 +154,7 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 	buf.WriteString("service:\n")
 	writeKey(&buf, 2, "extensions")
 	buf.WriteByte(' ')
-	exts := placements[len(placements)-1]
-	ids := make([]string, 0, len(exts))
-	for _, pl := range exts {
-		ids = append(ids, pl.rid)
-	}
-	writeFlowIDs(&buf, ids)
+	writeLaneIDs(&buf, placements[len(placements)-1], partAll)
 	writeKey(&buf, 2, "pipelines")
 	pipelines := 0
 	for li, lane := range placements[:len(placements)-1] {
@@ -155,36 +165,12 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 			buf.WriteByte('\n')
 		}
 		pipelines++
-		var recv, proc, exp []string
-		past := false // past the lane's first processor or exporter
-		for _, pl := range lane {
-			rid := pl.rid
-			switch pl.comp.Class {
-			case ClassReceiver:
-				recv = append(recv, rid)
-			case ClassProcessor:
-				past = true
-				proc = append(proc, rid)
-			case ClassExporter:
-				past = true
-				exp = append(exp, rid)
-			case ClassConnector:
-				if past {
-					exp = append(exp, rid)
-				} else {
-					recv = append(recv, rid)
-				}
-			}
-		}
 		writeKey(&buf, 4, b.Lanes[li].Name)
 		buf.WriteByte('\n')
-		for _, part := range []struct {
-			key string
-			ids []string
-		}{{"receivers", recv}, {"processors", proc}, {"exporters", exp}} {
-			writeKey(&buf, 6, part.key)
+		for part, key := range [...]string{partReceivers: "receivers", partProcessors: "processors", partExporters: "exporters"} {
+			writeKey(&buf, 6, key)
 			buf.WriteByte(' ')
-			writeFlowIDs(&buf, part.ids)
+			writeLaneIDs(&buf, lane, part)
 		}
 	}
 	if pipelines == 0 {
@@ -194,26 +180,70 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 }
 
 // place decides which version of an entry's Component renders.
-func (est *Estate) place(ctx context.Context, b *Blueprint, p placed, hist History, cache map[string]*Component) (placement, error) {
+func (est *Estate) place(ctx context.Context, b *Blueprint, p placed, hist History, cache *map[string]*Component) (placement, error) {
 	c := p.Comp
 	if !c.Shared() {
-		return placement{comp: c, version: c.Version, key: "local:" + c.Name, rid: c.RenderedID(), blueprint: b.ID()}, nil
+		return placement{comp: c, version: c.Version, key: placeKey{name: c.Name}, rid: c.RenderedID(), blueprint: b.ID()}, nil
 	}
 	v := c.Version
 	if pin := p.Entry.Ref.Pin; pin != 0 && pin < c.Version {
 		k := c.ID() + "@" + strconv.Itoa(pin)
-		old, ok := cache[k]
+		old, ok := (*cache)[k]
 		if !ok {
 			var err error
 			old, err = pinnedVersion(ctx, c, pin, hist)
 			if err != nil {
 				return placement{}, err
 			}
-			cache[k] = old
+			if *cache == nil {
+				*cache = map[string]*Component{}
+			}
+			(*cache)[k] = old
 		}
 		c, v = old, pin
 	}
-	return placement{comp: c, version: v, key: "shared:" + c.ID() + "@" + strconv.Itoa(v), rid: c.RenderedID()}, nil
+	return placement{comp: c, version: v, key: placeKey{team: c.Team, name: c.Name, version: v}, rid: c.RenderedID()}, nil
+}
+
+// Which ids of a lane writeLaneIDs writes.
+const (
+	partReceivers = iota
+	partProcessors
+	partExporters
+	partAll
+)
+
+// writeLaneIDs writes the rendered ids of one part of a lane as a flow
+// list: a connector before the lane's first processor or exporter acts as
+// a receiver, after it as an exporter.
+func writeLaneIDs(buf *bytes.Buffer, lane []placement, part int) {
+	buf.WriteByte('[')
+	n := 0
+	past := false // past the lane's first processor or exporter
+	for _, pl := range lane {
+		in := part == partAll
+		switch pl.comp.Class {
+		case ClassReceiver:
+			in = in || part == partReceivers
+		case ClassProcessor:
+			past = true
+			in = in || part == partProcessors
+		case ClassExporter:
+			past = true
+			in = in || part == partExporters
+		case ClassConnector:
+			in = in || (past && part == partExporters) || (!past && part == partReceivers)
+		}
+		if !in {
+			continue
+		}
+		if n > 0 {
+			buf.WriteString(", ")
+		}
+		n++
+		writeFlowID(buf, pl.rid)
+	}
+	buf.WriteString("]\n")
 }
 
 // pinnedVersion finds the Component file from the newest commit in which it
