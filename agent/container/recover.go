@@ -2,12 +2,15 @@ package container
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/distribution/reference"
 	"github.com/moby/moby/client"
+	"github.com/open-telemetry/opamp-go/protobufs"
 )
 
 // Recover replays an unfinished swap, reconciles the containers so that
@@ -33,6 +36,9 @@ func (e *Engine) Recover(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	if err := e.refreshImage(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := e.settleStatuses(); err != nil {
 		errs = append(errs, err)
 	}
 	e.wg.Add(1)
@@ -170,5 +176,43 @@ func (e *Engine) refreshImage(ctx context.Context) error {
 		}
 	}
 	e.setImage(&info)
+	return nil
+}
+
+// settleStatuses loads the statuses persisted before the restart and turns
+// a collector status left in progress (the updater stopped between the
+// offer and the first journal step, or before a result was persisted) into
+// a final one, so the server never sees an install stuck "in progress".
+func (e *Engine) settleStatuses() error {
+	last, err := e.LastStatuses()
+	if err != nil || last == nil {
+		return err
+	}
+	e.mu.Lock()
+	e.allHash = slices.Clone(last.GetServerProvidedAllPackagesHash())
+	for n, st := range last.GetPackages() {
+		e.statuses[n] = st
+	}
+	st := e.statuses[e.o.Package]
+	changed := false
+	if st != nil {
+		switch st.GetStatus() {
+		case protobufs.PackageStatusEnum_PackageStatusEnum_Installed, protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed:
+		default:
+			changed = true
+			if e.image != nil && e.image.Hash != "" && e.image.Hash == hex.EncodeToString(st.GetServerOfferedHash()) {
+				st.Status, st.ErrorMessage = protobufs.PackageStatusEnum_PackageStatusEnum_Installed, ""
+			} else {
+				st.Status = protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed
+				st.ErrorMessage = "interrupted by an updater restart before the swap began; the collector container was not changed"
+			}
+			st.DownloadDetails = nil
+			e.keepAgentHas(st)
+		}
+	}
+	e.mu.Unlock()
+	if changed {
+		e.sendStatuses(true)
+	}
 	return nil
 }

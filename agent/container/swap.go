@@ -251,14 +251,15 @@ func (t *txn) finish(ctx context.Context) {
 		t.log.Error("recording the installed image failed", "err", err)
 	}
 	e.setImage(&img)
+	// Persist the result before the journal goes: a crash in between
+	// replays finish, which reports Installed again.
+	e.setStatus(t.status(protobufs.PackageStatusEnum_PackageStatusEnum_Installed, "", nil), true)
 	if err := e.j.Clear(); err != nil {
 		t.log.Error("clearing the journal failed", "err", err)
 	}
 	_ = journal.Remove(e.statePath(swapFile))
 	e.crashPoint(cpCommitted)
 	t.log.Info("collector image installed", "image", img.Ref, "digest", img.Digest, "id", img.ID)
-	st := t.status(protobufs.PackageStatusEnum_PackageStatusEnum_Installed, "", nil)
-	e.setStatus(st, true)
 }
 
 // renameNext gives the new container the collector's name (no-op when it
@@ -321,13 +322,13 @@ func (t *txn) rollback(ctx context.Context, cause error, f fault) {
 	if err := t.step(cpQuarantined); err != nil {
 		t.log.Error("journal", "err", err)
 	}
+	e.setStatus(t.status(protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed,
+		"rolled back to the previous container: "+t.rec.Reason, nil), true)
 	if err := e.j.Clear(); err != nil {
 		t.log.Error("clearing the journal failed", "err", err)
 	}
 	_ = journal.Remove(e.statePath(swapFile))
 	t.log.Info("rolled back: the previous collector container runs again")
-	e.setStatus(t.status(protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed,
-		"rolled back to the previous container: "+t.rec.Reason, nil), true)
 }
 
 // reportStuck reports a rollback that could not complete; the journal stays

@@ -98,19 +98,22 @@ func TestCrashAtEveryStep(t *testing.T) {
 	type tc struct {
 		point, version, file, want string
 		hash, sig                  []byte
+		then                       string // a second crash, during the first recovery
 	}
 	var cases []tc
 	for _, p := range []string{"admitted", "image-ready", "creating-next", "next-created", "old-stopped"} {
-		cases = append(cases, tc{p, "0.8.0", "good.tar", "0.1.0", goodHash, goodSig})
+		cases = append(cases, tc{p, "0.8.0", "good.tar", "0.1.0", goodHash, goodSig, ""})
 	}
 	for _, p := range []string{"next-started", "healthy", "old-removed", "renamed", "committed"} {
-		cases = append(cases, tc{p, "0.8.0", "good.tar", "0.8.0", goodHash, goodSig})
+		cases = append(cases, tc{p, "0.8.0", "good.tar", "0.8.0", goodHash, goodSig, ""})
 	}
 	for _, p := range []string{"next-started", "rollback-begin", "rollback-next-removed", "rollback-old-started", "quarantined"} {
-		cases = append(cases, tc{p, "0.9.0", "bad.tar", "0.1.0", badHash, badSig})
+		cases = append(cases, tc{p, "0.9.0", "bad.tar", "0.1.0", badHash, badSig, ""})
 	}
+	cases = append(cases, tc{"next-started", "0.8.0", "good.tar", "0.8.0", goodHash, goodSig, "recover-begin"},
+		tc{"old-stopped", "0.8.0", "good.tar", "0.1.0", goodHash, goodSig, "rollback-next-removed"})
 	for _, cs := range cases {
-		t.Run(cs.version+"-"+cs.point, func(t *testing.T) {
+		t.Run(cs.version+"-"+cs.point+cs.then, func(t *testing.T) {
 			c := startCollector(t, cli, repo+":0.1.0", true)
 			before, _ := inspect(t, cli, c.name)
 			uid := instanceUID(t, cli, before.ID)
@@ -118,12 +121,23 @@ func TestCrashAtEveryStep(t *testing.T) {
 			cfg, _ := json.Marshal(childConfig{Name: c.name, StateDir: state, PubKey: k.pub,
 				URL: srv.URL + "/" + cs.file, Version: cs.version, Hash: cs.hash, Sig: cs.sig})
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), childEnv+"="+string(cfg), ctr.CrashAtEnv+"="+cs.point, "FAKE_PORT=")
+			cmd.Env = append(os.Environ(), childEnv+"="+string(cfg), ctr.CrashAtEnv+"="+cs.point)
 			var stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stderr, &stderr
 			err := cmd.Run()
 			if !strings.Contains(stderr.String(), "MYRIARCH_CRASHPOINT "+cs.point) {
 				t.Fatalf("the child did not reach crash point %s (err %v):\n%s", cs.point, err, stderr.String())
+			}
+			if cs.then != "" {
+				// The restarted updater is killed again while recovering.
+				cmd := exec.Command(os.Args[0], "-test.run=^$")
+				cmd.Env = append(os.Environ(), childEnv+"="+string(cfg), ctr.CrashAtEnv+"="+cs.then)
+				var stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stderr, &stderr
+				err := cmd.Run()
+				if !strings.Contains(stderr.String(), "MYRIARCH_CRASHPOINT "+cs.then) {
+					t.Fatalf("the second child did not reach crash point %s (err %v):\n%s", cs.then, err, stderr.String())
+				}
 			}
 			// A new updater process recovers.
 			eng := newEngine(t, engineOptions(c, state, k))
