@@ -308,14 +308,30 @@ func (p *fastParser) scalar(v string, line, col int) (*yaml.Node, bool) {
 func (p *fastParser) plainTag(v string) string {
 	switch c := v[0]; {
 	case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_':
-		switch c {
-		case 'y', 'Y', 'n', 'N', 't', 'T', 'f', 'F', 'o', 'O':
-		default:
-			return "!!str"
+		// go-yaml resolves a word only through its table of booleans
+		// and nulls (YAML 1.2: yes, no, on and off are strings).
+		switch v {
+		case "true", "True", "TRUE", "false", "False", "FALSE":
+			return "!!bool"
+		case "null", "Null", "NULL":
+			return "!!null"
 		}
-	case c >= '1' && c <= '9' && len(v) <= 18:
-		if digits(v) {
+		return "!!str"
+	case c >= '0' && c <= '9':
+		if c != '0' && len(v) <= 18 && digits(v) {
 			return "!!int"
+		}
+		// An int, float or timestamp is spelled with these bytes only
+		// (digits, base prefixes and hex digits, separators, signs,
+		// exponents, date and time punctuation); anything else is a string.
+		for i := 1; i < len(v); i++ {
+			switch b := v[i]; {
+			case b >= '0' && b <= '9', b >= 'a' && b <= 'f', b >= 'A' && b <= 'F':
+			case b == 'x', b == 'X', b == 'o', b == 'O', b == '_', b == '+', b == '-', b == '.', b == ':',
+				b == 't', b == 'T', b == 'z', b == 'Z', b == ' ':
+			default:
+				return "!!str"
+			}
 		}
 	}
 	p.tmp = yaml.Node{Kind: yaml.ScalarNode, Value: v}

@@ -101,17 +101,19 @@ func LoadSources(srcs []Source) (*Estate, error) {
 	for _, s := range srcs {
 		est.Roots = append(est.Roots, s.Dir)
 	}
-	firstFile := [3]map[string]string{{}, {}, {}}
+	var first [3]map[string]*job // the job that defined each id first
+	for k := range first {
+		first[k] = make(map[string]*job, len(jobs))
+	}
 	for _, j := range jobs {
 		all = append(all, j.errs...)
 		id := j.team + "/" + j.name
-		file := joinPath(j.src.Dir, j.rel)
-		if prev, dup := firstFile[j.kind][id]; dup {
-			all = append(all, LoadError{File: file, Message: fmt.Sprintf(
-				"duplicate %s id %q across source roots: also defined in %s", kindNames[j.kind], id, prev)})
+		if prev, dup := first[j.kind][id]; dup {
+			all = append(all, LoadError{File: joinPath(j.src.Dir, j.rel), Message: fmt.Sprintf(
+				"duplicate %s id %q across source roots: also defined in %s", kindNames[j.kind], id, joinPath(prev.src.Dir, prev.rel))})
 			continue
 		}
-		firstFile[j.kind][id] = file
+		first[j.kind][id] = j
 		switch {
 		case j.bp != nil:
 			est.Blueprints[id] = j.bp
@@ -165,9 +167,15 @@ func scanRoot(src Source) ([]*job, LoadErrors) {
 		if ext != ".yaml" && ext != ".yml" {
 			return nil
 		}
-		parts := strings.Split(p, "/")
+		// teams/<team>/<kind>/<file>, split without allocating.
+		var parts [4]string
 		kind, known := objectKind(0), false
-		if len(parts) == 4 {
+		if strings.Count(p, "/") == 3 {
+			rest := p
+			for i := range 3 {
+				parts[i], rest, _ = strings.Cut(rest, "/")
+			}
+			parts[3] = rest
 			kind, known = kindDirs[parts[2]]
 		}
 		switch {
@@ -246,6 +254,7 @@ func (j *job) parse(w *worker) {
 		b.Origin = Origin{Root: j.src.Dir, Rel: j.rel}
 		for _, c := range b.Components {
 			c.Origin.Root, c.Origin.Rel = j.src.Dir, j.rel
+			c.rid = c.RenderedID()
 		}
 		j.bp = b
 	case kindComponent:
@@ -255,6 +264,7 @@ func (j *job) parse(w *worker) {
 		}
 		checkName(c.Name, j.name, keyLine(top, "name"), "Component", e)
 		c.Team = j.team
+		c.rid = c.RenderedID()
 		c.Origin = Origin{Root: j.src.Dir, Rel: j.rel}
 		j.comp = c
 	case kindRequirement:

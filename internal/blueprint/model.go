@@ -61,6 +61,10 @@ type Component struct {
 
 	Team   string // team directory of a shared Component; empty for local
 	Origin Origin
+
+	// rid caches RenderedID for loaded Components, which are never
+	// modified after the load; empty otherwise.
+	rid string
 }
 
 // Shared reports whether c is a shared Component.
@@ -78,6 +82,9 @@ func (c *Component) ID() string {
 // RenderedID is the collector id the Component renders under: shared
 // Components as <type>/<team>.<name>, local ones as <type>/<name>.
 func (c *Component) RenderedID() string {
+	if c.rid != "" {
+		return c.rid
+	}
 	if c.Shared() {
 		return c.Type + "/" + c.Team + "." + c.Name
 	}

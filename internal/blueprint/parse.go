@@ -325,6 +325,9 @@ func sequence(n *yaml.Node, what string, e errs) []*yaml.Node {
 		e.at(n.Line, "%s must be a list, got %s", what, describe(n))
 		return nil
 	}
+	if !slices.ContainsFunc(n.Content, func(c *yaml.Node) bool { return c.Kind == yaml.AliasNode }) {
+		return n.Content // callers only read it
+	}
 	out := make([]*yaml.Node, 0, len(n.Content))
 	for _, c := range n.Content {
 		out = append(out, deref(c))
@@ -342,8 +345,16 @@ func parseLane(lane string, n *yaml.Node, b *Blueprint, referenced map[string]bo
 		where = "extensions"
 	}
 	entryWhat := where + " entry"
-	firstLine := map[string]int{}
 	items := sequence(n, where, e)
+	// Entries reach l.Entries in the order their ids are first seen, so a
+	// repeated id is found by scanning them; long lanes get a map.
+	var firstLine map[string]int
+	if len(items) > 32 {
+		firstLine = make(map[string]int, len(items))
+	}
+	if len(items) > 0 {
+		l.Entries = make([]Entry, 0, len(items))
+	}
 	for _, item := range items {
 		f, ok := mapping(item, entryWhat, entryFields, entryHint, e)
 		if !ok {
@@ -397,14 +408,31 @@ func parseLane(lane string, n *yaml.Node, b *Blueprint, referenced map[string]bo
 			referenced[ref.Name] = true
 		}
 		id, _, _ := strings.Cut(raw, "@") // ref.ID(), without building it
-		if prev, dup := firstLine[id]; dup {
+		if prev, dup := seenEntry(l.Entries, firstLine, id); dup {
 			e.at(item.Line, "%s references %q twice (first at line %d)", where, id, prev)
 			continue
 		}
-		firstLine[id] = item.Line
+		if firstLine != nil {
+			firstLine[id] = item.Line
+		}
 		l.Entries = append(l.Entries, Entry{Raw: raw, Ref: ref, Line: item.Line})
 	}
 	return l, len(items)
+}
+
+// seenEntry returns the line of the entry with the given id, looked up in
+// firstLine when there is one, else among entries.
+func seenEntry(entries []Entry, firstLine map[string]int, id string) (int, bool) {
+	if firstLine != nil {
+		line, ok := firstLine[id]
+		return line, ok
+	}
+	for _, en := range entries {
+		if eid, _, _ := strings.Cut(en.Raw, "@"); eid == id {
+			return en.Line, true
+		}
+	}
+	return 0, false
 }
 
 // parseRef parses "<team>/<name>@<pin>", "<team>/<name>" or "<name>". A

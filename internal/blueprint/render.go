@@ -36,10 +36,10 @@ var sections = []string{"receivers", "processors", "exporters", "connectors", "e
 // placement is a Component as it will render, with where it came from.
 type placement struct {
 	comp      *Component
-	version   int      // the rendered version
-	blueprint string   // the Blueprint a local Component belongs to
-	rid       string   // rendered id
-	key       placeKey // identity: two placements with the same key are the same thing
+	version   int        // the rendered version
+	blueprint *Blueprint // the Blueprint a local Component belongs to
+	rid       string     // rendered id
+	key       placeKey   // identity: two placements with the same key are the same thing
 }
 
 // placeKey identifies what a placement renders: a shared Component at a
@@ -54,7 +54,7 @@ type placeKey struct {
 func (p placement) origin() string {
 	c := p.comp
 	if !c.Shared() {
-		return fmt.Sprintf("local Component %q of Blueprint %s (%s:%d)", c.Name, p.blueprint, c.Origin.File(), c.Origin.Line)
+		return fmt.Sprintf("local Component %q of Blueprint %s (%s:%d)", c.Name, p.blueprint.ID(), c.Origin.File(), c.Origin.Line)
 	}
 	return fmt.Sprintf("shared Component %s@%d (%s)", c.ID(), p.version, c.Origin.File())
 }
@@ -183,7 +183,7 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 func (est *Estate) place(ctx context.Context, b *Blueprint, p placed, hist History, cache *map[string]*Component) (placement, error) {
 	c := p.Comp
 	if !c.Shared() {
-		return placement{comp: c, version: c.Version, key: placeKey{name: c.Name}, rid: c.RenderedID(), blueprint: b.ID()}, nil
+		return placement{comp: c, version: c.Version, key: placeKey{name: c.Name}, rid: c.RenderedID(), blueprint: b}, nil
 	}
 	v := c.Version
 	if pin := p.Entry.Ref.Pin; pin != 0 && pin < c.Version {
