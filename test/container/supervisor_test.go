@@ -1,0 +1,233 @@
+package container_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+	"github.com/open-telemetry/opamp-go/protobufs"
+
+	ctr "github.com/myriarch/myriarch/agent/container"
+	"github.com/myriarch/myriarch/agent/supervisorstate"
+	"github.com/myriarch/myriarch/test/peers/peerbuild"
+)
+
+const packagingDir = "../../packaging/docker"
+
+// dockerCLI runs the docker CLI against DOCKER_HOST (classic builder: the
+// private engine has no BuildKit).
+func dockerCLI(t testing.TB, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("docker", args...)
+	cmd.Env = append(os.Environ(), "DOCKER_BUILDKIT=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("docker %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func copyFile(t testing.TB, src, dst string, mode os.FileMode) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// buildSupervisorImage builds packaging/docker/Dockerfile.collector from
+// the peers' static supervisor and collector binaries.
+func buildSupervisorImage(t testing.TB, p *peerbuild.Peers, c peerbuild.Collector, tag string) {
+	t.Helper()
+	dir := t.TempDir()
+	copyFile(t, p.Supervisor, filepath.Join(dir, "opampsupervisor"), 0o755)
+	if err := c.InstallTo(filepath.Join(dir, "otelcol-myriarch")); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, filepath.Join(packagingDir, "supervisor.yaml"), filepath.Join(dir, "supervisor.yaml"), 0o644)
+	dockerCLI(t, "build", "-q", "-f", filepath.Join(packagingDir, "Dockerfile.collector"), "--build-arg", "VERSION="+c.Version, "-t", tag, dir)
+}
+
+// collectorRuns reports whether the container runs the collector's real
+// run (the supervisor passes --config <storage>/effective.yaml).
+func collectorRuns(t testing.TB, cli *client.Client, id string) bool {
+	top, err := cli.ContainerTop(context.Background(), id, client.ContainerTopOptions{})
+	if err != nil {
+		return false
+	}
+	for _, p := range top.Processes {
+		line := strings.Join(p, " ")
+		if strings.Contains(line, "/otelcol/otelcol-myriarch") && strings.Contains(line, "effective.yaml") {
+			return true
+		}
+	}
+	return false
+}
+
+func waitFor(t testing.TB, what string, timeout time.Duration, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// The real upstream OpAMP Supervisor v0.149.0 with real collectors, in the
+// FROM scratch image of packaging/docker: m.1 → m.2 from a signed image
+// tarball keeps the supervisor's instance UID; the broken m.3 (the
+// supervisor cannot bootstrap it and exits) is rolled back to m.2.
+func TestRealSupervisorImage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the upstream OpAMP Supervisor image; not in -short mode")
+	}
+	cli := dockerClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	peers, err := peerbuild.Ensure(ctx, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		t.Fatalf("build peers: %v (run `make peers` first)", err)
+	}
+	m1, _ := peers.Collector(peerbuild.VersionM1)
+	m2, _ := peers.Collector(peerbuild.VersionM2)
+	broken, _ := peers.Collector(peerbuild.VersionBroken)
+	repo := randName("myriarch-ct-otelcol-")
+	k := newKeys(t)
+	dir := t.TempDir()
+	var hashes, sigs [][]byte
+	for _, c := range []peerbuild.Collector{m1, m2, broken} {
+		tag := repo + ":" + c.Version
+		buildSupervisorImage(t, peers, c, tag)
+		t.Cleanup(func() { cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true}) })
+		if c.Version == m1.Version {
+			continue
+		}
+		// The updater loads m.2 and m.3 from signed tarballs.
+		path := filepath.Join(dir, c.Version+".tar")
+		dockerCLI(t, "save", "-o", path, tag)
+		dockerCLI(t, "rmi", tag)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(data)
+		hashes, sigs = append(hashes, sum[:]), append(sigs, k.signBytes(data))
+	}
+	srv, _ := tarballServer(t, dir)
+
+	storage := t.TempDir()
+	name := randName("myriarch-ct-sup-")
+	t.Cleanup(func() {
+		for _, n := range []string{name, name + ctr.NextSuffix} {
+			cli.ContainerRemove(context.Background(), n, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		}
+	})
+	created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: name,
+		Config: &container.Config{Image: repo + ":" + m1.Version, Env: []string{
+			"OPAMP_SERVER_ENDPOINT=ws://127.0.0.1:" + strconv.Itoa(freePort(t)) + "/v1/opamp", // nobody listens: local signals only
+			"OPAMP_SERVER_TOKEN=enroll-123", "OTELCOL_METRICS_LEVEL=none",
+		}},
+		HostConfig: &container.HostConfig{
+			NetworkMode:   "host",
+			RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyUnlessStopped},
+			Mounts:        []mount.Mount{{Type: mount.TypeBind, Source: storage, Target: storageDir}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the supervisor to run the m.1 collector", 90*time.Second, func() bool { return collectorRuns(t, cli, created.ID) })
+	st0, err := supervisorstate.Read(storage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("supervisor instance UID %s", st0.InstanceID)
+
+	o := engineOptions(collector{name: name}, t.TempDir(), k)
+	o.HealthWindow = 8 * time.Second // the supervisor gives up on a broken collector after its 3 s bootstrap timeout
+	eng := newEngine(t, o)
+	if err := eng.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if img, _ := eng.Image(); img.Version != m1.Version {
+		t.Fatalf("Image() = %+v, want %s", img, m1.Version)
+	}
+
+	rec := newRecorder()
+	eng.HandlePackages(ctx, offer(m2.Version, srv.URL+"/"+m2.Version+".tar", hashes[0], sigs[0], nil), rec.report)
+	st := rec.wait(t, m2.Version, 5*time.Minute)
+	if st.GetStatus() != protobufs.PackageStatusEnum_PackageStatusEnum_Installed {
+		t.Fatalf("m.2: %s %s", st.GetStatus(), st.GetErrorMessage())
+	}
+	cur, _ := inspect(t, cli, name)
+	if cur.ID == created.ID || !cur.State.Running || cur.Config.Labels[ctr.VersionLabel] != m2.Version {
+		t.Fatalf("after m.2: container %s running=%v label %q", cur.ID[:12], cur.State.Running, cur.Config.Labels[ctr.VersionLabel])
+	}
+	waitFor(t, "the supervisor to run the m.2 collector", 60*time.Second, func() bool { return collectorRuns(t, cli, cur.ID) })
+	st1, err := supervisorstate.Read(storage)
+	if err != nil || st1.InstanceID != st0.InstanceID {
+		t.Fatalf("instance UID after the swap: %q (%v), want %s", st1.InstanceID, err, st0.InstanceID)
+	}
+
+	rec = newRecorder()
+	eng.HandlePackages(ctx, offer(broken.Version, srv.URL+"/"+broken.Version+".tar", hashes[1], sigs[1], nil), rec.report)
+	st = rec.wait(t, broken.Version, 5*time.Minute)
+	if st.GetStatus() != protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed || !strings.Contains(st.GetErrorMessage(), "rolled back") {
+		t.Fatalf("m.3: %s %q, want a rollback", st.GetStatus(), st.GetErrorMessage())
+	}
+	t.Logf("m.3 reported: %s", st.GetErrorMessage())
+	back, _ := inspect(t, cli, name)
+	if back.ID != cur.ID || !back.State.Running {
+		t.Fatalf("after the rollback %s (running=%v), want %s running", back.ID[:12], back.State.Running, cur.ID[:12])
+	}
+	if _, ok := inspect(t, cli, name+ctr.NextSuffix); ok {
+		t.Fatal("the broken container was not removed")
+	}
+	waitFor(t, "the supervisor to run the m.2 collector again", 60*time.Second, func() bool { return collectorRuns(t, cli, back.ID) })
+	if st2, err := supervisorstate.Read(storage); err != nil || st2.InstanceID != st0.InstanceID {
+		t.Fatalf("instance UID after the rollback: %q (%v), want %s", st2.InstanceID, err, st0.InstanceID)
+	}
+}
+
+// The updater image of packaging/docker runs FROM scratch.
+func TestUpdaterImage(t *testing.T) {
+	cli := dockerClient(t)
+	dir := t.TempDir()
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X github.com/myriarch/myriarch/internal/buildinfo.Version=9.8.7",
+		"-o", filepath.Join(dir, "myriarch-updater"), "../../cmd/myriarch-updater")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build updater: %v\n%s", err, out)
+	}
+	tag := randName("myriarch-ct-updater-") + ":9.8.7"
+	dockerCLI(t, "build", "-q", "-f", filepath.Join(packagingDir, "Dockerfile.updater"), "--build-arg", "VERSION=9.8.7", "-t", tag, dir)
+	t.Cleanup(func() { cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true}) })
+	out := dockerCLI(t, "run", "--rm", "--network", "host", tag, "version")
+	if !strings.Contains(out, "9.8.7") {
+		t.Fatalf("updater image `version` printed %q", out)
+	}
+	img, err := cli.ImageInspect(context.Background(), tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Config.Labels[ctr.VersionLabel] != "9.8.7" || len(img.RootFS.Layers) > 3 {
+		t.Errorf("updater image: labels %v, %d layers", img.Config.Labels, len(img.RootFS.Layers))
+	}
+}
