@@ -51,3 +51,9 @@ peers:
 .PHONY: packages
 packages: build
 	$(GO) run ./packaging/nfpm/build -bin $(BIN) -packaging packaging -version $(VERSION) -out $(BIN)/packages
+
+# Start a private Docker engine for the container-mode tests (installs docker.io when needed);
+# prints the DOCKER_HOST to export, e.g. `export DOCKER_HOST=$$(make -s docker-up)`.
+.PHONY: docker-up
+docker-up:
+	@bash test/docker/up.sh
