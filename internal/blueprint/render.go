@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -107,17 +108,32 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 	}
 
 	// Detect rendered-id collisions, keeping first-appearance order.
-	byID := make(map[string]placement, total)
-	order := make([]string, 0, total)
+	// A Blueprint places a few dozen Components at most, so a scan of
+	// those seen finds a rendered id faster than a map; large ones get one.
+	var byID map[string]int
+	if total > 32 {
+		byID = make(map[string]int, total)
+	}
+	order := make([]placement, 0, total) // distinct ids, first appearance first
 	for _, lane := range placements {
 		for _, pl := range lane {
 			rid := pl.rid
-			prev, seen := byID[rid]
+			at := -1
+			if byID != nil {
+				if i, ok := byID[rid]; ok {
+					at = i
+				}
+			} else {
+				at = slices.IndexFunc(order, func(o placement) bool { return o.rid == rid })
+			}
 			switch {
-			case !seen:
-				byID[rid] = pl
-				order = append(order, rid)
-			case prev.key != pl.key:
+			case at < 0:
+				if byID != nil {
+					byID[rid] = len(order)
+				}
+				order = append(order, pl)
+			case order[at].key != pl.key:
+				prev := order[at]
 				r := fmt.Sprintf("rendered id %q collides: %s and %s", rid, prev.origin(), pl.origin())
 				if !slices.Contains(reasons, r) {
 					reasons = append(reasons, r)
@@ -129,13 +145,21 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 		return nil, &RefusedError{Blueprint: id, Reasons: reasons}
 	}
 
-	var buf bytes.Buffer
-	buf.Grow(4096)
+	// Write into a pooled buffer and return an exact-size copy: the
+	// document's size is not known up front, and growing a fresh buffer
+	// for every render cost more than the copy.
+	buf := renderBufs.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 1<<20 {
+			buf.Reset()
+			renderBufs.Put(buf)
+		}
+	}()
 	for _, sec := range sections {
-		writeKey(&buf, 0, sec)
+		writeKey(buf, 0, sec)
 		n := 0
-		for _, rid := range order {
-			pl := byID[rid]
+		for _, pl := range order {
+			rid := pl.rid
 			if sectionOf[pl.comp.Class] != sec {
 				continue
 			}
@@ -143,8 +167,8 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 				buf.WriteByte('\n')
 			}
 			n++
-			writeKey(&buf, 2, rid)
-			writeValue(&buf, pl.comp.Config, 2)
+			writeKey(buf, 2, rid)
+			writeValue(buf, pl.comp.Config, 2)
 		}
 		if n == 0 {
 			buf.WriteString(" {}\n")
@@ -152,10 +176,10 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 	}
 
 	buf.WriteString("service:\n")
-	writeKey(&buf, 2, "extensions")
+	writeKey(buf, 2, "extensions")
 	buf.WriteByte(' ')
-	writeLaneIDs(&buf, placements[len(placements)-1], partAll)
-	writeKey(&buf, 2, "pipelines")
+	writeLaneIDs(buf, placements[len(placements)-1], partAll)
+	writeKey(buf, 2, "pipelines")
 	pipelines := 0
 	for li, lane := range placements[:len(placements)-1] {
 		if len(lane) == 0 {
@@ -165,19 +189,21 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 			buf.WriteByte('\n')
 		}
 		pipelines++
-		writeKey(&buf, 4, b.Lanes[li].Name)
+		writeKey(buf, 4, b.Lanes[li].Name)
 		buf.WriteByte('\n')
 		for part, key := range [...]string{partReceivers: "receivers", partProcessors: "processors", partExporters: "exporters"} {
-			writeKey(&buf, 6, key)
+			writeKey(buf, 6, key)
 			buf.WriteByte(' ')
-			writeLaneIDs(&buf, lane, part)
+			writeLaneIDs(buf, lane, part)
 		}
 	}
 	if pipelines == 0 {
 		buf.WriteString(" {}\n")
 	}
-	return buf.Bytes(), nil
+	return bytes.Clone(buf.Bytes()), nil
 }
+
+var renderBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // place decides which version of an entry's Component renders.
 func (est *Estate) place(ctx context.Context, b *Blueprint, p placed, hist History, cache *map[string]*Component) (placement, error) {
