@@ -49,6 +49,16 @@ func TestInstallAndUpgradeKeepsTwoVersions(t *testing.T) {
 	if !rec.sawStatus(pkg, stDownload) || !rec.sawStatus(pkg, stPending) {
 		t.Fatal("InstallPending and Downloading statuses were not reported")
 	}
+	rec.mu.Lock()
+	for _, all := range rec.all {
+		if st := all.GetPackages()[pkg]; st.GetStatus() == stDownload && st.GetDownloadDetails() == nil {
+			t.Errorf("Downloading status without download_details: %v", st)
+		}
+		if all.ServerProvidedAllPackagesHash == nil {
+			t.Error("server_provided_all_packages_hash not set")
+		}
+	}
+	rec.mu.Unlock()
 	d1 := dirFor("0.149.0-m.2", v1)
 	if e.current() != d1 {
 		t.Fatalf("current -> %s, want %s", e.current(), d1)
@@ -293,7 +303,25 @@ func TestQuarantine(t *testing.T) {
 	if !strings.Contains(st.ErrorMessage, "previously failed") || e.hitCount("/a") != hits {
 		t.Fatalf("re-offer not refused from quarantine: %q (hits %d→%d)", st.ErrorMessage, hits, e.hitCount("/a"))
 	}
-	// A different hash is tried.
+	// A transient failure (404) only delays a retry of the same hash.
+	missing := offer(pkg, "0.149.0", e.srv.URL+"/gone", good, e.sign(good))
+	eng.Offer(context.Background(), missing)
+	rec.wait(t, pkg, 10*time.Second, func(s *protobufs.PackageStatus) bool {
+		return s.Status == stFailed && strings.Contains(s.ErrorMessage, "404")
+	})
+	for eng.Busy() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	eng.Offer(context.Background(), missing)
+	st = rec.wait(t, pkg, time.Second, func(s *protobufs.PackageStatus) bool {
+		return s.Status == stFailed && strings.Contains(s.ErrorMessage, "next attempt allowed after")
+	})
+	if e.hitCount("/gone") != 1 {
+		t.Fatalf("404 retried at once: %d requests", e.hitCount("/gone"))
+	}
+	// Once the retry delay is over (forgotten here), the good artifact, whose
+	// hash differs from the first bad offer's, installs.
+	os.Remove(filepath.Join(e.state, quarantineFile))
 	eng.Offer(context.Background(), e.signedOffer("0.149.0", "/a", good))
 	st = rec.wait(t, pkg, 20*time.Second, func(s *protobufs.PackageStatus) bool {
 		return s.Status == stInstalled && s.AgentHasVersion == "0.149.0"
