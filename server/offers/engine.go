@@ -94,6 +94,7 @@ type collector struct {
 	pkg      string
 	offerVer string
 	hash     []byte // per-package hash of the current offer
+	content  []byte // content_hash of the current offer's file
 	failed   map[string]bool
 	counted  bool // contributes to its fleet's wave counts
 	countSt  string

@@ -152,6 +152,9 @@ func (e *Engine) decide(c *collector, f *fleet, u *updater) (string, string) {
 	if pas == nil {
 		return NoArtifact, why
 	}
+	if string(c.hash) == string(hash) {
+		c.content = pas.Packages[pv.Name].GetFile().GetContentHash() // not persisted: restore after a restart
+	}
 	hexHash := hex.EncodeToString(hash)
 	inFlight := string(c.hash) == string(hash) &&
 		(c.state == Offered || c.state == Downloading || c.state == Installing || c.state == Installed)
@@ -171,6 +174,7 @@ func (e *Engine) decide(c *collector, f *fleet, u *updater) (string, string) {
 		return NoUpdater, "the linked updater does not accept packages"
 	}
 	c.hash, c.pkg, c.offerVer = hash, pv.Name, pv.Version
+	c.content = pas.Packages[pv.Name].GetFile().GetContentHash()
 	e.desired[u.uid] = pas
 	if u.online {
 		e.outbox.push(u.uid, pas)

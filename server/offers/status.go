@@ -42,7 +42,7 @@ func (e *Engine) packageStatuses(updaterUID uuid.UUID, ps *protobufs.PackageStat
 		return nil
 	}
 	st := ps.Packages[c.pkg]
-	if st == nil || len(c.hash) == 0 || !bytes.Equal(st.ServerOfferedHash, c.hash) {
+	if st == nil || len(c.hash) == 0 || !c.isCurrent(st) {
 		return nil // a status about something we no longer offer
 	}
 	prev, prevErr := c.state, c.err
@@ -142,4 +142,14 @@ func (e *Engine) Resume(name string) error {
 	e.mu.Unlock()
 	e.saveFleets(dirty)
 	return nil
+}
+
+// isCurrent reports whether a status is about the current offer. The spec's
+// server_offered_hash is the PackageAvailable hash; agents that echo the
+// file's content_hash instead are matched by that and the offered version.
+func (c *collector) isCurrent(st *protobufs.PackageStatus) bool {
+	if bytes.Equal(st.ServerOfferedHash, c.hash) {
+		return true
+	}
+	return len(c.content) > 0 && bytes.Equal(st.ServerOfferedHash, c.content) && st.ServerOfferedVersion == c.offerVer
 }
