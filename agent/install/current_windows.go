@@ -12,6 +12,9 @@ package install
 // Between the two renames `current` is briefly missing; the supervisor is
 // stopped during the switch and readCurrent/recovery restore .current.old
 // when a crash hit that gap, so the journal replay always finds a target.
+//
+// This file is cross-compiled (make crossbuild) but has not been run on
+// Windows in this project's tests.
 
 import (
 	"errors"
