@@ -2,12 +2,14 @@ package blueprint
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -199,5 +201,52 @@ func FuzzFastDocument(f *testing.F) {
 			return
 		}
 		checkFast(t, string(in), nil)
+	})
+}
+
+// loadBothWays loads srcs with and without the fast path and fails unless
+// the two loads, the findings and every render are the same.
+func loadBothWays(t *testing.T, load func() (*Estate, error)) {
+	t.Helper()
+	fast, fastErr := load()
+	goYAMLOnly.Store(true)
+	slow, slowErr := load()
+	goYAMLOnly.Store(false)
+	if fmt.Sprint(fastErr) != fmt.Sprint(slowErr) {
+		t.Fatalf("load errors differ:\nfast path: %v\ngo-yaml:   %v", fastErr, slowErr)
+	}
+	if !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("estates differ:\nfast path: %#v\ngo-yaml:   %#v", fast, slow)
+	}
+	if fast == nil {
+		return
+	}
+	if f, s := fast.Judge(), slow.Judge(); !reflect.DeepEqual(f, s) {
+		t.Fatalf("findings differ:\nfast path: %v\ngo-yaml:   %v", f, s)
+	}
+	for _, id := range fast.BlueprintIDs() {
+		f, ferr := fast.Render(context.Background(), id, nil)
+		s, serr := slow.Render(context.Background(), id, nil)
+		if string(f) != string(s) || fmt.Sprint(ferr) != fmt.Sprint(serr) {
+			t.Fatalf("render of %s differs:\nfast path: %v\n%s\ngo-yaml: %v\n%s", id, ferr, f, serr, s)
+		}
+	}
+}
+
+// TestFastPathSameLoads loads every testdata estate with and without the
+// fast path: errors, estates, findings and renders must not change.
+func TestFastPathSameLoads(t *testing.T) {
+	for _, group := range []string{"load", "findings", "render"} {
+		for _, name := range caseDirs(t, group) {
+			t.Run(group+"/"+name, func(t *testing.T) {
+				roots := caseRoots(t, filepath.Join("testdata", group, name))
+				loadBothWays(t, func() (*Estate, error) { return Load(roots...) })
+			})
+		}
+	}
+	t.Run("generated", func(t *testing.T) {
+		dir := t.TempDir()
+		writeEstate(t, dir, 3)
+		loadBothWays(t, func() (*Estate, error) { return Load(dir) })
 	})
 }

@@ -77,6 +77,7 @@ func FuzzLoad(f *testing.F) {
 		for p, c := range files {
 			mfs[p] = &fstest.MapFile{Data: []byte(c)}
 		}
+		loadBothWays(t, func() (*Estate, error) { return LoadSources([]Source{{Dir: "fuzz", FS: mfs}}) })
 		est, err := LoadSources([]Source{{Dir: "fuzz", FS: mfs}})
 		if (est == nil) == (err == nil) {
 			t.Fatalf("Load returned estate=%v err=%v: want exactly one", est != nil, err)
