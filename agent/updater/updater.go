@@ -301,6 +301,12 @@ func (u *Updater) reportPackages(st *protobufs.PackageStatuses) error {
 	if st == nil {
 		return errors.New("updater: nil package statuses")
 	}
+	if u.log.Enabled(context.Background(), slog.LevelDebug) {
+		for name, p := range st.GetPackages() {
+			u.log.Debug("reporting package status", "package", name, "version", p.GetServerOfferedVersion(),
+				"status", p.GetStatus().String(), "error", p.GetErrorMessage(), "all_packages_hash", fmt.Sprintf("%x", st.GetServerProvidedAllPackagesHash()))
+		}
+	}
 	if err := u.client.SetPackageStatuses(st); err != nil {
 		return fmt.Errorf("updater: report package statuses: %w", err)
 	}
