@@ -86,7 +86,7 @@ type Updater struct {
 
 	client     client.OpAMPClient
 	serverURL  string
-	tls        *tlsSettings
+	scheme     string // of server.endpoint
 	supervisor supervisor.Controller
 	pkgState   *packagesState
 	health     *health
@@ -98,8 +98,6 @@ type Updater struct {
 	runCtx    context.Context
 	stateSeen bool // persistent_state.yaml has been looked at once
 }
-
-type tlsSettings struct{ scheme string }
 
 // New prepares an updater for cfg: it validates cfg, loads (or creates) the
 // persisted instance UID and builds the OpAMP client. It does not connect.
@@ -141,7 +139,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Updater, error)
 	default:
 		u.client = client.NewHTTP(logger)
 	}
-	u.tls = &tlsSettings{scheme: ep.Scheme}
+	u.scheme = ep.Scheme
 	u.supervisor = o.controller
 	if u.supervisor == nil && cfg.Mode == config.ModeBinary {
 		if u.supervisor, err = supervisor.New(cfg.Supervisor, log); err != nil {
@@ -204,7 +202,7 @@ func (u *Updater) Run(ctx context.Context) error {
 	if err := u.client.SetHealth(u.health.proto()); err != nil {
 		return fmt.Errorf("updater: %w", err)
 	}
-	tc, err := tlsConfig(u.cfg.Server, u.tls.scheme)
+	tc, err := tlsConfig(u.cfg.Server, u.scheme)
 	if err != nil {
 		return fmt.Errorf("updater: %w", err)
 	}
