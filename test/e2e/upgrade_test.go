@@ -42,12 +42,38 @@ func TestUpgradeThenBrokenReleaseRollsBack(t *testing.T) {
 	e.install(peerbuild.VersionM1)
 	e.waitCollector("linked", 90*time.Second, func(a site.Agent) bool { return a.Pairing.State == "linked" })
 
+	// Watch how long the collector is offline in the server's view during
+	// the swap (supervisor stopped → new supervisor and collector connected).
+	stopWatch := make(chan struct{})
+	offline := make(chan time.Duration, 1)
+	go func() {
+		var longest time.Duration
+		var since time.Time
+		for {
+			select {
+			case <-stopWatch:
+				offline <- longest
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			a, ok, _ := e.srv.GetAgent(e.colUID)
+			switch {
+			case ok && !a.Online && since.IsZero():
+				since = time.Now()
+			case ok && a.Online && !since.IsZero():
+				longest = max(longest, time.Since(since))
+				since = time.Time{}
+			}
+		}
+	}()
 	start := time.Now()
 	e.setTarget(peerbuild.VersionM2)
 	col := e.waitCollector("m.2 up to date", 3*time.Minute, func(a site.Agent) bool {
 		return a.Online && a.Identifying["service.version"] == peerbuild.VersionM2 && a.OfferState() == "up_to_date"
 	})
 	t.Logf("fleet change → collector reports %s: %v", peerbuild.VersionM2, time.Since(start))
+	close(stopWatch)
+	t.Logf("collector offline in the server's view during the swap: %v", <-offline)
 	if col.InstanceUID != e.colUID {
 		t.Fatalf("instance UID changed: %s → %s", e.colUID, col.InstanceUID)
 	}
