@@ -69,8 +69,11 @@ func BenchmarkIdleRSS(b *testing.B) {
 		b.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "updater.yaml")
-	body := fmt.Sprintf("server: {endpoint: \"ws://%s/v1/opamp\", token: bench}\nsupervisor: {storage_dir: %s}\nstate_dir: %s\nlog: {level: warn}\n",
-		srv.Addr(), storage, filepath.Join(dir, "state"))
+	// The install engine is enabled (no signature policy needed for that),
+	// so its journal and worker are part of the measurement.
+	body := fmt.Sprintf("server: {endpoint: \"ws://%s/v1/opamp\", token: bench}\nsupervisor: {storage_dir: %s}\n"+
+		"collector: {root: %s}\ntrust: {require_signature: false}\nstate_dir: %s\nlog: {level: warn}\n",
+		srv.Addr(), storage, filepath.Join(dir, "collector"), filepath.Join(dir, "state"))
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 		b.Fatal(err)
 	}
