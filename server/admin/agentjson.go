@@ -26,9 +26,9 @@ type Agent struct {
 	LastSeen       time.Time         `json:"lastSeen"`
 	Events         []Event           `json:"events"`
 	Updater        *Updater          `json:"updater,omitempty"`
-	Pairing        any               `json:"pairing,omitempty"`
-	Assignment     any               `json:"assignment,omitempty"`
-	Offer          any               `json:"offer,omitempty"`
+	Pairing        any               `json:"pairing"`
+	Assignment     any               `json:"assignment"`
+	Offer          any               `json:"offer"`
 }
 
 // Credential names what an agent registered with (never a secret).

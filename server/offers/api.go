@@ -88,7 +88,8 @@ func (e *Engine) Decorate(a *registry.Agent, j *admin.Agent) {
 	case registry.KindCollector:
 		j.Pairing = e.collectorPairing(a.UID)
 		c := e.collectors[a.UID]
-		if c == nil || (c.fleet == "" && c.assign == "") {
+		if c == nil {
+			j.Assignment = Assignment{}
 			return
 		}
 		j.Assignment = Assignment{Fleet: strp(c.fleet), TargetVersion: strp(c.target), Error: strp(c.assign)}
