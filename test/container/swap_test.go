@@ -346,7 +346,7 @@ func TestRollbackWhenNewImageExits(t *testing.T) {
 	eng.HandlePackages(ctx, offer("0.5.0", srv.URL+"/broken.tar", hash, sig, nil), rec.report)
 	st := rec.wait(t, "0.5.0", 2*time.Minute)
 	if st.GetStatus() != protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed ||
-		!strings.Contains(st.GetErrorMessage(), "rolled back") || !strings.Contains(st.GetErrorMessage(), "stopped") {
+		!strings.Contains(st.GetErrorMessage(), "rolled back") || !strings.Contains(st.GetErrorMessage(), "is broken: exiting") {
 		t.Fatalf("status %s %q, want InstallFailed rolled back", st.GetStatus(), st.GetErrorMessage())
 	}
 	if st.GetAgentHasVersion() != "0.1.0" {
