@@ -9,12 +9,17 @@
 //     error anywhere means no [Estate] at all, and every error found is
 //     reported (not just the first), each naming its file and, where YAML
 //     gives one, its line.
-//   - [Estate.Resolve] ties every lane entry to the Component it names.
+//   - Resolution ties every lane entry to the Component it names; Judge
+//     and Render both start with it.
 //   - [Estate.Judge] turns problems that cross object boundaries into
 //     [Finding]s (reference, ordering, library_drift). Findings never block
 //     the load, and one team's findings never stop another team's render.
 //   - [Estate.Render] produces collector config for one Blueprint, refusing
 //     only that Blueprint when it cannot be rendered faithfully.
+//
+// Files in a plain block-YAML subset are read by a small parser that builds
+// exactly the node tree go-yaml would (fastyaml.go); everything else, and
+// every malformed file, goes through go-yaml.
 //
 // The file format is described in seed 004 (Blueprint file format).
 package blueprint
