@@ -8,6 +8,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/agent/config"
+	"github.com/myriarch/myriarch/agent/container"
 	"github.com/myriarch/myriarch/agent/download"
 	"github.com/myriarch/myriarch/agent/install"
 	"github.com/myriarch/myriarch/agent/supervisor"
@@ -38,10 +39,6 @@ func (h engineHandler) HandlePackages(ctx context.Context, o *protobufs.Packages
 // (offers are then refused by the updater) when local policy cannot allow
 // installs, e.g. signatures are required but no key is configured.
 func newInstallEngine(cfg *config.Config, ctl supervisor.Controller, log *slog.Logger, restart func(string)) *install.Engine {
-	if cfg.Mode != config.ModeBinary {
-		log.Warn("package installation not enabled in this mode", "mode", cfg.Mode)
-		return nil
-	}
 	// Artifacts come from the server's origin, which serves them only to
 	// agents presenting their credential.
 	tr, err := updater.ServerTransport(cfg, download.DefaultConnectTimeout, download.DefaultIdleTimeout)
@@ -71,28 +68,73 @@ func newInstallEngine(cfg *config.Config, ctl supervisor.Controller, log *slog.L
 	return eng
 }
 
+// newContainerEngine builds the container-mode install engine, or returns
+// nil (offers are then refused) when local policy cannot allow installs.
+func newContainerEngine(cfg *config.Config, log *slog.Logger) *container.Engine {
+	tr, err := updater.ServerTransport(cfg, download.DefaultConnectTimeout, download.DefaultIdleTimeout)
+	if err != nil {
+		log.Warn("package installation not enabled", "err", err)
+		return nil
+	}
+	eng, err := container.New(container.Options{
+		Name:               cfg.Container.Name,
+		DockerHost:         cfg.Container.DockerHost,
+		Package:            cfg.Collector.Package,
+		HealthWindow:       cfg.Collector.HealthWindow,
+		MaxPackageSize:     int64(cfg.Collector.MaxPackageSize),
+		MinisignPublicKeys: cfg.Trust.MinisignPublicKeys,
+		RequireSignature:   cfg.Trust.RequireSignature,
+		AllowDowngrade:     cfg.Trust.AllowDowngrade,
+		StateDir:           cfg.StateDir,
+		// The installer mounts the storage dir at the same path inside the
+		// collector container as on the host.
+		StorageDir: cfg.Supervisor.StorageDir,
+		Download:   download.Options{Transport: tr},
+	}, log)
+	if err != nil {
+		log.Warn("package installation not enabled", "err", err)
+		return nil
+	}
+	return eng
+}
+
+// engine is what runUpdater needs of either install engine.
+type engine interface {
+	updater.PackageHandler
+	Recover(ctx context.Context) error
+	Close() error
+}
+
 // runUpdater is what `run` does until ctx ends: build the supervisor
-// controller, the install engine and the updater, replay any unfinished
-// install, then connect and report. It returns a *restartRequest after a
-// self-update.
+// controller, the install engine for the mode and the updater, replay any
+// unfinished install, then connect and report. It returns a
+// *restartRequest after a self-update.
 func runUpdater(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
 	var (
 		opts []updater.Option
-		eng  *install.Engine
+		eng  engine
 	)
-	if cfg.Mode == config.ModeBinary {
+	switch cfg.Mode {
+	case config.ModeBinary:
 		ctl, err := supervisor.New(cfg.Supervisor, log)
 		if err != nil {
 			return err
 		}
 		opts = append(opts, updater.WithSupervisorController(ctl))
-		if eng = newInstallEngine(cfg, ctl, log, func(reason string) { cancel(&restartRequest{reason}) }); eng != nil {
-			defer eng.Close() // after u.Run has returned
-			opts = append(opts, updater.WithPackageHandler(engineHandler{eng}))
+		if e := newInstallEngine(cfg, ctl, log, func(reason string) { cancel(&restartRequest{reason}) }); e != nil {
+			eng = engineHandler{e}
 		}
+	case config.ModeContainer:
+		if e := newContainerEngine(cfg, log); e != nil {
+			eng = e
+		}
+	}
+	if eng != nil {
+		defer eng.Close() // after u.Run has returned
+		opts = append(opts, updater.WithPackageHandler(eng))
 	}
 	u, err := updater.New(cfg, log, opts...)
 	if err != nil {
