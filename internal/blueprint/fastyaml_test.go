@@ -196,6 +196,15 @@ func FuzzFastDocument(f *testing.F) {
 	for _, src := range testdataYAML(f) {
 		f.Add([]byte(src))
 	}
+	dir := f.TempDir()
+	writeEstate(f, dir, 1)
+	for _, rel := range []string{"blueprints/bp1.yaml", "components/gw.yaml", "components/attrs.yaml"} {
+		data, err := os.ReadFile(filepath.Join(dir, "teams", "team0000", filepath.FromSlash(rel)))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if bytes.IndexByte(in, 0) >= 0 {
 			return
