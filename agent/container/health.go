@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/moby/moby/api/types/container"
@@ -97,7 +98,12 @@ func lastProbe(h *container.Health) string {
 	if h == nil || len(h.Log) == 0 || h.Log[len(h.Log)-1] == nil {
 		return ""
 	}
-	return ": " + truncate(h.Log[len(h.Log)-1].Output, 200)
+	last := h.Log[len(h.Log)-1]
+	out := strings.TrimSpace(last.Output)
+	if out == "" {
+		return fmt.Sprintf("; last probe exited %d", last.ExitCode)
+	}
+	return fmt.Sprintf("; last probe exited %d: %s", last.ExitCode, truncate(out, 200))
 }
 
 // tail returns the last lines of a container's log, for the failure report.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -42,12 +43,16 @@ type ImageInfo struct {
 
 // swapState is what recovery needs beyond the journal record.
 type swapState struct {
-	TxnID       string    `json:"txn_id"`
-	OldID       string    `json:"old_id"`
-	OldRunning  bool      `json:"old_running"`
-	NewID       string    `json:"new_id,omitempty"`
-	Image       ImageInfo `json:"image"`
-	InstanceUID string    `json:"instance_uid,omitempty"`
+	TxnID      string `json:"txn_id"`
+	OldID      string `json:"old_id"`
+	OldRunning bool   `json:"old_running"`
+	// OldRestart is the old container's restart policy: it is set to "no"
+	// while the old container is kept stopped (so a daemon restart cannot
+	// start it next to the new one) and restored by a rollback.
+	OldRestart  container.RestartPolicy `json:"old_restart"`
+	NewID       string                  `json:"new_id,omitempty"`
+	Image       ImageInfo               `json:"image"`
+	InstanceUID string                  `json:"instance_uid,omitempty"`
 }
 
 // quarantineEntry remembers a failed hash. Artifact faults block the hash

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
@@ -115,7 +116,12 @@ func (e *Engine) install(ctx context.Context, p *protobufs.PackageAvailable) {
 		return
 	}
 	t.rec.PrevDir = old.Container.ID
-	t.sw = swapState{TxnID: t.rec.ID, OldID: old.Container.ID, OldRunning: old.Container.State != nil && old.Container.State.Running}
+	t.sw = swapState{TxnID: t.rec.ID, OldID: old.Container.ID, OldRunning: old.Container.State != nil && old.Container.State.Running,
+		OldRestart: old.Container.HostConfig.RestartPolicy}
+	if err := t.saveSwap(); err != nil {
+		fail(transient("state: %v", err))
+		return
+	}
 	if err := t.step(cpAdmitted); err != nil {
 		fail(transient("journal: %v", err))
 		return
@@ -185,6 +191,13 @@ func (e *Engine) install(ctx context.Context, p *protobufs.PackageAvailable) {
 	}
 
 	// From here the running collector is touched.
+	if restarts(t.sw.OldRestart) {
+		if _, err := e.docker.ContainerUpdate(ctx, old.Container.ID, client.ContainerUpdateOptions{
+			RestartPolicy: &container.RestartPolicy{Name: container.RestartPolicyDisabled}}); err != nil {
+			t.rollback(ctx, fmt.Errorf("disable the restart policy of %s while it is kept stopped: %w", e.o.Name, err), faultTransient)
+			return
+		}
+	}
 	stopAt := time.Now()
 	if t.sw.OldRunning {
 		if _, err := e.docker.ContainerStop(ctx, old.Container.ID, client.ContainerStopOptions{}); err != nil {
@@ -305,6 +318,13 @@ func (t *txn) rollback(ctx context.Context, cause error, f fault) {
 	if err := t.step(cpNextRemoved); err != nil {
 		t.log.Error("journal", "err", err)
 	}
+	if restarts(t.sw.OldRestart) {
+		pol := t.sw.OldRestart
+		if _, err := e.docker.ContainerUpdate(ctx, t.sw.OldID, client.ContainerUpdateOptions{RestartPolicy: &pol}); err != nil {
+			t.reportStuck(fmt.Errorf("rollback: restore the restart policy of %s: %w", e.o.Name, err))
+			return
+		}
+	}
 	if t.sw.OldRunning {
 		if err := e.startAndConfirm(ctx, t.sw.OldID); err != nil {
 			t.reportStuck(fmt.Errorf("rollback: restart %s: %w", e.o.Name, err))
@@ -388,4 +408,10 @@ func rawSections(raw json.RawMessage) (cfg, host json.RawMessage, err error) {
 		return nil, nil, fmt.Errorf("decode inspect response: %w", err)
 	}
 	return r.Config, r.HostConfig, nil
+}
+
+// restarts reports whether a restart policy could start a stopped container
+// again (at a daemon restart).
+func restarts(p container.RestartPolicy) bool {
+	return p.Name != "" && p.Name != container.RestartPolicyDisabled
 }

@@ -145,6 +145,9 @@ func TestCrashAtEveryStep(t *testing.T) {
 				t.Fatalf("Recover: %v", err)
 			}
 			after := assertOneRunning(t, cli, c, cs.want)
+			if after.HostConfig.RestartPolicy != before.HostConfig.RestartPolicy {
+				t.Errorf("restart policy %+v, want %+v", after.HostConfig.RestartPolicy, before.HostConfig.RestartPolicy)
+			}
 			if got := instanceUID(t, cli, after.ID); got != uid {
 				t.Errorf("instance UID = %s, want %s", got, uid)
 			}

@@ -111,6 +111,7 @@ type imageSpec struct {
 	version     string
 	exit        bool // the collector exits at once
 	healthcheck bool // the image has a HEALTHCHECK
+	unhealthy   bool // the image has a HEALTHCHECK that always fails
 	volume      bool // the image declares VOLUME storageDir
 }
 
@@ -146,6 +147,10 @@ func fakeImage(t testing.TB, s imageSpec) v1.Image {
 	if s.healthcheck {
 		cf.Config.Healthcheck = &v1.HealthConfig{Test: []string{"CMD", "/fakecollector", "healthcheck"},
 			Interval: 300 * time.Millisecond, Timeout: time.Second, Retries: 3}
+	}
+	if s.unhealthy {
+		cf.Config.Healthcheck = &v1.HealthConfig{Test: []string{"CMD", "/fakecollector", "healthcheck-fail"},
+			Interval: 200 * time.Millisecond, Timeout: time.Second, Retries: 2}
 	}
 	if s.volume {
 		cf.Config.Volumes = map[string]struct{}{storageDir: {}}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -95,7 +96,9 @@ func TestUpgradeByDigestPull(t *testing.T) {
 	t.Cleanup(func() { cli.ImageRemove(context.Background(), ref, client.ImageRemoveOptions{Force: true}) })
 	hash, _ := hex.DecodeString(dg.Hex)
 
-	eng := newEngine(t, engineOptions(c, t.TempDir(), k))
+	o := engineOptions(c, t.TempDir(), k)
+	o.HealthcheckURL = fmt.Sprintf("http://127.0.0.1:%d/", c.port) // stands in for the supervisor's health endpoint
+	eng := newEngine(t, o)
 	if err := eng.Recover(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -322,8 +325,18 @@ func TestTarballVersionLabelMismatch(t *testing.T) {
 }
 
 // A new image whose collector exits at once fails the health gate: the new
-// container is removed, the old one runs again, the hash is quarantined.
+// container is removed, the old one runs again (with its restart policy
+// back), the hash is quarantined.
 func TestRollbackWhenNewImageExits(t *testing.T) {
+	testRollback(t, imageSpec{version: "0.5.0", exit: true}, "is broken: exiting")
+}
+
+// A new image whose Docker HEALTHCHECK reports unhealthy is rolled back.
+func TestRollbackWhenNewImageUnhealthy(t *testing.T) {
+	testRollback(t, imageSpec{version: "0.5.0", unhealthy: true}, "HEALTHCHECK reports unhealthy")
+}
+
+func testRollback(t *testing.T, bad imageSpec, want string) {
 	cli := dockerClient(t)
 	ctx := context.Background()
 	k := newKeys(t)
@@ -333,7 +346,7 @@ func TestRollbackWhenNewImageExits(t *testing.T) {
 	before, _ := inspect(t, cli, c.name)
 	uid := instanceUID(t, cli, before.ID)
 	dir := t.TempDir()
-	hash, sig := publishTarball(t, k, fakeImage(t, imageSpec{version: "0.5.0", exit: true}), repo+":0.5.0", dir, "broken.tar")
+	hash, sig := publishTarball(t, k, fakeImage(t, bad), repo+":0.5.0", dir, "broken.tar")
 	t.Cleanup(func() { cli.ImageRemove(context.Background(), repo+":0.5.0", client.ImageRemoveOptions{Force: true}) })
 	srv, hits := tarballServer(t, dir)
 
@@ -346,7 +359,7 @@ func TestRollbackWhenNewImageExits(t *testing.T) {
 	eng.HandlePackages(ctx, offer("0.5.0", srv.URL+"/broken.tar", hash, sig, nil), rec.report)
 	st := rec.wait(t, "0.5.0", 2*time.Minute)
 	if st.GetStatus() != protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed ||
-		!strings.Contains(st.GetErrorMessage(), "rolled back") || !strings.Contains(st.GetErrorMessage(), "is broken: exiting") {
+		!strings.Contains(st.GetErrorMessage(), "rolled back") || !strings.Contains(st.GetErrorMessage(), want) {
 		t.Fatalf("status %s %q, want InstallFailed rolled back", st.GetStatus(), st.GetErrorMessage())
 	}
 	if st.GetAgentHasVersion() != "0.1.0" {
@@ -356,6 +369,9 @@ func TestRollbackWhenNewImageExits(t *testing.T) {
 	after := assertOneRunning(t, cli, c, "0.1.0")
 	if after.ID != before.ID {
 		t.Errorf("the old container %s was replaced by %s", before.ID[:12], after.ID[:12])
+	}
+	if after.HostConfig.RestartPolicy != before.HostConfig.RestartPolicy {
+		t.Errorf("restart policy after the rollback %+v, want %+v", after.HostConfig.RestartPolicy, before.HostConfig.RestartPolicy)
 	}
 	if got := instanceUID(t, cli, after.ID); got != uid {
 		t.Errorf("instance UID = %s, want %s", got, uid)

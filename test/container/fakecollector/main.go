@@ -6,7 +6,8 @@
 //   - like the supervisor, keeps an instance UID in
 //     $FAKE_STORAGE/persistent_state.yaml, created on first start,
 //   - exits 3 at once when $FAKE_EXIT=1 (a broken release),
-//   - with the argument "healthcheck", probes the port (Docker HEALTHCHECK).
+//   - with the argument "healthcheck", probes the port (Docker HEALTHCHECK);
+//     "healthcheck-fail" always fails.
 package main
 
 import (
@@ -25,6 +26,9 @@ import (
 
 func main() {
 	port := os.Getenv("FAKE_PORT")
+	if len(os.Args) > 1 && os.Args[1] == "healthcheck-fail" {
+		os.Exit(1) // a release whose health check never passes
+	}
 	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
 		c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second)
 		if err != nil {
