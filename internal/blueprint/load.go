@@ -79,6 +79,8 @@ func LoadSources(srcs []Source) (*Estate, error) {
 		return nil, all
 	}
 	var jobs []*job
+	// Files are parsed while the walk goes on finding more.
+	pool := startParsing()
 	given := map[string]bool{}
 	for _, src := range srcs {
 		if key := filepath.Clean(src.Dir); given[key] {
@@ -87,11 +89,11 @@ func LoadSources(srcs []Source) (*Estate, error) {
 		} else {
 			given[key] = true
 		}
-		found, es := scanRoot(src)
+		found, es := scanRoot(src, pool.add)
 		all = append(all, es...)
 		jobs = append(jobs, found...)
 	}
-	parseAll(jobs)
+	pool.wait()
 
 	est := &Estate{
 		Blueprints:   map[string]*Blueprint{},
@@ -133,7 +135,8 @@ func LoadSources(srcs []Source) (*Estate, error) {
 // scanRoot lists the authored files of one root and reports layout
 // problems: no teams/ tree, nothing authored, and YAML files outside the
 // three authored places (which would otherwise be silently ignored).
-func scanRoot(src Source) ([]*job, LoadErrors) {
+// Each job is also handed to found as soon as it is listed.
+func scanRoot(src Source, found func(*job)) ([]*job, LoadErrors) {
 	var es LoadErrors
 	teamsFile := joinPath(src.Dir, "teams")
 	if _, err := fs.Stat(src.FS, "."); err != nil {
@@ -184,7 +187,9 @@ func scanRoot(src Source) ([]*job, LoadErrors) {
 		case ext == ".yml":
 			es = append(es, LoadError{File: joinPath(src.Dir, p), Message: "authored files use the .yaml extension, not .yml"})
 		default:
-			jobs = append(jobs, &job{src: src, rel: p, kind: kind, team: parts[1], name: strings.TrimSuffix(parts[3], ".yaml")})
+			j := &job{src: src, rel: p, kind: kind, team: parts[1], name: strings.TrimSuffix(parts[3], ".yaml")}
+			jobs = append(jobs, j)
+			found(j)
 		}
 		return nil
 	})
@@ -197,25 +202,33 @@ func scanRoot(src Source) ([]*job, LoadErrors) {
 	return jobs, es
 }
 
-// parseAll parses the files in parallel; results stay in job order so the
-// load is deterministic.
-func parseAll(jobs []*job) {
-	workers := min(runtime.GOMAXPROCS(0), len(jobs))
-	var wg sync.WaitGroup
-	next := make(chan *job, workers)
+// parsePool parses files on GOMAXPROCS goroutines. Each job keeps its own
+// results, so the load stays deterministic whatever order they finish in.
+type parsePool struct {
+	next chan *job
+	wg   sync.WaitGroup
+}
+
+func startParsing() *parsePool {
+	workers := runtime.GOMAXPROCS(0)
+	p := &parsePool{next: make(chan *job, 4*workers)}
 	for range workers {
-		wg.Go(func() {
+		p.wg.Go(func() {
 			var w worker
-			for j := range next {
+			for j := range p.next {
 				j.parse(&w)
 			}
 		})
 	}
-	for _, j := range jobs {
-		next <- j
-	}
-	close(next)
-	wg.Wait()
+	return p
+}
+
+func (p *parsePool) add(j *job) { p.next <- j }
+
+// wait returns when every added job is parsed.
+func (p *parsePool) wait() {
+	close(p.next)
+	p.wg.Wait()
 }
 
 // worker holds what one parsing goroutine reuses from file to file.
