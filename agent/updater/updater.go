@@ -59,7 +59,19 @@ type options struct {
 // WithPackageHandler plugs in the engine that handles package offers. Without
 // one, every offered package is refused with InstallFailed
 // "package installation not enabled".
-func WithPackageHandler(h PackageHandler) Option { return func(o *options) { o.handler = h } }
+func WithPackageHandler(h PackageHandler) Option {
+	return func(o *options) {
+		if h != nil {
+			o.handler = h
+		}
+	}
+}
+
+// WithContainerPollInterval sets how often, in container mode, the
+// collector image version is looked up again (default 1 min).
+func WithContainerPollInterval(d time.Duration) Option {
+	return func(o *options) { o.containerInterval = d }
+}
 
 // WithStatePollInterval sets how often persistent_state.yaml is checked
 // (default supervisorstate.DefaultInterval).
