@@ -57,3 +57,10 @@ packages: build
 .PHONY: docker-up
 docker-up:
 	@bash test/docker/up.sh
+
+# Load test of myriarchd (issue 11): simulated hosts (a collector + an updater each) on loopback
+# through ramp, steady state, reconnect storm, rollout and churn; prints the measurements.
+# Default 10 000 agents; e.g. `make load LOAD="-n 20000 -steady 5m"`. Results: BENCHMARKS.md.
+.PHONY: load
+load:
+	$(GO) run ./test/load $(LOAD)

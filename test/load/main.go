@@ -1,0 +1,210 @@
+// Command load simulates N OpAMP agents (N/2 hosts, each a collector as the
+// upstream Supervisor reports it and its myriarch-updater) against a
+// myriarchd process it starts on loopback, runs the scenarios of issue 11
+// (ramp, steady state, reconnect storm, rollout, churn) and prints what it
+// measured. It is bounded: every phase has a time limit and the whole run
+// stops by itself after -deadline.
+//
+//	go run ./test/load -n 10000
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type config struct {
+	agents          int
+	hosts           int
+	scenarios       string
+	heartbeat       time.Duration
+	readTimeout     time.Duration
+	steady          time.Duration
+	churn           time.Duration
+	churnPerMin     float64
+	rampRate        int
+	installStep     time.Duration
+	phaseTimeout    time.Duration
+	deadline        time.Duration
+	dialConcurrency int
+	sourceAddrs     int
+	backoffBase     time.Duration
+	backoffCap      time.Duration
+	bin             string
+	work            string
+	fromVersion     string
+	toVersion       string
+	force           bool
+	transport       string
+	serverEnv       string
+	httpWorkers     int
+}
+
+func main() {
+	var c config
+	flag.IntVar(&c.agents, "n", 10000, "number of OpAMP agents (N/2 hosts, each a collector and an updater)")
+	flag.StringVar(&c.scenarios, "scenarios", "ramp,steady,storm,rollout,churn", "phases to run, in this order (ramp always runs)")
+	flag.DurationVar(&c.heartbeat, "heartbeat", 30*time.Second, "heartbeat interval (given to myriarchd and used by the agents)")
+	flag.DurationVar(&c.steady, "steady", 2*time.Minute, "steady-state measurement window")
+	flag.DurationVar(&c.churn, "churn", 2*time.Minute, "churn phase length")
+	flag.Float64Var(&c.churnPerMin, "churn-rate", 0.01, "fraction of agents reconnecting per minute during churn")
+	flag.IntVar(&c.rampRate, "ramp-rate", 0, "new connections per second during the ramp (0: as fast as -dial-concurrency allows)")
+	flag.DurationVar(&c.installStep, "install-step", time.Second, "mean simulated time of each of Downloading, Installing, Installed")
+	flag.DurationVar(&c.phaseTimeout, "phase-timeout", 10*time.Minute, "longest any phase may take")
+	flag.DurationVar(&c.deadline, "deadline", 45*time.Minute, "the whole run stops after this")
+	flag.IntVar(&c.dialConcurrency, "dial-concurrency", 256, "connection attempts in flight at once")
+	flag.IntVar(&c.sourceAddrs, "source-addrs", 8, "loopback source addresses to spread connections over (127.1.x.y)")
+	flag.DurationVar(&c.backoffBase, "backoff", time.Second, "reconnect backoff base (jittered, doubling)")
+	flag.DurationVar(&c.backoffCap, "backoff-cap", 30*time.Second, "reconnect backoff cap")
+	flag.StringVar(&c.bin, "myriarchd", "", "myriarchd binary (default: built from this module)")
+	flag.StringVar(&c.work, "work", "", "work directory (default: a new temporary directory, removed afterwards)")
+	flag.StringVar(&c.fromVersion, "from", "0.149.0", "collector version at the start")
+	flag.StringVar(&c.toVersion, "to", "0.149.1", "version the rollout moves to")
+	flag.StringVar(&c.transport, "transport", "ws", "ws (one WebSocket per agent) or http (plain-HTTP polling every heartbeat)")
+	flag.IntVar(&c.httpWorkers, "http-workers", 64, "plain HTTP: requests in flight at once")
+	flag.StringVar(&c.serverEnv, "server-env", "", "comma-separated VAR=value added to myriarchd's environment (e.g. GOGC=50)")
+	flag.BoolVar(&c.force, "force", false, "run even if the file-descriptor limit cannot hold N connections")
+	flag.Parse()
+	if err := c.validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(2)
+	}
+	c.hosts = c.agents / 2
+	c.readTimeout = 3*c.heartbeat + 10*time.Second
+	if err := run(c, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+}
+
+func (c *config) validate() error {
+	var errs []error
+	if c.agents < 2 || c.agents%2 != 0 {
+		errs = append(errs, fmt.Errorf("-n %d: must be an even number ≥ 2 (a collector and an updater per host)", c.agents))
+	}
+	if c.heartbeat < time.Second {
+		errs = append(errs, fmt.Errorf("-heartbeat %s: at least 1s", c.heartbeat))
+	}
+	if c.dialConcurrency < 1 || c.sourceAddrs < 1 || c.sourceAddrs > 60000 {
+		errs = append(errs, errors.New("-dial-concurrency and -source-addrs must be ≥ 1 (source-addrs ≤ 60000)"))
+	}
+	if c.transport != "ws" && c.transport != "http" {
+		errs = append(errs, fmt.Errorf("-transport %q: ws or http", c.transport))
+	}
+	if c.churnPerMin < 0 || c.churnPerMin > 1 {
+		errs = append(errs, fmt.Errorf("-churn-rate %g: a fraction in [0,1]", c.churnPerMin))
+	}
+	for _, s := range strings.Split(c.scenarios, ",") {
+		switch s {
+		case "ramp", "steady", "storm", "rollout", "churn":
+		default:
+			errs = append(errs, fmt.Errorf("-scenarios: unknown phase %q", s))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// raiseNoFile lifts the soft RLIMIT_NOFILE to the hard limit and returns it.
+func raiseNoFile() (uint64, error) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 0, err
+	}
+	rl.Cur = rl.Max
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 0, err
+	}
+	return rl.Max, nil
+}
+
+func run(c config, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.deadline)
+	defer cancel()
+	limit, err := raiseNoFile()
+	if err != nil {
+		return fmt.Errorf("raise RLIMIT_NOFILE: %w", err)
+	}
+	// Both this process and myriarchd hold one descriptor per agent.
+	if need := uint64(c.agents) + 200; c.transport == "ws" && need > limit && !c.force {
+		return fmt.Errorf("%d agents need ≈%d file descriptors in this process and in myriarchd, but the hard RLIMIT_NOFILE is %d "+
+			"(raising it needs CAP_SYS_RESOURCE); use -force to try anyway", c.agents, need, limit)
+	}
+	work := c.work
+	if work == "" {
+		if work, err = os.MkdirTemp("", "myriarch-load-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(work)
+	}
+	if c.bin == "" {
+		c.bin = filepath.Join(work, "myriarchd")
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", c.bin, "./cmd/myriarchd")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build ./cmd/myriarchd: %w\n%s", err, b)
+		}
+	}
+	estate := filepath.Join(work, "estate")
+	if err := writeEstate(estate, []string{c.fromVersion, c.toVersion}, c.fromVersion); err != nil {
+		return err
+	}
+	opampAddr, adminAddr, err := freeAddrs()
+	if err != nil {
+		return err
+	}
+	srv := &server{bin: c.bin, dataDir: filepath.Join(work, "data"), estate: estate, logPath: filepath.Join(work, "myriarchd.log"),
+		opampAddr: opampAddr, adminAddr: adminAddr, heartbeat: c.heartbeat}
+	if c.serverEnv != "" {
+		srv.env = strings.Split(c.serverEnv, ",")
+	}
+	if err := srv.start(); err != nil {
+		return err
+	}
+	defer srv.stop()
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if code, err := srv.api("POST", "/api/v1/tokens", map[string]any{"name": "load", "labels": map[string]string{"channel": "stable"}}, &tok); err != nil || code != 201 {
+		return fmt.Errorf("create token: %d %v", code, err)
+	}
+	r := &runner{c: c, srv: srv, out: out, sim: newSim(c, "ws://"+opampAddr+"/v1/opamp", tok.Token)}
+	r.reportf("# myriarch load: %d agents (%d hosts) over %s, heartbeat %s, fd limit %d, myriarchd env %q, %s\n", c.agents, c.hosts, c.transport, c.heartbeat, limit, c.serverEnv, time.Now().UTC().Format(time.RFC3339))
+	defer r.sim.closeAll()
+	hbCtx, hbStop := context.WithCancel(ctx)
+	defer hbStop()
+	go r.sim.heartbeats(hbCtx)
+	if err := r.ramp(ctx); err != nil {
+		return err
+	}
+	for _, phase := range strings.Split(c.scenarios, ",") {
+		var err error
+		switch phase {
+		case "steady":
+			err = r.steady(ctx)
+		case "storm":
+			err = r.storm(ctx)
+		case "rollout":
+			err = r.rollout(ctx)
+		case "churn":
+			err = r.churnPhase(ctx)
+		}
+		if err != nil {
+			r.reportf("phase %s: %v\n", phase, err)
+			r.failed = true
+		}
+	}
+	r.final(ctx)
+	if r.failed {
+		return errors.New("a phase failed or something was lost (see above)")
+	}
+	return nil
+}
