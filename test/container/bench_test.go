@@ -23,7 +23,7 @@ func BenchmarkContainerSwapDowntime(b *testing.B) {
 	loadImage(b, cli, fakeImage(b, imageSpec{version: "0.1.0"}), repo+":0.1.0")
 	dir := b.TempDir()
 	hash, sig := publishTarball(b, k, fakeImage(b, imageSpec{version: "0.2.0"}), repo+":0.2.0", dir, "c.tar")
-	b.Cleanup(func() { cli.ImageRemove(context.Background(), repo+":0.2.0", client.ImageRemoveOptions{Force: true}) })
+	b.Cleanup(func() { removeImage(cli, repo+":0.2.0") })
 	srv, _ := tarballServer(b, dir)
 
 	var down, cold, total time.Duration
@@ -61,7 +61,7 @@ func BenchmarkContainerSwapDowntime(b *testing.B) {
 			b.Fatalf("%s: %s", st.GetStatus(), st.GetErrorMessage())
 		}
 		eng.Close()
-		cli.ImageRemove(ctx, repo+":0.2.0", client.ImageRemoveOptions{Force: true})
+		removeImage(cli, repo+":0.2.0")
 	}
 	n := float64(b.N)
 	b.ReportMetric(float64(down.Milliseconds())/n, "downtime-ms")

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moby/moby/client"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	ctr "github.com/myriarch/myriarch/agent/container"
@@ -90,7 +89,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 	badHash, badSig := publishTarball(t, k, fakeImage(t, imageSpec{version: "0.9.0", exit: true}), repo+":0.9.0", dir, "bad.tar")
 	t.Cleanup(func() {
 		for _, v := range []string{"0.8.0", "0.9.0"} {
-			cli.ImageRemove(context.Background(), repo+":"+v, client.ImageRemoveOptions{Force: true})
+			removeImage(cli, repo+":"+v)
 		}
 	})
 	srv, _ := tarballServer(t, dir)

@@ -193,7 +193,7 @@ func loadImage(t testing.TB, cli *client.Client, img v1.Image, ref string) {
 	if !strings.Contains(string(out), "Loaded image") {
 		t.Fatalf("image load: %s", out)
 	}
-	t.Cleanup(func() { cli.ImageRemove(context.Background(), ref, client.ImageRemoveOptions{Force: true}) })
+	t.Cleanup(func() { removeImage(cli, ref) })
 }
 
 func randName(prefix string) string {
@@ -246,11 +246,7 @@ func startCollector(t testing.TB, cli *client.Client, image string, bind bool, m
 		m(cfg, host)
 	}
 	ctx := context.Background()
-	t.Cleanup(func() {
-		for _, n := range []string{c.name, c.name + ctr.NextSuffix} {
-			cli.ContainerRemove(context.Background(), n, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-		}
-	})
+	t.Cleanup(func() { removeWithVolumes(cli, c.name, c.name+ctr.NextSuffix) })
 	created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: c.name, Config: cfg, HostConfig: host})
 	if err != nil {
 		t.Fatal(err)
@@ -461,4 +457,45 @@ type testWriter struct{ t testing.TB }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// removeWithVolumes removes containers and the volumes they use (an image
+// VOLUME re-attached by name is no longer anonymous, so Docker would keep it).
+func removeWithVolumes(cli *client.Client, names ...string) {
+	ctx := context.Background()
+	var vols []string
+	for _, n := range names {
+		if r, err := cli.ContainerInspect(ctx, n, client.ContainerInspectOptions{}); err == nil {
+			for _, m := range r.Container.Mounts {
+				if m.Type == mount.TypeVolume && m.Name != "" {
+					vols = append(vols, m.Name)
+				}
+			}
+		}
+		cli.ContainerRemove(ctx, n, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	}
+	for _, v := range vols {
+		cli.VolumeRemove(ctx, v, client.VolumeRemoveOptions{Force: true})
+	}
+}
+
+// removeImage removes an image and, first, the test containers (with their
+// volumes) that still use it, so nothing is left dangling.
+func removeImage(cli *client.Client, ref string) {
+	ctx := context.Background()
+	img, err := cli.ImageInspect(ctx, ref)
+	if err != nil {
+		return
+	}
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("ancestor", img.ID)})
+	if err == nil {
+		for _, c := range list.Items {
+			removeWithVolumes(cli, c.ID)
+		}
+	}
+	cli.ImageRemove(ctx, ref, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+	if _, err := cli.ImageInspect(ctx, img.ID); err == nil {
+		// Other tags of the same content (e.g. a digest reference) keep it.
+		cli.ImageRemove(ctx, img.ID, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+	}
 }

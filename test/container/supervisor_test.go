@@ -113,7 +113,7 @@ func TestRealSupervisorImage(t *testing.T) {
 	for _, c := range []peerbuild.Collector{m1, m2, broken} {
 		tag := repo + ":" + c.Version
 		buildSupervisorImage(t, peers, c, tag)
-		t.Cleanup(func() { cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true}) })
+		t.Cleanup(func() { removeImage(cli, tag) })
 		if c.Version == m1.Version {
 			continue
 		}
@@ -218,7 +218,7 @@ func TestUpdaterImage(t *testing.T) {
 	}
 	tag := randName("myriarch-ct-updater-") + ":9.8.7"
 	dockerCLI(t, "build", "-q", "-f", filepath.Join(packagingDir, "Dockerfile.updater"), "--build-arg", "VERSION=9.8.7", "-t", tag, dir)
-	t.Cleanup(func() { cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true}) })
+	t.Cleanup(func() { removeImage(cli, tag) })
 	out := dockerCLI(t, "run", "--rm", "--network", "host", tag, "version")
 	if !strings.Contains(out, "9.8.7") {
 		t.Fatalf("updater image `version` printed %q", out)

@@ -23,7 +23,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/client"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	ctr "github.com/myriarch/myriarch/agent/container"
@@ -93,7 +92,7 @@ func TestUpgradeByDigestPull(t *testing.T) {
 	newImg := fakeImage(t, imageSpec{version: "0.2.0", healthcheck: true})
 	dg := push(t, host, "otel/collector:0.2.0", newImg)
 	ref := host + "/otel/collector@" + dg.String()
-	t.Cleanup(func() { cli.ImageRemove(context.Background(), ref, client.ImageRemoveOptions{Force: true}) })
+	t.Cleanup(func() { removeImage(cli, ref) })
 	hash, _ := hex.DecodeString(dg.Hex)
 
 	o := engineOptions(c, t.TempDir(), k)
@@ -264,7 +263,7 @@ func TestUpgradeFromSignedTarball(t *testing.T) {
 
 	dir := t.TempDir()
 	hash, sig := publishTarball(t, k, fakeImage(t, imageSpec{version: "0.3.0", volume: true}), repo+":0.3.0", dir, "collector-0.3.0.tar")
-	t.Cleanup(func() { cli.ImageRemove(context.Background(), repo+":0.3.0", client.ImageRemoveOptions{Force: true}) })
+	t.Cleanup(func() { removeImage(cli, repo+":0.3.0") })
 	srv, _ := tarballServer(t, dir)
 
 	eng := newEngine(t, engineOptions(c, t.TempDir(), k))
@@ -306,7 +305,7 @@ func TestTarballVersionLabelMismatch(t *testing.T) {
 	before, _ := inspect(t, cli, c.name)
 	dir := t.TempDir()
 	hash, sig := publishTarball(t, k, fakeImage(t, imageSpec{version: "0.4.1"}), repo+":0.4.1", dir, "c.tar")
-	t.Cleanup(func() { cli.ImageRemove(context.Background(), repo+":0.4.1", client.ImageRemoveOptions{Force: true}) })
+	t.Cleanup(func() { removeImage(cli, repo+":0.4.1") })
 	srv, _ := tarballServer(t, dir)
 	eng := newEngine(t, engineOptions(c, t.TempDir(), k))
 	if err := eng.Recover(ctx); err != nil {
@@ -347,7 +346,7 @@ func testRollback(t *testing.T, bad imageSpec, want string) {
 	uid := instanceUID(t, cli, before.ID)
 	dir := t.TempDir()
 	hash, sig := publishTarball(t, k, fakeImage(t, bad), repo+":0.5.0", dir, "broken.tar")
-	t.Cleanup(func() { cli.ImageRemove(context.Background(), repo+":0.5.0", client.ImageRemoveOptions{Force: true}) })
+	t.Cleanup(func() { removeImage(cli, repo+":0.5.0") })
 	srv, hits := tarballServer(t, dir)
 
 	state := t.TempDir()
