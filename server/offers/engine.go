@@ -67,6 +67,8 @@ type Engine struct {
 	fleets     map[string]*fleet
 	// desired is the PackagesAvailable each updater should hold.
 	desired map[uuid.UUID]*protobufs.PackagesAvailable
+	// acked is the all_packages_hash each updater last reported having seen.
+	acked map[uuid.UUID][]byte
 
 	versions map[string]parsedVersion
 	packages map[pkgKey]*estate.PackageVersion
@@ -144,6 +146,7 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 		updaters:   map[uuid.UUID]*updater{},
 		fleets:     map[string]*fleet{},
 		desired:    map[uuid.UUID]*protobufs.PackagesAvailable{},
+		acked:      map[uuid.UUID][]byte{},
 		outbox:     newQueue(),
 		versions:   map[string]parsedVersion{},
 	}
@@ -248,6 +251,7 @@ func (e *Engine) absorb(a registry.Agent) map[uuid.UUID]struct{} {
 			delete(e.collectors, a.UID)
 		}
 		delete(e.updaters, a.UID)
+		delete(e.acked, a.UID)
 	}
 	for _, ch := range e.ix.Update(pa) {
 		work[ch.Collector] = struct{}{}

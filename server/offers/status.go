@@ -20,12 +20,13 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 	}
 	var dirty map[string]*rollout
 	if ps := msg.GetPackageStatuses(); ps != nil {
+		// Status compression: agents resend statuses only when they change,
+		// so remember what each updater last acknowledged.
+		e.acked[uid] = ps.GetServerProvidedAllPackagesHash()
 		dirty = e.packageStatuses(uid, ps)
 	}
-	if d := e.desired[uid]; d != nil {
-		if msg.GetPackageStatuses() == nil || !bytes.Equal(msg.GetPackageStatuses().GetServerProvidedAllPackagesHash(), d.AllPackagesHash) {
-			resp.PackagesAvailable = d
-		}
+	if d := e.desired[uid]; d != nil && !bytes.Equal(e.acked[uid], d.AllPackagesHash) {
+		resp.PackagesAvailable = d
 	}
 	e.mu.Unlock()
 	e.saveFleets(dirty)
