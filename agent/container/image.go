@@ -30,6 +30,7 @@ const (
 	faultTransient fault = iota // network, registry, disk: retry later
 	faultArtifact               // the image itself is bad: never again
 	faultNone                   // shutdown: no status, the journal stays
+	faultRefused                // the container, not the image: report, never quarantine
 )
 
 // failure is an install error with its class.

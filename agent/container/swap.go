@@ -58,8 +58,13 @@ func (e *Engine) install(ctx context.Context, p *protobufs.PackageAvailable) {
 	fail := func(err error) {
 		t.log.Warn("collector image install refused or failed; nothing was changed", "err", err)
 		if f := faultOf(ctx, err); f != faultNone {
-			if qerr := e.quarantine(t.rec.Hash, t.rec.Version, err.Error(), f == faultTransient); qerr != nil {
-				t.log.Warn("quarantine failed", "err", qerr)
+			// A refusal is about the container, not the image: nothing is
+			// quarantined, and a re-offer is refused again cheaply (before
+			// any download) until the container changes.
+			if f != faultRefused {
+				if qerr := e.quarantine(t.rec.Hash, t.rec.Version, err.Error(), f == faultTransient); qerr != nil {
+					t.log.Warn("quarantine failed", "err", qerr)
+				}
 			}
 			e.setStatus(t.status(protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed, err.Error(), nil), true)
 		}
@@ -91,6 +96,10 @@ func (e *Engine) install(ctx context.Context, p *protobufs.PackageAvailable) {
 		return
 	}
 	old, err := e.docker.ContainerInspect(ctx, e.o.Name, client.ContainerInspectOptions{})
+	if cerrdefs.IsNotFound(err) {
+		fail(&failure{faultRefused, fmt.Errorf("there is no container named %s to upgrade (container.name)", e.o.Name)})
+		return
+	}
 	if err != nil {
 		fail(transient("inspect container %s: %v", e.o.Name, err))
 		return
@@ -107,7 +116,7 @@ func (e *Engine) install(ctx context.Context, p *protobufs.PackageAvailable) {
 	}
 	// Refuse what cannot be reproduced before downloading anything.
 	if _, err := reproduce(old.Container, oldCfg, oldHost, oldImg.Config, "probe", e.o.StorageDir); err != nil {
-		fail(&failure{faultTransient, err})
+		fail(&failure{faultRefused, err})
 		return
 	}
 	// A leftover <name>-next (no journal: Recover ran) is garbage.
@@ -141,7 +150,7 @@ func (e *Engine) install(ctx context.Context, p *protobufs.PackageAvailable) {
 	e.setStatus(t.status(protobufs.PackageStatusEnum_PackageStatusEnum_Installing, "", nil), false)
 	spec, err := reproduce(old.Container, oldCfg, oldHost, oldImg.Config, info.Ref, e.o.StorageDir)
 	if err != nil {
-		fail(&failure{faultTransient, err})
+		fail(&failure{faultRefused, err})
 		return
 	}
 	if e.o.StorageDir != "" && t.sw.OldRunning {
@@ -179,14 +188,16 @@ func (e *Engine) install(ctx context.Context, p *protobufs.PackageAvailable) {
 	if err == nil {
 		var newHost json.RawMessage
 		if _, newHost, err = rawSections(nw.Raw); err == nil {
-			err = verifyCreated(oldHost, newHost, spec.AddedMounts)
+			if err = verifyCreated(oldHost, newHost, spec.AddedMounts); err != nil {
+				err = &failure{faultRefused, err}
+			}
 		}
 	}
 	if err != nil {
 		if rerr := e.removeIfExists(context.WithoutCancel(ctx), created.ID); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
-		fail(&failure{faultTransient, err})
+		fail(err)
 		return
 	}
 

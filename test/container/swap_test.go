@@ -488,6 +488,23 @@ func TestUnsupportedSettingRefused(t *testing.T) {
 			if hits.Load() != 0 {
 				t.Error("the image was downloaded although the container cannot be reproduced")
 			}
+			// Not held against the image: a re-offer is judged again.
+			rec = newRecorder()
+			eng.HandlePackages(ctx, offer("0.7.0", srv.URL+"/c.tar", hash, sig, nil), rec.report)
+			if st := rec.wait(t, "0.7.0", time.Minute); !strings.Contains(st.GetErrorMessage(), tc.want) {
+				t.Errorf("re-offer: %q, want the setting named again", st.GetErrorMessage())
+			}
 		})
 	}
+	t.Run("no such container", func(t *testing.T) {
+		eng := newEngine(t, engineOptions(collector{name: randName("myriarch-ct-missing-")}, t.TempDir(), k))
+		if err := eng.Recover(ctx); err == nil || !strings.Contains(err.Error(), "no container named") {
+			t.Errorf("Recover: %v, want no container named", err)
+		}
+		rec := newRecorder()
+		eng.HandlePackages(ctx, offer("0.7.0", srv.URL+"/c.tar", hash, sig, nil), rec.report)
+		if st := rec.wait(t, "0.7.0", time.Minute); !strings.Contains(st.GetErrorMessage(), "no container named") {
+			t.Errorf("offer: %s %q", st.GetStatus(), st.GetErrorMessage())
+		}
+	})
 }
