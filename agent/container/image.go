@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/distribution/reference"
 	"github.com/moby/moby/api/types/registry"
@@ -143,7 +144,7 @@ func (t *txn) pull(ctx context.Context) (ImageInfo, error) {
 	if err != nil {
 		return ImageInfo{}, transient("pull %s: %v", t.src.Pull, err)
 	}
-	err = resp.Wait(pctx)
+	err = t.pullProgress(pctx, resp)
 	resp.Close()
 	if err != nil {
 		return ImageInfo{}, transient("pull %s: %v", t.src.Pull, err)
@@ -310,4 +311,54 @@ func loadedImages(r io.Reader) ([]string, error) {
 		}
 	}
 	return refs, nil
+}
+
+// pullProgress follows the engine's pull messages to the end and reports
+// Downloading with the overall layer download percentage and rate at most
+// every 2 s (the OpAMP contract asks for at least every 5 s).
+func (t *txn) pullProgress(ctx context.Context, resp client.ImagePullResponse) error {
+	type layer struct{ cur, total int64 }
+	layers := map[string]*layer{}
+	last, lastBytes := time.Now(), int64(0)
+	report := func(force bool) {
+		if !force && time.Since(last) < 2*time.Second {
+			return
+		}
+		var cur, total int64
+		for _, l := range layers {
+			cur, total = cur+l.cur, total+l.total
+		}
+		pct := 0.0
+		if total > 0 {
+			pct = 100 * float64(cur) / float64(total)
+		}
+		rate := float64(cur-lastBytes) / max(time.Since(last).Seconds(), 0.001)
+		last, lastBytes = time.Now(), cur
+		t.e.setStatus(t.status(protobufs.PackageStatusEnum_PackageStatusEnum_Downloading, "",
+			&protobufs.PackageDownloadDetails{DownloadPercent: pct, DownloadBytesPerSecond: max(rate, 0)}), false)
+	}
+	for m, err := range resp.JSONMessages(ctx) {
+		if err != nil {
+			return err
+		}
+		if m.Error != nil {
+			return m.Error
+		}
+		if m.ID != "" && m.Progress != nil && m.Progress.Total > 0 && m.Status == "Downloading" {
+			l := layers[m.ID]
+			if l == nil {
+				l = &layer{}
+				layers[m.ID] = l
+			}
+			l.cur, l.total = m.Progress.Current, m.Progress.Total
+		}
+		if m.ID != "" && (m.Status == "Download complete" || m.Status == "Pull complete") {
+			if l := layers[m.ID]; l != nil {
+				l.cur = l.total
+			}
+		}
+		report(false)
+	}
+	report(true)
+	return nil
 }

@@ -116,6 +116,15 @@ func TestUpgradeByDigestPull(t *testing.T) {
 		t.Errorf("agent has %s %x, want 0.2.0 %s", st.GetAgentHasVersion(), st.GetAgentHasHash(), dg.Hex)
 	}
 	t.Logf("collector downtime during the swap: %s (no answer on its port)", down)
+	full := false
+	for _, s := range rec.all {
+		if s.GetStatus() == protobufs.PackageStatusEnum_PackageStatusEnum_Downloading && s.GetDownloadDetails().GetDownloadPercent() == 100 {
+			full = true
+		}
+	}
+	if !full {
+		t.Error("no Downloading status with the pull's progress (100%) was reported")
+	}
 
 	after := assertOneRunning(t, cli, c, "0.2.0")
 	if after.ID == before.ID {
