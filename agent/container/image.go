@@ -329,7 +329,10 @@ func (t *txn) pullProgress(ctx context.Context, resp client.ImagePullResponse) e
 			cur, total = cur+l.cur, total+l.total
 		}
 		pct := 0.0
-		if total > 0 {
+		switch {
+		case force:
+			pct = 100 // the pull completed
+		case total > 0:
 			pct = 100 * float64(cur) / float64(total)
 		}
 		rate := float64(cur-lastBytes) / max(time.Since(last).Seconds(), 0.001)
