@@ -29,6 +29,16 @@
 //	to <name>, or rollback (remove <name>-next, start <name>, quarantine the
 //	hash, InstallFailed).
 //
+// While the old container is kept stopped its restart policy is set to
+// "no" (a daemon restart must not start it next to the new one); a rollback
+// restores it. Faults are classed like binary mode: a bad image (hash,
+// signature, version label, health gate) quarantines its hash for good, a
+// transient fault (registry, network, engine) delays a retry with backoff,
+// and a refusal about the container itself (a setting that cannot be
+// reproduced, no container of that name) is reported without quarantine.
+// A TopLevel offer (self-update) is refused: in container mode the updater
+// is replaced with its own image.
+//
 // Every step is recorded in the same fsync'ed journal as binary mode
 // (agent/journal, Kind "container"; PrevDir/NewDir hold the old and new
 // container IDs). Engine.Recover replays an unfinished swap at start and
