@@ -200,7 +200,11 @@ func TestPairingOfferAndRangeDownload(t *testing.T) {
 	upd.report(offer, pkgName, protobufs.PackageStatusEnum_PackageStatusEnum_Installed, "")
 	ts.waitAgent(col, "installed (not yet up to date)", offerState("installed"))
 	setVersion(t, colClient, col, "h1", "v0.149.1")
-	c = ts.waitAgent(col, "up_to_date", offerState("up_to_date"))
+	// The event history and the offer state are two snapshots; wait for both.
+	c = ts.waitAgent(col, "up_to_date", func(a admin.Agent) bool {
+		_, ok := hasEvent(a, "offer_up_to_date")
+		return ok && offerOf(a).State == "up_to_date"
+	})
 	for _, typ := range []string{"offer_offered", "offer_downloading", "offer_installing", "offer_installed", "offer_up_to_date"} {
 		if _, ok := hasEvent(c, typ); !ok {
 			t.Errorf("no %s event", typ)
