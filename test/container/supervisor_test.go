@@ -171,8 +171,14 @@ func TestRealSupervisorImage(t *testing.T) {
 	}
 
 	rec := newRecorder()
+	stop := watchCollectorGap(cli, name)
 	eng.HandlePackages(ctx, offer(m2.Version, srv.URL+"/"+m2.Version+".tar", hashes[0], sigs[0], nil), rec.report)
 	st := rec.wait(t, m2.Version, 5*time.Minute)
+	waitFor(t, "the supervisor to run the m.2 collector", 60*time.Second, func() bool {
+		c, ok := inspect(t, cli, name)
+		return ok && collectorRuns(t, cli, c.ID)
+	})
+	t.Logf("real collector not running (its real run under the supervisor) during the swap: %s", stop())
 	if st.GetStatus() != protobufs.PackageStatusEnum_PackageStatusEnum_Installed {
 		t.Fatalf("m.2: %s %s", st.GetStatus(), st.GetErrorMessage())
 	}
@@ -230,4 +236,51 @@ func TestUpdaterImage(t *testing.T) {
 	if img.Config.Labels[ctr.VersionLabel] != "9.8.7" || len(img.RootFS.Layers) > 3 {
 		t.Errorf("updater image: labels %v, %d layers", img.Config.Labels, len(img.RootFS.Layers))
 	}
+}
+
+// watchCollectorGap polls (every 50 ms) whether the collector's real run is
+// up in <name> or <name>-next and returns a stop function giving the
+// longest interval without it.
+func watchCollectorGap(cli *client.Client, name string) func() time.Duration {
+	done := make(chan struct{})
+	result := make(chan time.Duration, 1)
+	runs := func() bool {
+		for _, n := range []string{name, name + ctr.NextSuffix} {
+			top, err := cli.ContainerTop(context.Background(), n, client.ContainerTopOptions{})
+			if err != nil {
+				continue
+			}
+			for _, p := range top.Processes {
+				line := strings.Join(p, " ")
+				if strings.Contains(line, "/otelcol/otelcol-myriarch") && strings.Contains(line, "effective.yaml") {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	go func() {
+		var longest time.Duration
+		var downSince time.Time
+		for {
+			select {
+			case <-done:
+				if !downSince.IsZero() {
+					longest = max(longest, time.Since(downSince))
+				}
+				result <- longest
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			if !runs() {
+				if downSince.IsZero() {
+					downSince = time.Now()
+				}
+			} else if !downSince.IsZero() {
+				longest = max(longest, time.Since(downSince))
+				downSince = time.Time{}
+			}
+		}
+	}()
+	return func() time.Duration { close(done); return <-result }
 }
