@@ -13,46 +13,75 @@ import (
 	"time"
 )
 
+// collectorImage is what the updater reports about the collector's image.
+type collectorImage struct {
+	Version string // org.opencontainers.image.version label, else the tag
+	Digest  string // registry manifest digest (sha256:…), else the image ID
+}
+
 // imageVersion asks the Docker Engine API which collector version the
 // container runs: the image's org.opencontainers.image.version label, else
-// the image tag. A plain HTTP call keeps the updater free of the Docker SDK.
-func imageVersion(ctx context.Context, dockerHost, container string) (string, error) {
+// the image tag, and the image's digest. Plain HTTP calls keep the updater
+// free of the Docker SDK.
+func imageVersion(ctx context.Context, dockerHost, container string) (collectorImage, error) {
 	client, base, err := dockerClient(dockerHost)
 	if err != nil {
-		return "", err
+		return collectorImage{}, err
 	}
 	defer client.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/containers/"+url.PathEscape(container)+"/json", nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("container %s: docker API: %w", container, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return "", fmt.Errorf("container %s: docker API: %s: %s", container, resp.Status, strings.TrimSpace(string(msg)))
-	}
 	var info struct {
+		Image  string `json:"Image"` // the image ID
 		Config struct {
 			Image  string            `json:"Image"`
 			Labels map[string]string `json:"Labels"`
 		} `json:"Config"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&info); err != nil {
-		return "", fmt.Errorf("container %s: decode docker API response: %w", container, err)
+	if err := dockerGet(ctx, client, base+"/containers/"+url.PathEscape(container)+"/json", &info); err != nil {
+		return collectorImage{}, fmt.Errorf("container %s: %w", container, err)
 	}
-	if v := info.Config.Labels["org.opencontainers.image.version"]; v != "" {
-		return v, nil
+	img := collectorImage{Version: info.Config.Labels["org.opencontainers.image.version"], Digest: info.Image}
+	if img.Version == "" {
+		img.Version = imageTag(info.Config.Image)
 	}
-	if tag := imageTag(info.Config.Image); tag != "" {
-		return tag, nil
+	if img.Version == "" {
+		return collectorImage{}, fmt.Errorf("container %s: image %q has neither an org.opencontainers.image.version label nor a tag", container, info.Config.Image)
 	}
-	return "", fmt.Errorf("container %s: image %q has neither an org.opencontainers.image.version label nor a tag", container, info.Config.Image)
+	// A pulled image has a registry manifest digest: that is what offers pin.
+	var im struct {
+		RepoDigests []string `json:"RepoDigests"`
+	}
+	if info.Image != "" && dockerGet(ctx, client, base+"/images/"+url.PathEscape(info.Image)+"/json", &im) == nil {
+		for _, rd := range im.RepoDigests {
+			if _, d, ok := strings.Cut(rd, "@"); ok {
+				img.Digest = d
+				break
+			}
+		}
+	}
+	return img, nil
+}
+
+// dockerGet decodes one Docker Engine API answer.
+func dockerGet(ctx context.Context, client *http.Client, u string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("docker API: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("docker API: %s: %s", resp.Status, strings.TrimSpace(string(msg)))
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(out); err != nil {
+		return fmt.Errorf("decode docker API response: %w", err)
+	}
+	return nil
 }
 
 // imageTag returns the tag of an image reference ("repo:5000/otel/c:0.149.0@sha256:…" → "0.149.0").

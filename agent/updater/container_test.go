@@ -30,6 +30,13 @@ func fakeDocker(t *testing.T, containers map[string]any) string {
 		}
 		_ = json.NewEncoder(w).Encode(c)
 	})
+	mux.HandleFunc("GET /images/{id}/json", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("id") != "sha256:img1" {
+			http.Error(w, `{"message":"No such image"}`, http.StatusNotFound)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"RepoDigests": []string{"registry.local:5000/otel/otelcol@sha256:feed"}})
+	})
 	srv := &http.Server{Handler: mux}
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
@@ -48,9 +55,20 @@ func TestImageVersion(t *testing.T) {
 	})
 	ctx := context.Background()
 	for name, want := range map[string]string{"labelled": "0.149.0", "tagged": "0.148.1"} {
-		if got, err := imageVersion(ctx, host, name); err != nil || got != want {
+		if got, err := imageVersion(ctx, host, name); err != nil || got.Version != want {
 			t.Errorf("imageVersion(%s) = %q, %v; want %q", name, got, err, want)
 		}
+	}
+	pulled := container("registry.local:5000/otel/otelcol@sha256:feed", map[string]string{"org.opencontainers.image.version": "0.149.1"}).(map[string]any)
+	pulled["Image"] = "sha256:img1"
+	loaded := container("otelcol:0.149.2", nil).(map[string]any)
+	loaded["Image"] = "sha256:img2"
+	host2 := fakeDocker(t, map[string]any{"pulled": pulled, "loaded": loaded})
+	if got, err := imageVersion(ctx, host2, "pulled"); err != nil || got.Digest != "sha256:feed" || got.Version != "0.149.1" {
+		t.Errorf("pulled image = %+v, %v; want the registry digest", got, err)
+	}
+	if got, err := imageVersion(ctx, host2, "loaded"); err != nil || got.Digest != "sha256:img2" {
+		t.Errorf("loaded image = %+v, %v; want the image ID as digest", got, err)
 	}
 	if _, err := imageVersion(ctx, host, "untagged"); err == nil || !strings.Contains(err.Error(), "neither") {
 		t.Errorf("untagged: err = %v", err)

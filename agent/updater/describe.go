@@ -32,6 +32,7 @@ const (
 	AttrSupervisorService     = "dev.myriarch.supervisor.service"
 	AttrCollectorInstanceUID  = "dev.myriarch.collector.instance_uid"
 	AttrCollectorImageVersion = "dev.myriarch.collector.image.version"
+	AttrCollectorImageDigest  = "dev.myriarch.collector.image.digest"
 )
 
 // Capabilities is what the updater announces.
@@ -78,11 +79,11 @@ func Describe(cfg *config.Config) (*Description, error) {
 		problems = append(problems, err)
 	}
 	if cfg.Mode == config.ModeContainer {
-		v, err := imageVersion(ctx, cfg.Container.DockerHost, cfg.Container.Name)
+		img, err := imageVersion(ctx, cfg.Container.DockerHost, cfg.Container.Name)
 		if err != nil {
 			problems = append(problems, err)
 		}
-		f.imageVersion = v
+		f.image = img
 	}
 	d := descriptionView(uid, buildDescription(cfg, uid, f))
 	d.Problems = problems
@@ -92,8 +93,8 @@ func Describe(cfg *config.Config) (*Description, error) {
 // facts are the changing inputs of the description.
 type facts struct {
 	host         hostinfo.Info
-	collectorUID string // "" while unknown
-	imageVersion string // container mode only, "" while unknown
+	collectorUID string         // "" while unknown
+	image        collectorImage // container mode only, zero while unknown
 }
 
 func buildDescription(cfg *config.Config, uid uuid.UUID, f facts) *protobufs.AgentDescription {
@@ -116,8 +117,11 @@ func buildDescription(cfg *config.Config, uid uuid.UUID, f facts) *protobufs.Age
 	if f.collectorUID != "" {
 		non[AttrCollectorInstanceUID] = f.collectorUID
 	}
-	if cfg.Mode == config.ModeContainer && f.imageVersion != "" {
-		non[AttrCollectorImageVersion] = f.imageVersion
+	if cfg.Mode == config.ModeContainer && f.image.Version != "" {
+		non[AttrCollectorImageVersion] = f.image.Version
+	}
+	if cfg.Mode == config.ModeContainer && f.image.Digest != "" {
+		non[AttrCollectorImageDigest] = f.image.Digest
 	}
 	return &protobufs.AgentDescription{
 		IdentifyingAttributes:    keyValues(ident),

@@ -383,7 +383,7 @@ func (u *Updater) pushHealth() {
 }
 
 func (u *Updater) refreshImageVersion(ctx context.Context) {
-	v, err := imageVersion(ctx, u.cfg.Container.DockerHost, u.cfg.Container.Name)
+	img, err := imageVersion(ctx, u.cfg.Container.DockerHost, u.cfg.Container.Name)
 	if ctx.Err() != nil {
 		return
 	}
@@ -394,7 +394,7 @@ func (u *Updater) refreshImageVersion(ctx context.Context) {
 		}
 	}
 	if err == nil {
-		u.updateFacts(func(f *facts) { f.imageVersion = v })
+		u.updateFacts(func(f *facts) { f.image = img })
 	}
 }
 
