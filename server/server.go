@@ -24,6 +24,7 @@ import (
 
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/artifacts"
+	"github.com/myriarch/myriarch/server/backpressure"
 	"github.com/myriarch/myriarch/server/credentials"
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/metrics"
@@ -33,6 +34,12 @@ import (
 	"github.com/myriarch/myriarch/server/store"
 	"github.com/myriarch/myriarch/server/store/sqlite"
 )
+
+// admissionRate bounds new agent WebSocket connections per second (with a
+// burst of as many), so a reconnect storm after a restart is spread out
+// with 503 + Retry-After instead of registering every agent at once.
+// See BENCHMARKS.md (load test) for how it was chosen.
+const admissionRate = 1000
 
 // Options are myriarchd serve's flags.
 type Options struct {
@@ -137,9 +144,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}
 		return out
 	})
+	admission := backpressure.New(backpressure.Options{Rate: admissionRate})
 	s.opamp, err = opampsrv.New(s.registry, s.tokens, s.log.With("component", "opamp"),
 		opampsrv.Metrics{Message: s.metrics.Message, Reject: s.metrics.Reject},
-		opampsrv.Options{Heartbeat: opts.Heartbeat})
+		opampsrv.Options{Heartbeat: opts.Heartbeat, Gate: func() (int, int) {
+			if ok, wait := admission.Admit(); !ok {
+				return http.StatusServiceUnavailable, int(wait / time.Second)
+			}
+			return 0, 0
+		}})
 	if err != nil {
 		s.registry.Close()
 		db.Close()

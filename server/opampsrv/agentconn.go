@@ -190,7 +190,14 @@ func (c *conn) close() {
 	})
 }
 
-func (c *conn) onReadError(_ types.Connection, _ int, _ []byte, err error) {
+func (c *conn) onReadError(_ types.Connection, mt int, _ []byte, err error) {
+	if mt < 0 {
+		// Nothing was read: the agent went away without a close frame (a
+		// restart, a network drop). That is no protocol violation.
+		c.srv.log.Debug("agent connection lost", "agent", c.uid, "err", err)
+		c.close()
+		return
+	}
 	// A frame that is not a valid OpAMP message is a protocol violation:
 	// drop the connection rather than keep reading garbage.
 	if c.srv.metrics.Reject != nil {

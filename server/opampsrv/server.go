@@ -61,8 +61,10 @@ type Options struct {
 	ReadTimeout    time.Duration // default 3 × Heartbeat
 	SendTimeout    time.Duration // watchdog on one send; default 10 s
 	MaxMessageSize int64         // default 8 MiB
-	// Gate may refuse a connection before authentication (backpressure):
-	// it returns an HTTP status and Retry-After seconds, or 0 to admit.
+	// Gate may refuse a new WebSocket connection before authentication
+	// (backpressure): it returns an HTTP status and Retry-After seconds, or
+	// 0 to admit. Plain-HTTP polls are not gated: each is one short request
+	// and the steady poll rate of a large fleet would exhaust any storm budget.
 	Gate func() (status int, retryAfter int)
 }
 
@@ -176,7 +178,7 @@ func (s *Server) Close(ctx context.Context) error {
 func (s *Server) limitHTTPBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Content-Type") != "application/x-protobuf" {
-			next.ServeHTTP(w, r)
+			next.ServeHTTP(smallBuffers{w}, r)
 			return
 		}
 		body := io.Reader(http.MaxBytesReader(w, r.Body, s.opts.MaxMessageSize))
@@ -213,7 +215,8 @@ func (s *Server) onConnecting(r *http.Request) types.ConnectionResponse {
 	if closed {
 		return s.refuse("shutting_down", http.StatusServiceUnavailable, map[string]string{"Retry-After": "5"})
 	}
-	if s.opts.Gate != nil {
+	plainHTTP := r.Header.Get("Content-Type") == "application/x-protobuf"
+	if s.opts.Gate != nil && !plainHTTP {
 		if status, retry := s.opts.Gate(); status != 0 {
 			return s.refuse("backpressure", status, map[string]string{"Retry-After": fmt.Sprint(retry)})
 		}
@@ -223,7 +226,7 @@ func (s *Server) onConnecting(r *http.Request) types.ConnectionResponse {
 		s.log.Info("refused agent connection", "remote", r.RemoteAddr, "reason", err)
 		return s.refuse("unauthorized", http.StatusUnauthorized, map[string]string{"WWW-Authenticate": `Bearer realm="myriarch"`})
 	}
-	c := &conn{srv: s, cred: cred, raw: rawConnFrom(r.Context()), http: r.Header.Get("Content-Type") == "application/x-protobuf"}
+	c := &conn{srv: s, cred: cred, raw: rawConnFrom(r.Context()), http: plainHTTP}
 	return types.ConnectionResponse{
 		Accept: true,
 		ConnectionCallbacks: types.ConnectionCallbacks{
