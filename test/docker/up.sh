@@ -20,6 +20,17 @@ if ! command -v dockerd >/dev/null 2>&1; then
 fi
 
 mkdir -p "$SOCK_DIR"
+# A previous engine may have been killed (sessions end, CI starts clean):
+# clear what it left so the new one can start.
+if [ -f "$SOCK_DIR/dockerd.pid" ]; then
+  oldpid=$(cat "$SOCK_DIR/dockerd.pid" 2>/dev/null || true)
+  if [ -n "$oldpid" ] && kill -0 "$oldpid" 2>/dev/null; then
+    kill "$oldpid" 2>/dev/null || true
+    for _ in $(seq 1 20); do kill -0 "$oldpid" 2>/dev/null || break; sleep 0.5; done
+  fi
+  rm -f "$SOCK_DIR/dockerd.pid"
+fi
+rm -f "$SOCK"
 # Host networking only: no bridge, no iptables. Private data root and exec root.
 nohup dockerd \
   --host "$DOCKER_HOST" \
