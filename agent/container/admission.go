@@ -2,22 +2,18 @@ package container
 
 import (
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
-	"time"
 
 	"github.com/distribution/reference"
-	"github.com/hashicorp/go-version"
 	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/agent/admission"
 )
 
-// ErrRefused wraps every admission refusal.
-var ErrRefused = errors.New("offer refused by local policy")
-
-var safeVersion = regexp.MustCompile(`^v?[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$`)
+// ErrRefused wraps every admission refusal (the same error in both modes).
+var ErrRefused = admission.ErrRefused
 
 // source is a parsed download_url.
 type source struct {
@@ -59,7 +55,7 @@ func parseSource(raw string, contentHash []byte) (source, error) {
 // admit applies local policy to one offered package. Called with e.mu held.
 func (e *Engine) admit(name string, p *protobufs.PackageAvailable) (source, error) {
 	refuse := func(format string, a ...any) (source, error) {
-		return source{}, fmt.Errorf("%w: %s", ErrRefused, fmt.Sprintf(format, a...))
+		return source{}, admission.Refusef(format, a...)
 	}
 	switch {
 	case name == e.o.Package && p.GetType() == protobufs.PackageType_PackageType_Addon:
@@ -70,60 +66,33 @@ func (e *Engine) admit(name string, p *protobufs.PackageAvailable) (source, erro
 	default:
 		return refuse("unknown package %q: this updater installs only %q (Addon)", name, e.o.Package)
 	}
-	if n := len(p.GetFile().GetContentHash()); n != 32 {
-		return refuse("file.content_hash must be a 32-byte SHA-256, got %d bytes", n)
+	if err := admission.CheckContentHash(p); err != nil {
+		return source{}, err
 	}
 	src, err := parseSource(p.GetFile().GetDownloadUrl(), p.GetFile().GetContentHash())
 	if err != nil {
 		return refuse("%v", err)
 	}
-	offered, err := version.NewVersion(p.GetVersion())
-	if err != nil || !safeVersion.MatchString(p.GetVersion()) {
-		return refuse("unparsable version %q", p.GetVersion())
+	running := ""
+	if e.image != nil {
+		running = e.image.Version
 	}
-	if e.o.RequireSignature && len(p.GetFile().GetSignature()) == 0 {
-		return refuse("unsigned package: trust.require_signature is set and the offer has no file.signature")
-	}
-	if e.image != nil && e.image.Version != "" && !e.o.AllowDowngrade {
-		if cur, err := version.NewVersion(e.image.Version); err == nil && offered.LessThan(cur) {
-			return refuse("downgrade from %s to %s refused (trust.allow_downgrade is false)", e.image.Version, p.GetVersion())
-		}
-	}
-	if err := e.quarantined(hexHash(p)); err != nil {
+	if err := e.policy().Check(p, running); err != nil {
 		return source{}, err
 	}
 	return src, nil
 }
 
-// quarantined refuses a hash that failed before.
-func (e *Engine) quarantined(hash string) error {
-	q, err := e.loadQuarantine()
-	if err != nil {
-		e.log.Warn("quarantine unreadable", "err", err)
-		return nil
+// policy is the trust.* policy of this engine with its quarantine.
+func (e *Engine) policy() admission.Policy {
+	return admission.Policy{
+		RequireSignature: e.o.RequireSignature,
+		AllowDowngrade:   e.o.AllowDowngrade,
+		Quarantine:       e.quarantineStore(),
 	}
-	ent, ok := q[hash]
-	if !ok {
-		return nil
-	}
-	if !ent.Transient {
-		return fmt.Errorf("%w: previously failed: version %s with this hash failed at %s (%s); offer a different hash",
-			ErrRefused, ent.Version, ent.Failed.Format(time.RFC3339), ent.Reason)
-	}
-	if time.Now().Before(ent.RetryAfter) {
-		return fmt.Errorf("%w: previously failed: version %s failed at %s (%s); next attempt allowed after %s",
-			ErrRefused, ent.Version, ent.Failed.Format(time.RFC3339), ent.Reason, ent.RetryAfter.Format(time.RFC3339))
-	}
-	return nil
-}
-
-func hexHash(p *protobufs.PackageAvailable) string {
-	return hex.EncodeToString(p.GetFile().GetContentHash())
 }
 
 func unhex(s string) []byte {
 	b, _ := hex.DecodeString(s)
 	return b
 }
-
-func sameHash(a, b *protobufs.PackageAvailable) bool { return hexHash(a) == hexHash(b) }

@@ -1,14 +1,11 @@
 package container
 
-import (
-	"fmt"
-	"os"
-)
+import "github.com/myriarch/myriarch/agent/crashpoint"
 
 // Environment variables of the crash-test hook (the same as binary mode).
 const (
-	CrashAtEnv   = "MYRIARCH_TEST_CRASH_AT"
-	CrashModeEnv = "MYRIARCH_TEST_CRASH_MODE" // "kill" (default) or "pause"
+	CrashAtEnv   = crashpoint.AtEnv
+	CrashModeEnv = crashpoint.ModeEnv // "kill" (default) or "pause"
 )
 
 // Crash points (journal steps), in swap order.
@@ -39,18 +36,5 @@ var CrashPoints = []string{
 
 // crashPoint kills (or pauses) the process when the test hook names point.
 func (e *Engine) crashPoint(point string) {
-	if e.onStep != nil {
-		e.onStep(point)
-	}
-	if e.crashAt == "" || e.crashAt != point {
-		return
-	}
-	fmt.Fprintf(os.Stderr, "MYRIARCH_CRASHPOINT %s\n", point)
-	if os.Getenv(CrashModeEnv) == "pause" {
-		select {}
-	}
-	if p, err := os.FindProcess(os.Getpid()); err == nil {
-		_ = p.Kill() // SIGKILL: no deferred function runs
-	}
-	select {}
+	crashpoint.Reach(point, e.crashAt, e.onStep)
 }

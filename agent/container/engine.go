@@ -14,6 +14,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/myriarch/myriarch/agent/admission"
 	"github.com/myriarch/myriarch/agent/download"
 	"github.com/myriarch/myriarch/agent/journal"
 	"github.com/myriarch/myriarch/agent/updater"
@@ -121,14 +122,14 @@ func (e *Engine) HandlePackages(ctx context.Context, offer *protobufs.PackagesAv
 	for _, name := range names {
 		p := offer.GetPackages()[name]
 		st := &protobufs.PackageStatus{Name: name, ServerOfferedVersion: p.GetVersion(), ServerOfferedHash: p.GetFile().GetContentHash()}
-		if e.running != nil && name == e.o.Package && sameHash(e.running, p) {
+		if e.running != nil && name == e.o.Package && admission.SameHash(e.running, p) {
 			continue // already being installed
 		}
 		if !e.started {
 			e.refuse(st, "the container install engine is not started (Recover was not called)")
 			continue
 		}
-		if name == e.o.Package && e.image != nil && e.image.Hash != "" && e.image.Hash == hexHash(p) {
+		if name == e.o.Package && e.image != nil && e.image.Hash != "" && e.image.Hash == admission.HexHash(p) {
 			st.Status = protobufs.PackageStatusEnum_PackageStatusEnum_Installed
 			e.keepAgentHas(st)
 			e.statuses[name] = st

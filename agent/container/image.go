@@ -20,6 +20,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"golang.org/x/crypto/blake2b"
 
+	"github.com/myriarch/myriarch/agent/admission"
 	"github.com/myriarch/myriarch/agent/download"
 	"github.com/myriarch/myriarch/agent/verify"
 )
@@ -168,7 +169,7 @@ func (t *txn) pull(ctx context.Context) (ImageInfo, error) {
 	if !found {
 		return ImageInfo{}, artifact("digest mismatch: pulled image %s has repo digests %v, none is %s", img.ID, img.RepoDigests, digest)
 	}
-	info := ImageInfo{Digest: digest, ID: img.ID, Ref: t.src.Pull, Hash: hexHash(p)}
+	info := ImageInfo{Digest: digest, ID: img.ID, Ref: t.src.Pull, Hash: admission.HexHash(p)}
 	if img.Config != nil {
 		info.Version = img.Config.Labels[VersionLabel]
 	}
@@ -218,7 +219,7 @@ func (t *txn) loadTarball(ctx context.Context) (ImageInfo, error) {
 	for _, h := range p.GetFile().GetHeaders().GetHeaders() {
 		hdr.Add(h.GetKey(), h.GetValue())
 	}
-	staged := filepath.Join(e.o.StateDir, stagingDir, hexHash(p)[:16]+".image.tar")
+	staged := filepath.Join(e.o.StateDir, stagingDir, admission.HexHash(p)[:16]+".image.tar")
 	defer os.Remove(staged)
 	prehash := len(p.GetFile().GetSignature()) > 0 && len(e.keys) > 0
 	res, err := e.fetch.Fetch(ctx, download.Request{
@@ -270,7 +271,7 @@ func (t *txn) loadTarball(ctx context.Context) (ImageInfo, error) {
 	if err != nil {
 		return ImageInfo{}, transient("inspect loaded image %s: %v", refs[0], err)
 	}
-	info := ImageInfo{ID: img.ID, Ref: refs[0], Hash: hexHash(p)}
+	info := ImageInfo{ID: img.ID, Ref: refs[0], Hash: admission.HexHash(p)}
 	if img.Config != nil {
 		info.Version = img.Config.Labels[VersionLabel]
 	}

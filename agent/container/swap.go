@@ -14,6 +14,7 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/agent/admission"
 	"github.com/myriarch/myriarch/agent/journal"
 )
 
@@ -52,7 +53,7 @@ func (e *Engine) nextName() string { return e.o.Name + NextSuffix }
 func (e *Engine) install(ctx context.Context, p *protobufs.PackageAvailable) {
 	t := &txn{e: e, pkg: p, rec: &journal.Record{
 		ID: strconv.FormatInt(time.Now().UnixNano(), 36), Kind: "container", Package: e.o.Package,
-		Version: p.GetVersion(), Hash: hexHash(p), Started: time.Now().UTC(),
+		Version: p.GetVersion(), Hash: admission.HexHash(p), Started: time.Now().UTC(),
 	}}
 	t.log = e.log.With("version", p.GetVersion(), "txn", t.rec.ID)
 	fail := func(err error) {

@@ -2,25 +2,20 @@ package install
 
 import (
 	"encoding/hex"
-	"errors"
-	"fmt"
-	"regexp"
-	"time"
 
-	"github.com/hashicorp/go-version"
 	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/agent/admission"
 )
 
-// ErrRefused wraps every admission refusal.
-var ErrRefused = errors.New("offer refused by local policy")
-
-var safeVersion = regexp.MustCompile(`^v?[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$`)
+// ErrRefused wraps every admission refusal (the same error in both modes).
+var ErrRefused = admission.ErrRefused
 
 // admit applies local policy to one offered package. It reports whether
 // the package is the updater itself. Called with e.mu held.
 func (e *Engine) admit(name string, p *protobufs.PackageAvailable) (self bool, err error) {
 	refuse := func(format string, a ...any) (bool, error) {
-		return false, fmt.Errorf("%w: %s", ErrRefused, fmt.Sprintf(format, a...))
+		return false, admission.Refusef(format, a...)
 	}
 	switch {
 	case name == e.o.Package && p.GetType() == protobufs.PackageType_PackageType_Addon:
@@ -38,15 +33,8 @@ func (e *Engine) admit(name string, p *protobufs.PackageAvailable) (self bool, e
 	if p.GetFile().GetDownloadUrl() == "" {
 		return refuse("the offer of %q has no file.download_url", name)
 	}
-	if n := len(p.GetFile().GetContentHash()); n != 32 {
-		return refuse("file.content_hash must be a 32-byte SHA-256, got %d bytes", n)
-	}
-	offered, err := version.NewVersion(p.GetVersion())
-	if err != nil || !safeVersion.MatchString(p.GetVersion()) {
-		return refuse("unparsable version %q", p.GetVersion())
-	}
-	if e.o.RequireSignature && len(p.GetFile().GetSignature()) == 0 {
-		return refuse("unsigned package: trust.require_signature is set and the offer has no file.signature")
+	if err := admission.CheckContentHash(p); err != nil {
+		return false, err
 	}
 	running := e.o.UpdaterVersion
 	if !self && e.inst != nil {
@@ -54,48 +42,22 @@ func (e *Engine) admit(name string, p *protobufs.PackageAvailable) (self bool, e
 	} else if !self {
 		running = ""
 	}
-	if running != "" {
-		if cur, err := version.NewVersion(running); err == nil && offered.LessThan(cur) && !e.o.AllowDowngrade {
-			return refuse("downgrade from %s to %s refused (trust.allow_downgrade is false)", running, p.GetVersion())
-		}
-	}
-	if err := e.quarantined(hexHash(p)); err != nil {
+	if err := e.policy().Check(p, running); err != nil {
 		return false, err
 	}
 	return self, nil
 }
 
-// quarantined refuses a hash that failed before.
-func (e *Engine) quarantined(hash string) error {
-	q, err := e.loadQuarantine()
-	if err != nil {
-		e.log.Warn("quarantine unreadable", "err", err)
-		return nil
+// policy is the trust.* policy of this engine with its quarantine.
+func (e *Engine) policy() admission.Policy {
+	return admission.Policy{
+		RequireSignature: e.o.RequireSignature,
+		AllowDowngrade:   e.o.AllowDowngrade,
+		Quarantine:       e.quarantineStore(),
 	}
-	ent, ok := q[hash]
-	if !ok {
-		return nil
-	}
-	if !ent.Transient {
-		return fmt.Errorf("%w: previously failed: version %s with this hash failed at %s (%s); offer a different hash",
-			ErrRefused, ent.Version, ent.Failed.Format(time.RFC3339), ent.Reason)
-	}
-	if time.Now().Before(ent.RetryAfter) {
-		return fmt.Errorf("%w: previously failed: version %s failed at %s (%s); next attempt allowed after %s",
-			ErrRefused, ent.Version, ent.Failed.Format(time.RFC3339), ent.Reason, ent.RetryAfter.Format(time.RFC3339))
-	}
-	return nil
-}
-
-func hexHash(p *protobufs.PackageAvailable) string {
-	return hex.EncodeToString(p.GetFile().GetContentHash())
 }
 
 func unhex(s string) []byte {
 	b, _ := hex.DecodeString(s)
 	return b
-}
-
-func sameHash(a, b *protobufs.PackageAvailable) bool {
-	return hexHash(a) == hexHash(b)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/myriarch/myriarch/agent/admission"
 	"github.com/myriarch/myriarch/agent/download"
 	"github.com/myriarch/myriarch/agent/journal"
 	"github.com/myriarch/myriarch/agent/selfupdate"
@@ -130,14 +131,14 @@ func (e *Engine) Offer(ctx context.Context, offer *protobufs.PackagesAvailable) 
 	for _, name := range names {
 		p := offer.GetPackages()[name]
 		st := &protobufs.PackageStatus{Name: name, ServerOfferedVersion: p.GetVersion(), ServerOfferedHash: p.GetFile().GetContentHash()}
-		if e.running != nil && e.running.name == name && sameHash(e.running.pkg, p) {
+		if e.running != nil && e.running.name == name && admission.SameHash(e.running.pkg, p) {
 			continue // already being installed
 		}
 		if e.ctx == nil || e.ctx.Err() != nil {
 			e.refuse(st, "the install engine is not running (Recover not called, or closed)")
 			continue
 		}
-		if name == e.o.Package && e.inst != nil && e.inst.Hash != "" && e.inst.Hash == hexHash(p) {
+		if name == e.o.Package && e.inst != nil && e.inst.Hash != "" && e.inst.Hash == admission.HexHash(p) {
 			st.Status = protobufs.PackageStatusEnum_PackageStatusEnum_Installed
 			st.AgentHasVersion, st.AgentHasHash = e.inst.Version, p.GetFile().GetContentHash()
 			e.statuses[name] = st

@@ -10,6 +10,7 @@ import (
 
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/agent/admission"
 	"github.com/myriarch/myriarch/agent/download"
 	"github.com/myriarch/myriarch/agent/unpack"
 	"github.com/myriarch/myriarch/agent/verify"
@@ -21,7 +22,7 @@ import (
 // finishes it.
 func (e *Engine) runSelf(ctx context.Context, jb job) (restarting bool) {
 	p := jb.pkg
-	hash := hexHash(p)
+	hash := admission.HexHash(p)
 	st := func(s protobufs.PackageStatusEnum, msg string, d *protobufs.PackageDownloadDetails) *protobufs.PackageStatus {
 		return &protobufs.PackageStatus{Name: SelfPackage, ServerOfferedVersion: p.GetVersion(), ServerOfferedHash: p.GetFile().GetContentHash(),
 			Status: s, ErrorMessage: msg, DownloadDetails: d}

@@ -1,17 +1,17 @@
 package install
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/myriarch/myriarch/agent/journal"
+	"github.com/myriarch/myriarch/agent/quarantine"
+	"github.com/myriarch/myriarch/agent/statefile"
 )
 
 // Files under state_dir.
@@ -30,79 +30,32 @@ type installed struct {
 	Dir     string `json:"dir"`  // version directory name under <root>/versions
 }
 
-// quarantineEntry remembers a failed hash. Artifact faults (hash, signature,
-// unpack, version check, health) block the hash until the server offers a
-// different one; transient faults (network, disk) only delay a retry.
-type quarantineEntry struct {
-	Version    string    `json:"version"`
-	Reason     string    `json:"reason"`
-	Failed     time.Time `json:"failed"`
-	Transient  bool      `json:"transient,omitempty"`
-	RetryAfter time.Time `json:"retry_after,omitzero"`
-	Count      int       `json:"count"`
-}
-
 func readJSON(path string, v any) (bool, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
+	ok, err := statefile.Read(path, v)
 	if err != nil {
-		return false, fmt.Errorf("install: read %s: %w", path, err)
+		return false, fmt.Errorf("install: %w", err)
 	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return false, fmt.Errorf("install: %s is corrupt: %w", path, err)
-	}
-	return true, nil
+	return ok, nil
 }
 
 func writeJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("install: encode %s: %w", path, err)
+	if err := statefile.Write(path, v); err != nil {
+		return fmt.Errorf("install: %w", err)
 	}
-	return journal.WriteFile(path, append(data, '\n'), 0o600)
+	return nil
 }
 
 func (e *Engine) statePath(name string) string { return filepath.Join(e.o.StateDir, name) }
 
-func (e *Engine) loadQuarantine() (map[string]quarantineEntry, error) {
-	q := map[string]quarantineEntry{}
-	_, err := readJSON(e.statePath(quarantineFile), &q)
-	return q, err
+// quarantineStore is the engine's quarantine file. Built per use: it is
+// stateless, and tests change RetryBackoff on a live engine.
+func (e *Engine) quarantineStore() *quarantine.Store {
+	return quarantine.New(e.statePath(quarantineFile), e.o.RetryBackoff, e.log)
 }
 
 // quarantine records a failed hash durably.
 func (e *Engine) quarantine(hash, ver, reason string, transient bool) error {
-	q, err := e.loadQuarantine()
-	if err != nil {
-		e.log.Warn("quarantine file unreadable, starting a new one", "err", err)
-		q = map[string]quarantineEntry{}
-	}
-	ent := q[hash]
-	ent.Version, ent.Reason, ent.Failed, ent.Transient = ver, reason, time.Now().UTC(), transient
-	ent.Count++
-	if transient {
-		wait := e.o.RetryBackoff
-		for i := 1; i < ent.Count && wait < time.Hour; i++ {
-			wait *= 2
-		}
-		ent.RetryAfter = ent.Failed.Add(min(wait, time.Hour))
-	} else {
-		ent.RetryAfter = time.Time{}
-	}
-	q[hash] = ent
-	// Bound the file: forget the oldest entries beyond 100.
-	for len(q) > 100 {
-		var oldest string
-		for h, v := range q {
-			if oldest == "" || v.Failed.Before(q[oldest].Failed) {
-				oldest = h
-			}
-		}
-		delete(q, oldest)
-	}
-	return writeJSON(e.statePath(quarantineFile), q)
+	return e.quarantineStore().Record(hash, ver, reason, transient)
 }
 
 func (e *Engine) loadInstalled() (*installed, error) {

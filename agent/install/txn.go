@@ -14,6 +14,7 @@ import (
 
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/agent/admission"
 	"github.com/myriarch/myriarch/agent/download"
 	"github.com/myriarch/myriarch/agent/journal"
 	"github.com/myriarch/myriarch/agent/unpack"
@@ -65,7 +66,7 @@ func (e *Engine) runCollector(ctx context.Context, jb job) {
 		Kind:    "collector",
 		Package: jb.name,
 		Version: p.GetVersion(),
-		Hash:    hexHash(p),
+		Hash:    admission.HexHash(p),
 		Started: time.Now().UTC(),
 	}}
 	t.rec.NewDir = p.GetVersion() + "-" + t.rec.Hash[:8]
