@@ -17,6 +17,7 @@ import (
 	"github.com/myriarch/myriarch/agent/admission"
 	"github.com/myriarch/myriarch/agent/download"
 	"github.com/myriarch/myriarch/agent/journal"
+	"github.com/myriarch/myriarch/agent/pkgstatus"
 	"github.com/myriarch/myriarch/agent/updater"
 	"github.com/myriarch/myriarch/agent/verify"
 )
@@ -114,12 +115,7 @@ func (e *Engine) HandlePackages(ctx context.Context, offer *protobufs.PackagesAv
 	if offer.GetAllPackagesHash() != nil {
 		e.allHash = slices.Clone(offer.GetAllPackagesHash())
 	}
-	names := make([]string, 0, len(offer.GetPackages()))
-	for n := range offer.GetPackages() {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range pkgstatus.Names(offer) {
 		p := offer.GetPackages()[name]
 		st := &protobufs.PackageStatus{Name: name, ServerOfferedVersion: p.GetVersion(), ServerOfferedHash: p.GetFile().GetContentHash()}
 		if e.running != nil && name == e.o.Package && admission.SameHash(e.running, p) {
@@ -239,23 +235,10 @@ func (e *Engine) sendStatuses(persist bool) {
 	e.repMu.Lock()
 	defer e.repMu.Unlock()
 	e.mu.Lock()
-	s := &protobufs.PackageStatuses{Packages: map[string]*protobufs.PackageStatus{}, ServerProvidedAllPackagesHash: slices.Clone(e.allHash)}
-	if s.ServerProvidedAllPackagesHash == nil {
-		s.ServerProvidedAllPackagesHash = []byte{}
-	}
-	for n, st := range e.statuses {
-		s.Packages[n] = proto.Clone(st).(*protobufs.PackageStatus)
-	}
+	s := pkgstatus.Snapshot(e.statuses, e.allHash)
 	rep := e.report
 	e.mu.Unlock()
-	if err := rep(s); err != nil {
-		e.log.Warn("reporting package statuses failed", "err", err)
-	}
-	if persist {
-		if err := e.saveStatuses(s); err != nil {
-			e.log.Warn("persisting package statuses failed", "err", err)
-		}
-	}
+	pkgstatus.Publish(e.log, s, rep, e.statePath(statusesFile), persist)
 }
 
 func (e *Engine) setImage(img *ImageInfo) {

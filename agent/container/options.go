@@ -3,7 +3,6 @@ package container
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"path"
 	"regexp"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/agent/download"
+	"github.com/myriarch/myriarch/agent/loopback"
 )
 
 // VersionLabel is the image label that names the collector version.
@@ -96,7 +96,7 @@ func (o Options) Validate() error {
 		add("trust.minisign_public_keys: required when trust.require_signature is true")
 	}
 	if o.HealthcheckURL != "" {
-		if err := loopbackURL(o.HealthcheckURL); err != nil {
+		if err := loopback.CheckURL(o.HealthcheckURL); err != nil {
 			add("supervisor healthcheck endpoint: %v", err)
 		}
 	}
@@ -140,24 +140,4 @@ func oneOf(s string, set ...string) bool {
 
 func isWinAbs(p string) bool {
 	return len(p) > 2 && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
-}
-
-// loopbackURL accepts only http(s) URLs on a loopback host: the health gate
-// uses local signals only.
-func loopbackURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return err
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("%q: scheme must be http or https", raw)
-	}
-	h := u.Hostname()
-	if h == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	return fmt.Errorf("%q: host must be loopback (localhost, 127.0.0.1, ::1)", raw)
 }

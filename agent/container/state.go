@@ -3,14 +3,12 @@ package container
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/open-telemetry/opamp-go/protobufs"
-	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/myriarch/myriarch/agent/journal"
+	"github.com/myriarch/myriarch/agent/pkgstatus"
 	"github.com/myriarch/myriarch/agent/quarantine"
 	"github.com/myriarch/myriarch/agent/statefile"
 )
@@ -83,27 +81,13 @@ func (e *Engine) quarantine(hash, ver, reason string, transient bool) error {
 	return e.quarantineStore().Record(hash, ver, reason, transient)
 }
 
-func (e *Engine) saveStatuses(s *protobufs.PackageStatuses) error {
-	data, err := protojson.Marshal(s)
-	if err != nil {
-		return err
-	}
-	return journal.WriteFile(e.statePath(statusesFile), data, 0o600)
-}
-
 // LastStatuses returns the statuses last persisted (terminal statuses are
 // persisted, progress is not), nil when there are none.
 func (e *Engine) LastStatuses() (*protobufs.PackageStatuses, error) {
-	data, err := os.ReadFile(e.statePath(statusesFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+	s, err := pkgstatus.Load(e.statePath(statusesFile))
+	var corrupt *pkgstatus.CorruptError
+	if errors.As(err, &corrupt) {
+		return nil, fmt.Errorf("container: %w", err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	var s protobufs.PackageStatuses
-	if err := protojson.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("container: %s is corrupt: %w", e.statePath(statusesFile), err)
-	}
-	return &s, nil
+	return s, err
 }

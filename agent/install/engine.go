@@ -17,6 +17,7 @@ import (
 	"github.com/myriarch/myriarch/agent/admission"
 	"github.com/myriarch/myriarch/agent/download"
 	"github.com/myriarch/myriarch/agent/journal"
+	"github.com/myriarch/myriarch/agent/pkgstatus"
 	"github.com/myriarch/myriarch/agent/selfupdate"
 	"github.com/myriarch/myriarch/agent/verify"
 )
@@ -123,12 +124,7 @@ func (e *Engine) Offer(ctx context.Context, offer *protobufs.PackagesAvailable) 
 	if offer.GetAllPackagesHash() != nil {
 		e.allHash = slices.Clone(offer.GetAllPackagesHash())
 	}
-	names := make([]string, 0, len(offer.GetPackages()))
-	for n := range offer.GetPackages() {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range pkgstatus.Names(offer) {
 		p := offer.GetPackages()[name]
 		st := &protobufs.PackageStatus{Name: name, ServerOfferedVersion: p.GetVersion(), ServerOfferedHash: p.GetFile().GetContentHash()}
 		if e.running != nil && e.running.name == name && admission.SameHash(e.running.pkg, p) {
@@ -278,20 +274,7 @@ func (e *Engine) report(persist bool) {
 	e.repMu.Lock()
 	defer e.repMu.Unlock()
 	e.mu.Lock()
-	s := &protobufs.PackageStatuses{Packages: map[string]*protobufs.PackageStatus{}, ServerProvidedAllPackagesHash: slices.Clone(e.allHash)}
-	if s.ServerProvidedAllPackagesHash == nil {
-		s.ServerProvidedAllPackagesHash = []byte{}
-	}
-	for n, st := range e.statuses {
-		s.Packages[n] = proto.Clone(st).(*protobufs.PackageStatus)
-	}
+	s := pkgstatus.Snapshot(e.statuses, e.allHash)
 	e.mu.Unlock()
-	if err := e.rep.SetPackageStatuses(s); err != nil {
-		e.log.Warn("reporting package statuses failed", "err", err)
-	}
-	if persist {
-		if err := e.saveStatuses(s); err != nil {
-			e.log.Warn("persisting package statuses failed", "err", err)
-		}
-	}
+	pkgstatus.Publish(e.log, s, e.rep.SetPackageStatuses, e.statePath(statusesFile), persist)
 }

@@ -3,8 +3,6 @@ package install
 import (
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"github.com/hashicorp/go-version"
 
 	"github.com/myriarch/myriarch/agent/download"
+	"github.com/myriarch/myriarch/agent/loopback"
 )
 
 // SelfPackage is the TopLevel package name of the updater itself.
@@ -138,7 +137,7 @@ func (o Options) Validate() error {
 		}
 	}
 	if o.HealthcheckURL != "" {
-		if err := loopbackURL(o.HealthcheckURL); err != nil {
+		if err := loopback.CheckURL(o.HealthcheckURL); err != nil {
 			add("supervisor healthcheck endpoint: %v", err)
 		}
 	}
@@ -146,26 +145,6 @@ func (o Options) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// loopbackURL accepts only http(s) URLs on a loopback host: the health gate
-// uses local signals only.
-func loopbackURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return err
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("%q: scheme must be http or https", raw)
-	}
-	h := u.Hostname()
-	if h == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	return fmt.Errorf("%q: host must be loopback (localhost, 127.0.0.1, ::1)", raw)
 }
 
 func defaultUpdaterExe() string {

@@ -3,13 +3,11 @@ package install
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/open-telemetry/opamp-go/protobufs"
-	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/myriarch/myriarch/agent/journal"
+	"github.com/myriarch/myriarch/agent/pkgstatus"
 	"github.com/myriarch/myriarch/agent/quarantine"
 	"github.com/myriarch/myriarch/agent/statefile"
 )
@@ -67,27 +65,13 @@ func (e *Engine) loadInstalled() (*installed, error) {
 	return &in, nil
 }
 
-func (e *Engine) saveStatuses(s *protobufs.PackageStatuses) error {
-	data, err := protojson.Marshal(s)
-	if err != nil {
-		return err
-	}
-	return journal.WriteFile(e.statePath(statusesFile), data, 0o600)
-}
-
 // LastStatuses returns the statuses last persisted (terminal statuses are
 // persisted; progress is not), nil when there are none.
 func (e *Engine) LastStatuses() (*protobufs.PackageStatuses, error) {
-	data, err := os.ReadFile(e.statePath(statusesFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+	s, err := pkgstatus.Load(e.statePath(statusesFile))
+	var corrupt *pkgstatus.CorruptError
+	if errors.As(err, &corrupt) {
+		return nil, fmt.Errorf("install: %w", err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	var s protobufs.PackageStatuses
-	if err := protojson.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("install: %s is corrupt: %w", e.statePath(statusesFile), err)
-	}
-	return &s, nil
+	return s, err
 }

@@ -39,58 +39,58 @@ func (h engineHandler) HandlePackages(ctx context.Context, o *protobufs.Packages
 // (offers are then refused by the updater) when local policy cannot allow
 // installs, e.g. signatures are required but no key is configured.
 func newInstallEngine(cfg *config.Config, ctl supervisor.Controller, log *slog.Logger, restart func(string)) *install.Engine {
-	// Artifacts come from the server's origin, which serves them only to
-	// agents presenting their credential.
-	tr, err := updater.ServerTransport(cfg, download.DefaultConnectTimeout, download.DefaultIdleTimeout)
-	if err != nil {
-		log.Warn("package installation not enabled", "err", err)
-		return nil
-	}
-	eng, err := install.New(install.Options{
-		Package:            cfg.Collector.Package,
-		Root:               cfg.Collector.Root,
-		Executable:         cfg.Collector.Executable,
-		HealthWindow:       cfg.Collector.HealthWindow,
-		MaxPackageSize:     int64(cfg.Collector.MaxPackageSize),
-		MinisignPublicKeys: cfg.Trust.MinisignPublicKeys,
-		RequireSignature:   cfg.Trust.RequireSignature,
-		AllowDowngrade:     cfg.Trust.AllowDowngrade,
-		StateDir:           cfg.StateDir,
-		StorageDir:         cfg.Supervisor.StorageDir,
-		UpdaterVersion:     buildinfo.Version,
-		RequestRestart:     restart,
-		Download:           download.Options{Transport: tr},
-	}, ctl, nil, log)
-	if err != nil {
-		log.Warn("package installation not enabled", "err", err)
-		return nil
-	}
-	return eng
+	return newEngine(cfg, log, func(dl download.Options) (*install.Engine, error) {
+		return install.New(install.Options{
+			Package:            cfg.Collector.Package,
+			Root:               cfg.Collector.Root,
+			Executable:         cfg.Collector.Executable,
+			HealthWindow:       cfg.Collector.HealthWindow,
+			MaxPackageSize:     int64(cfg.Collector.MaxPackageSize),
+			MinisignPublicKeys: cfg.Trust.MinisignPublicKeys,
+			RequireSignature:   cfg.Trust.RequireSignature,
+			AllowDowngrade:     cfg.Trust.AllowDowngrade,
+			StateDir:           cfg.StateDir,
+			StorageDir:         cfg.Supervisor.StorageDir,
+			UpdaterVersion:     buildinfo.Version,
+			RequestRestart:     restart,
+			Download:           dl,
+		}, ctl, nil, log)
+	})
 }
 
 // newContainerEngine builds the container-mode install engine, or returns
 // nil (offers are then refused) when local policy cannot allow installs.
 func newContainerEngine(cfg *config.Config, log *slog.Logger) *container.Engine {
+	return newEngine(cfg, log, func(dl download.Options) (*container.Engine, error) {
+		return container.New(container.Options{
+			Name:               cfg.Container.Name,
+			DockerHost:         cfg.Container.DockerHost,
+			Package:            cfg.Collector.Package,
+			HealthWindow:       cfg.Collector.HealthWindow,
+			MaxPackageSize:     int64(cfg.Collector.MaxPackageSize),
+			MinisignPublicKeys: cfg.Trust.MinisignPublicKeys,
+			RequireSignature:   cfg.Trust.RequireSignature,
+			AllowDowngrade:     cfg.Trust.AllowDowngrade,
+			StateDir:           cfg.StateDir,
+			// The installer mounts the storage dir at the same path inside the
+			// collector container as on the host.
+			StorageDir: cfg.Supervisor.StorageDir,
+			Download:   dl,
+		}, log)
+	})
+}
+
+// newEngine builds an install engine of either mode whose downloads go to
+// the server's origin, which serves artifacts only to agents presenting
+// their credential. It returns nil (offers are then refused by the
+// updater) when that transport or the engine cannot be built.
+func newEngine[E any](cfg *config.Config, log *slog.Logger, build func(download.Options) (*E, error)) *E {
 	tr, err := updater.ServerTransport(cfg, download.DefaultConnectTimeout, download.DefaultIdleTimeout)
 	if err != nil {
 		log.Warn("package installation not enabled", "err", err)
 		return nil
 	}
-	eng, err := container.New(container.Options{
-		Name:               cfg.Container.Name,
-		DockerHost:         cfg.Container.DockerHost,
-		Package:            cfg.Collector.Package,
-		HealthWindow:       cfg.Collector.HealthWindow,
-		MaxPackageSize:     int64(cfg.Collector.MaxPackageSize),
-		MinisignPublicKeys: cfg.Trust.MinisignPublicKeys,
-		RequireSignature:   cfg.Trust.RequireSignature,
-		AllowDowngrade:     cfg.Trust.AllowDowngrade,
-		StateDir:           cfg.StateDir,
-		// The installer mounts the storage dir at the same path inside the
-		// collector container as on the host.
-		StorageDir: cfg.Supervisor.StorageDir,
-		Download:   download.Options{Transport: tr},
-	}, log)
+	eng, err := build(download.Options{Transport: tr})
 	if err != nil {
 		log.Warn("package installation not enabled", "err", err)
 		return nil
