@@ -245,10 +245,53 @@ func (r *runner) rollout(ctx context.Context) error {
 	}
 	r.reportf("  myriarchd CPU during the rollout %.1f%% of one core\n", 100*cpuShare(a0, a1))
 	r.counters()
+	if !apiOK {
+		r.diagnose()
+	}
 	if !ok || !apiOK {
 		return fmt.Errorf("rollout incomplete: %d/%d hosts reported %s, API %d/%d up_to_date", r.sim.st.upgraded.Load()-up0, r.c.hosts, to, upd, total)
 	}
 	return nil
+}
+
+// diagnose prints a few collectors whose offer is not up_to_date, with
+// what the server knows of them and their updater.
+func (r *runner) diagnose() {
+	var list struct {
+		Agents []struct {
+			InstanceUID string            `json:"instanceUid"`
+			Online      bool              `json:"online"`
+			Identifying map[string]string `json:"identifying"`
+			Offer       *struct {
+				State   string `json:"state"`
+				Version string `json:"version"`
+			} `json:"offer"`
+			Pairing struct {
+				State   string  `json:"state"`
+				Updater *string `json:"updater"`
+			} `json:"pairing"`
+			Events []struct {
+				Time    string `json:"time"`
+				Type    string `json:"type"`
+				Message string `json:"message"`
+			} `json:"events"`
+		} `json:"agents"`
+	}
+	if code, err := r.srv.api("GET", "/api/v1/agents?kind=collector", nil, &list); err != nil || code != 200 {
+		r.reportf("  diagnose: %d %v\n", code, err)
+		return
+	}
+	shown := 0
+	for _, a := range list.Agents {
+		if a.Offer == nil || a.Offer.State == "up_to_date" || shown >= 3 {
+			continue
+		}
+		shown++
+		r.reportf("  not up_to_date: %s online=%v version=%s offer=%+v pairing=%+v\n", a.InstanceUID, a.Online, a.Identifying["service.version"], *a.Offer, a.Pairing.State)
+		for _, e := range a.Events[max(0, len(a.Events)-6):] {
+			r.reportf("    %s %s %s\n", e.Time, e.Type, e.Message)
+		}
+	}
 }
 
 func pct(d []time.Duration, p int) float64 {
@@ -300,10 +343,10 @@ func (r *runner) churnPhase(ctx context.Context) error {
 
 func (r *runner) counters() {
 	s := &r.sim.st
-	r.reportf("  counters: dials %d, dial errors %d, 503 %d, 429 %d, other refusals %d, disconnects %d, sent %d, received %d, write errors %d, bad frames %d, error responses %d, full state asked %d, offers %d, installs %d/%d\n",
+	r.reportf("  counters: dials %d, dial errors %d, 503 %d, 429 %d, other refusals %d, disconnects %d, sent %d, received %d, write errors %d, bad frames %d, error responses %d, full state asked %d, offers %d, installs %d/%d, HTTP queue full %d\n",
 		s.dials.Load(), s.dialErrors.Load(), s.refused503.Load(), s.refused429.Load(), s.refusedOther.Load(), s.disconnects.Load(),
 		s.sent.Load(), s.received.Load(), s.writeErrors.Load(), s.badFrames.Load(), s.errorResponses.Load(), s.fullStateAsked.Load(),
-		s.offers.Load(), s.installsDone.Load(), s.installsStarted.Load())
+		s.offers.Load(), s.installsDone.Load(), s.installsStarted.Load(), s.queueFull.Load())
 }
 
 type agentsJSON struct {
@@ -364,6 +407,12 @@ func (r *runner) final(ctx context.Context) {
 	extra := len(list.Agents) - (r.c.agents - missing)
 	r.reportf("  missing %d, unexpected extra %d, offline %d, wrong kind %d, not linked %d, collectors not on %s: %d\n",
 		missing, extra, offline, wrongKind, unpaired, target, oldVersion)
+	if total, upd, failed, states := r.fleetCounts(); total != upd {
+		r.reportf("  fleet: %d/%d collectors up_to_date (failed %d, states %v)\n", upd, total, failed, states)
+		r.failed = true
+	} else {
+		r.reportf("  fleet: %d/%d collectors up_to_date\n", upd, total)
+	}
 	r.reportf("  myriarchd rejects since its last start: %s\n", r.srv.metricLines("myriarch_opamp_rejects_total"))
 	if missing+extra+offline+wrongKind+unpaired+oldVersion > 0 {
 		r.failed = true
