@@ -53,7 +53,7 @@ type sim struct {
 	pending  sync.WaitGroup
 
 	httpURL    string
-	httpQ      chan httpJob
+	httpQ      []chan httpJob // one per worker; an agent always uses the same
 	httpClient *http.Client
 }
 

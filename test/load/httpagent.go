@@ -16,6 +16,8 @@ import (
 // Plain-HTTP transport: an agent is a poll every heartbeat, not a socket.
 // A fixed pool of workers sends every agent's requests over a few
 // keep-alive connections, so N agents cost no descriptors and no goroutines.
+// Each agent belongs to one worker, so its requests go one at a time and in
+// order, as an opamp-go HTTP client sends them.
 
 type httpJob struct {
 	a       *agent
@@ -25,7 +27,7 @@ type httpJob struct {
 }
 
 func (s *sim) startHTTP() {
-	s.httpQ = make(chan httpJob, len(s.agents))
+	s.httpQ = make([]chan httpJob, s.cfg.httpWorkers)
 	s.httpClient = &http.Client{
 		Timeout: 30 * time.Second,
 		Transport: &http.Transport{
@@ -34,11 +36,13 @@ func (s *sim) startHTTP() {
 			IdleConnTimeout:     time.Minute,
 		},
 	}
-	for i := 0; i < s.cfg.httpWorkers; i++ {
+	for i := range s.httpQ {
+		q := make(chan httpJob, len(s.agents)/s.cfg.httpWorkers+64)
+		s.httpQ[i] = q
 		s.pending.Add(1)
 		go func() {
 			defer s.pending.Done()
-			for j := range s.httpQ {
+			for j := range q {
 				s.post(j)
 			}
 		}()
@@ -61,7 +65,7 @@ func (s *sim) enqueueJob(a *agent, m *protobufs.AgentToServer, full, attempt boo
 		return false
 	}
 	select {
-	case s.httpQ <- httpJob{a: a, body: body, full: full, attempt: attempt}:
+	case s.httpQ[a.idx%len(s.httpQ)] <- httpJob{a: a, body: body, full: full, attempt: attempt}:
 		s.st.sent.Add(1)
 		return true
 	default:
