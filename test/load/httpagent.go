@@ -70,7 +70,7 @@ func (s *sim) enqueueJob(a *agent, m *protobufs.AgentToServer, full, attempt boo
 		return true
 	default:
 		s.st.queueFull.Add(1)
-		a.seq-- // never sent: no gap for the server to see
+		a.seq--          // never sent: no gap for the server to see
 		a.everUp = false // the next message that goes out carries the full state
 		return false
 	}
