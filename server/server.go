@@ -149,7 +149,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		opampsrv.Metrics{Message: s.metrics.Message, Reject: s.metrics.Reject},
 		opampsrv.Options{Heartbeat: opts.Heartbeat, Gate: func() (int, int) {
 			if ok, wait := admission.Admit(); !ok {
-				return http.StatusServiceUnavailable, int(wait / time.Second)
+				// Round up: a Retry-After of 0 would invite an immediate retry.
+				return http.StatusServiceUnavailable, max(1, int((wait+time.Second-1)/time.Second))
 			}
 			return 0, 0
 		}})

@@ -112,9 +112,9 @@ func TestEstateBadFleetsAndPackagesKeepPrevious(t *testing.T) {
 	}{
 		"bad sha256 length": {"packages/otelcol-contrib/0.150.0.yaml",
 			"name: otelcol-contrib\nversion: 0.150.0\nartifacts:\n  - {os: linux, arch: amd64, url: \"https://mirror.example/x\", sha256: abc, executable: otelcol}\n", "sha256 must be 64"},
-		"unknown key": {"fleets/typo.yaml", "name: typo\npriority: 1\nselectr: {a: b}\npackage: otelcol-contrib\ntargetVersion: 0.149.1\n", "unknown field selectr"},
-		"missing package": {"fleets/nopkg.yaml", "name: nopkg\npackage: nope\ntargetVersion: 1.0.0\n", "is not in the catalog (packages/nope/)"},
-		"missing version": {"fleets/nover.yaml", "name: nover\npackage: otelcol-contrib\ntargetVersion: 9.9.9\n", "has no version 9.9.9"},
+		"unknown key":         {"fleets/typo.yaml", "name: typo\npriority: 1\nselectr: {a: b}\npackage: otelcol-contrib\ntargetVersion: 0.149.1\n", "unknown field selectr"},
+		"missing package":     {"fleets/nopkg.yaml", "name: nopkg\npackage: nope\ntargetVersion: 1.0.0\n", "is not in the catalog (packages/nope/)"},
+		"missing version":     {"fleets/nover.yaml", "name: nover\npackage: otelcol-contrib\ntargetVersion: 9.9.9\n", "has no version 9.9.9"},
 		"impossible selector": {"fleets/sel.yaml", "name: sel\nselector: {\"labels.a b\": x}\npackage: otelcol-contrib\ntargetVersion: 0.149.1\n", "can never exist"},
 		"artifact hash mismatch": {"packages/otelcol-contrib/0.149.2.yaml",
 			"name: otelcol-contrib\nversion: 0.149.2\nartifacts:\n  - {os: linux, arch: amd64, file: artifacts/otelcol-contrib_0.149.1_linux_amd64.tar.gz, sha256: " + strings.Repeat("0", 64) + ", executable: otelcol}\n", "not the declared"},

@@ -125,3 +125,42 @@ func TestEveryPairOffered(t *testing.T) {
 		}
 	}
 }
+
+// A status that arrives after the collector already reports the target
+// version (it travels on another connection) must not move the offer back.
+func TestLateStatusDoesNotRegressUpToDate(t *testing.T) {
+	e, _, reg := buildPairs(t, 1)
+	defer reg.Close()
+	defer e.Close()
+	e.SetEstate(testEstate("0.149.1"))
+	var col, upd uuid.UUID
+	var offer *protobufs.PackagesAvailable
+	e.mu.Lock()
+	for uid := range e.collectors {
+		col = uid
+	}
+	for uid, d := range e.desired {
+		upd, offer = uid, d
+	}
+	e.mu.Unlock()
+	if offer == nil {
+		t.Fatal("no offer made")
+	}
+	cred := store.Credential{Kind: "token", ID: "t"}
+	reg.Report(col, cred, &protobufs.AgentToServer{SequenceNum: 1, Capabilities: uint64(protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig), AgentDescription: &protobufs.AgentDescription{
+		IdentifyingAttributes:    []*protobufs.KeyValue{kv("service.name", "otelcol-contrib"), kv("service.version", "0.149.1")},
+		NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", "host-000000"), kv("os.type", "linux"), kv("host.arch", "amd64"), kv("site.type", "edge")},
+	}}, false, false)
+	pa := offer.Packages["otelcol-contrib"]
+	late := &protobufs.AgentToServer{PackageStatuses: &protobufs.PackageStatuses{
+		ServerProvidedAllPackagesHash: offer.AllPackagesHash,
+		Packages: map[string]*protobufs.PackageStatus{"otelcol-contrib": {Name: "otelcol-contrib", ServerOfferedHash: pa.Hash,
+			ServerOfferedVersion: pa.Version, Status: protobufs.PackageStatusEnum_PackageStatusEnum_Installing}},
+	}}
+	e.OnAgentMessage(upd, late, &protobufs.ServerToAgent{})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if st := e.collectors[col].state; st != UpToDate {
+		t.Fatalf("state after a late Installing status = %s, want %s", st, UpToDate)
+	}
+}

@@ -46,6 +46,12 @@ func (e *Engine) packageStatuses(updaterUID uuid.UUID, ps *protobufs.PackageStat
 	if st == nil || len(c.hash) == 0 || !c.isCurrent(st) {
 		return nil // a status about something we no longer offer
 	}
+	if c.state == UpToDate {
+		// The collector already reports the target version: a late or
+		// re-sent status (the updater's and the collector's reports travel on
+		// different connections) must not move the offer backwards.
+		return nil
+	}
 	prev, prevErr := c.state, c.err
 	switch st.Status {
 	case protobufs.PackageStatusEnum_PackageStatusEnum_Downloading:

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command load simulates N OpAMP agents (N/2 hosts, each a collector as the
 // upstream Supervisor reports it and its myriarch-updater) against a
 // myriarchd process it starts on loopback, runs the scenarios of issue 11
