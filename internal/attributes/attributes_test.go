@@ -31,7 +31,9 @@ func arr(vs ...*protobufs.AnyValue) *protobufs.AnyValue {
 func kvl(kvs ...*protobufs.KeyValue) *protobufs.AnyValue {
 	return &protobufs.AnyValue{Value: &protobufs.AnyValue_KvlistValue{KvlistValue: &protobufs.KeyValueList{Values: kvs}}}
 }
-func kv(k string, v *protobufs.AnyValue) *protobufs.KeyValue { return &protobufs.KeyValue{Key: k, Value: v} }
+func kv(k string, v *protobufs.AnyValue) *protobufs.KeyValue {
+	return &protobufs.KeyValue{Key: k, Value: v}
+}
 
 func TestString(t *testing.T) {
 	tests := []struct {
