@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -279,7 +278,5 @@ func mustEqual[T comparable](t *testing.T, what string, got, want T) {
 		t.Fatalf("%s = %v, want %v", what, got, want)
 	}
 }
-
-var _ = fmt.Sprint
 
 func removeFile(dir, rel string) { _ = os.Remove(dir + "/" + rel) }

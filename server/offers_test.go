@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -296,5 +295,3 @@ func (ts *testServer) startCollectorWithUID(token, host, version string, uid uui
 		capabilities: baseCaps | protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig,
 	})
 }
-
-var _ = context.Background

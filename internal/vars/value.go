@@ -55,25 +55,9 @@ func normalize(v any, path string) (any, error) {
 	case []byte:
 		return base64.StdEncoding.EncodeToString(x), nil
 	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			n, err := normalize(e, path+"["+strconv.Itoa(i)+"]")
-			if err != nil {
-				return nil, err
-			}
-			out[i] = n
-		}
-		return out, nil
+		return normalizeSlice(x, path)
 	case []map[string]any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			n, err := normalize(e, path+"["+strconv.Itoa(i)+"]")
-			if err != nil {
-				return nil, err
-			}
-			out[i] = n
-		}
-		return out, nil
+		return normalizeSlice(x, path)
 	case []string:
 		out := make([]any, len(x))
 		for i, e := range x {
@@ -358,4 +342,17 @@ func deepCopy(v any) any {
 	default:
 		return v
 	}
+}
+
+// normalizeSlice normalises each element of a list, naming its index in errors.
+func normalizeSlice[T any](xs []T, path string) (any, error) {
+	out := make([]any, len(xs))
+	for i, e := range xs {
+		n, err := normalize(e, path+"["+strconv.Itoa(i)+"]")
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	return out, nil
 }

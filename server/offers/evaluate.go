@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/pairing"
 )
 
@@ -235,5 +234,3 @@ func unhex(s string) []byte {
 	b, _ := hex.DecodeString(s)
 	return b
 }
-
-var _ = estate.Fleet{}

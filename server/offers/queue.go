@@ -54,12 +54,6 @@ func (q *queue) pop() (outItem, bool) {
 	return outItem{uid: uid, msg: msg}, true
 }
 
-func (q *queue) len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.items)
-}
-
 func (q *queue) close() {
 	q.mu.Lock()
 	q.closed = true

@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"github.com/open-telemetry/opamp-go/server/types"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/store"
@@ -104,12 +103,6 @@ func (c *conn) onMessage(_ context.Context, oc types.Connection, msg *protobufs.
 	}
 
 	resp := &protobufs.ServerToAgent{InstanceUid: uid[:]}
-	if c.http {
-		if p := s.takePending(uid); p != nil {
-			proto.Merge(resp, p)
-			resp.InstanceUid = uid[:]
-		}
-	}
 	c.mu.Lock()
 	if !c.sentFirst || c.http {
 		resp.Capabilities = uint64(Capabilities)

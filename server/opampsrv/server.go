@@ -93,11 +93,10 @@ type Server struct {
 
 	hooks []Hook
 
-	mu      sync.Mutex
-	conns   map[*conn]struct{}
-	byUID   map[uuid.UUID]*conn
-	pending map[uuid.UUID]*protobufs.ServerToAgent // for plain-HTTP agents
-	closed  bool
+	mu     sync.Mutex
+	conns  map[*conn]struct{}
+	byUID  map[uuid.UUID]*conn
+	closed bool
 
 	handler     http.Handler
 	connContext func(context.Context, net.Conn) context.Context
@@ -109,7 +108,7 @@ func New(reg *registry.Registry, auth Authenticator, log *slog.Logger, metrics M
 	opts.defaults()
 	s := &Server{
 		opts: opts, log: log, auth: auth, reg: reg, metrics: metrics,
-		conns: map[*conn]struct{}{}, byUID: map[uuid.UUID]*conn{}, pending: map[uuid.UUID]*protobufs.ServerToAgent{},
+		conns: map[*conn]struct{}{}, byUID: map[uuid.UUID]*conn{},
 	}
 	srv := opampserver.New(&opampLogger{log: log})
 	h, cc, err := srv.Attach(opampserver.Settings{Callbacks: types.Callbacks{OnConnecting: s.onConnecting}})
@@ -245,18 +244,16 @@ func (s *Server) refuse(reason string, status int, hdr map[string]string) types.
 	return types.ConnectionResponse{Accept: false, HTTPStatusCode: status, HTTPResponseHeader: hdr}
 }
 
-// Send delivers msg to an agent: at once over its WebSocket, or with the
-// response to its next poll for plain-HTTP agents. It reports whether the
-// agent is reachable now.
+// Send delivers msg to an agent over its WebSocket at once and reports
+// whether it could. Plain-HTTP agents and disconnected ones get what they need
+// from the hooks, which answer their next message.
 func (s *Server) Send(uid uuid.UUID, msg *protobufs.ServerToAgent) bool {
 	s.mu.Lock()
 	c := s.byUID[uid]
+	s.mu.Unlock()
 	if c == nil {
-		s.pending[uid] = msg
-		s.mu.Unlock()
 		return false
 	}
-	s.mu.Unlock()
 	msg.InstanceUid = uid[:]
 	return c.send(msg) == nil
 }
@@ -275,14 +272,6 @@ func (s *Server) DisconnectCredential(cred store.Credential) int {
 		c.close()
 	}
 	return len(victims)
-}
-
-func (s *Server) takePending(uid uuid.UUID) *protobufs.ServerToAgent {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.pending[uid]
-	delete(s.pending, uid)
-	return p
 }
 
 type opampLogger struct{ log *slog.Logger }

@@ -354,7 +354,7 @@ func (r *Registry) View(uid uuid.UUID) (map[string]string, bool) {
 	return a.view, true
 }
 
-// viewOf rebuilds the derived label set and view; caller holds r.mu.
+// relabel rebuilds the derived label set and view; caller holds r.mu.
 func (r *Registry) relabel(a *agent) {
 	labels := make(map[string]string, len(a.tokenLabels))
 	for k, v := range a.tokenLabels {
