@@ -186,22 +186,6 @@ func (a *API) revokeToken(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, map[string]any{"token": tokenJSON{Token: t}, "disconnected": n})
 }
 
-func (a *API) listAgents(w http.ResponseWriter, r *http.Request) {
-	kind := registry.Kind(r.URL.Query().Get("kind"))
-	switch kind {
-	case "", registry.KindCollector, registry.KindUpdater, registry.KindBridge, registry.KindUnknown:
-	default:
-		WriteError(w, http.StatusBadRequest, "kind must be one of collector, updater, bridge, unknown")
-		return
-	}
-	list := a.d.Registry.List(kind, true)
-	out := make([]*Agent, 0, len(list))
-	for i := range list {
-		out = append(out, toJSON(&list[i], a.d.Tokens.TokenName, a.decorators))
-	}
-	WriteJSON(w, http.StatusOK, map[string]any{"agents": out})
-}
-
 // AgentJSON renders one agent as the API shows it (for features' own routes).
 func (a *API) AgentJSON(ag *registry.Agent) *Agent {
 	return toJSON(ag, a.d.Tokens.TokenName, a.decorators)

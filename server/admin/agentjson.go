@@ -95,7 +95,7 @@ func toJSON(a *registry.Agent, tokenName func(string) string, decorators []Decor
 		Health:         health(a.Health),
 		FirstSeen:      a.FirstSeen,
 		LastSeen:       a.LastSeen,
-		Events:         []Event{},
+		Events:         make([]Event, 0, len(a.Events)),
 	}
 	if a.Credential.Kind == "token" {
 		j.Credential.Name = tokenName(a.Credential.ID)
@@ -132,20 +132,34 @@ func nonNilMap(m map[string]string) map[string]string {
 	return m
 }
 
-// capabilityNames lists the announced capabilities by their OpAMP names
-// without the enum prefix (ReportsStatus, AcceptsRemoteConfig, …).
-func capabilityNames(caps uint64) []string {
-	out := []string{}
-	var bits []int
-	for v := range protobufs.AgentCapabilities_name {
+// capabilityBits are the OpAMP capability bits in ascending order with
+// their names without the enum prefix (ReportsStatus, AcceptsRemoteConfig, …).
+var capabilityBits = func() []struct {
+	bit  uint64
+	name string
+} {
+	var out []struct {
+		bit  uint64
+		name string
+	}
+	for v, name := range protobufs.AgentCapabilities_name {
 		if v > 0 {
-			bits = append(bits, int(v))
+			out = append(out, struct {
+				bit  uint64
+				name string
+			}{uint64(v), strings.TrimPrefix(name, "AgentCapabilities_")})
 		}
 	}
-	sort.Ints(bits)
-	for _, b := range bits {
-		if caps&uint64(b) != 0 {
-			out = append(out, strings.TrimPrefix(protobufs.AgentCapabilities_name[int32(b)], "AgentCapabilities_"))
+	sort.Slice(out, func(i, j int) bool { return out[i].bit < out[j].bit })
+	return out
+}()
+
+// capabilityNames lists the announced capabilities by their OpAMP names.
+func capabilityNames(caps uint64) []string {
+	out := []string{}
+	for _, c := range capabilityBits {
+		if caps&c.bit != 0 {
+			out = append(out, c.name)
 		}
 	}
 	return out

@@ -43,6 +43,39 @@ type Offer struct {
 	Progress  *Progress `json:"progress,omitempty"`
 }
 
+// WriteFields implements admin.FieldWriter (listings render thousands).
+func (p CollectorPairing) WriteFields(o *admin.Object) {
+	o.String("state", p.State)
+	o.StringPtr("updater", p.Updater)
+	o.Strings("claimants", p.Claimants)
+}
+
+// WriteFields implements admin.FieldWriter.
+func (p UpdaterPairing) WriteFields(o *admin.Object) {
+	o.String("state", p.State)
+	o.StringPtr("collector", p.Collector)
+	o.String("reason", p.Reason)
+}
+
+// WriteFields implements admin.FieldWriter.
+func (a Assignment) WriteFields(o *admin.Object) {
+	o.StringPtr("fleet", a.Fleet)
+	o.StringPtr("targetVersion", a.TargetVersion)
+	o.StringPtr("error", a.Error)
+}
+
+// WriteFields implements admin.FieldWriter.
+func (f Offer) WriteFields(o *admin.Object) {
+	o.String("package", f.Package)
+	o.String("version", f.Version)
+	o.String("state", f.State)
+	o.StringPtr("error", f.Error)
+	o.Time("updatedAt", f.UpdatedAt)
+	if f.Progress != nil {
+		o.Any("progress", f.Progress)
+	}
+}
+
 func strp(s string) *string {
 	if s == "" {
 		return nil
@@ -82,6 +115,20 @@ func (e *Engine) updaterPairing(uid uuid.UUID) UpdaterPairing {
 func (e *Engine) Decorate(a *registry.Agent, j *admin.Agent) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.decorate(a, j)
+}
+
+// DecorateBatch implements admin.BatchDecorator: one lock for a listing's chunk.
+func (e *Engine) DecorateBatch(as []registry.Agent, js []*admin.Agent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := range as {
+		e.decorate(&as[i], js[i])
+	}
+}
+
+// decorate adds pairing, assignment and offer; caller holds e.mu.
+func (e *Engine) decorate(a *registry.Agent, j *admin.Agent) {
 	switch a.Kind {
 	case registry.KindUpdater:
 		j.Pairing = e.updaterPairing(a.UID)

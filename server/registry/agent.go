@@ -80,8 +80,10 @@ func (a *agent) snapshot(now time.Time, httpWindow time.Duration, withEvents boo
 		LastSeen:       a.lastSeen,
 		Extra:          a.extra,
 	}
-	if withEvents {
-		s.Events = append([]store.Event(nil), a.events...)
+	if withEvents && len(a.events) > 0 {
+		// Shared, not copied: addEvent only appends past this length or
+		// builds a new array, so the snapshot's elements never change.
+		s.Events = a.events[:len(a.events):len(a.events)]
 	}
 	return s
 }

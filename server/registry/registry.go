@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sort"
 	"sync"
 	"time"
 
@@ -61,6 +60,9 @@ type Registry struct {
 	pendingSeen   map[uuid.UUID]struct{}
 	pendingEvents map[uuid.UUID][]store.Event
 	observers     []Observer
+	// order holds the UIDs sorted, unsorted those registered since (see page.go).
+	order    []uuid.UUID
+	unsorted []uuid.UUID
 
 	flushMu sync.Mutex // serialises writes to the store
 	stop    chan struct{}
@@ -127,6 +129,7 @@ func Load(ctx context.Context, st store.Agents, tokens TokenInfo, log *slog.Logg
 		}
 		r.relabel(a)
 		r.agents[a.uid] = a
+		r.noteNew(a.uid)
 	}
 	go r.loop()
 	return r, nil
@@ -188,6 +191,7 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 	if !ok {
 		a = &agent{uid: uid, cred: cred, kind: KindUnknown, firstSeen: now, tokenLabels: map[string]string{}}
 		r.agents[uid] = a
+		r.noteNew(uid)
 		res.New = true
 		changed = true
 		r.addEvent(a, now, EventRegistered, fmt.Sprintf("registered with %s %q", cred.Kind, cred.ID))
@@ -303,17 +307,8 @@ func (r *Registry) Get(uid uuid.UUID) (Agent, bool) {
 
 // List returns snapshots sorted by UID; kind "" means all kinds.
 func (r *Registry) List(kind Kind, withEvents bool) []Agent {
-	r.mu.RLock()
-	now := r.opts.Now()
-	out := make([]Agent, 0, len(r.agents))
-	for _, a := range r.agents {
-		if kind == "" || a.kind == kind {
-			out = append(out, a.snapshot(now, r.opts.HTTPOnlineWindow, withEvents))
-		}
-	}
-	r.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool { return string(out[i].UID[:]) < string(out[j].UID[:]) })
-	return out
+	list, _ := r.Page(PageQuery{Kind: kind, WithEvents: withEvents})
+	return list
 }
 
 // Counts returns the number of online agents by kind.

@@ -1,0 +1,71 @@
+package admin_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"testing"
+)
+
+// benchPairs is the fleet size of BenchmarkListAgents (MYRIARCH_BENCH_PAIRS
+// overrides it): 50 000 pairs = 100 000 agents, the load test's largest run.
+func benchPairs(b *testing.B) int {
+	if s := os.Getenv("MYRIARCH_BENCH_PAIRS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			b.Fatalf("MYRIARCH_BENCH_PAIRS=%q: want a positive integer", s)
+		}
+		return n
+	}
+	return 50000
+}
+
+func get(b *testing.B, c *http.Client, url string) (*http.Response, error) {
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer adm")
+	return c.Do(req)
+}
+
+// BenchmarkListAgents measures GET /api/v1/agents end to end (request to
+// the last byte read by the client) over every agent of the fleet.
+func BenchmarkListAgents(b *testing.B) {
+	pairs := benchPairs(b)
+	f := newFleet(b, pairs)
+	defer f.close()
+	srv := httptest.NewServer(f.api)
+	defer srv.Close()
+	c := srv.Client()
+
+	// The premise: every agent comes back.
+	resp, err := get(b, c, srv.URL+"/api/v1/agents")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out struct {
+		Agents []json.RawMessage `json:"agents"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	if err != nil || len(out.Agents) != 2*pairs {
+		b.Fatalf("listing: %d agents, %v; want %d", len(out.Agents), err, 2*pairs)
+	}
+	out.Agents = nil
+
+	b.ResetTimer()
+	var size int64
+	for b.Loop() {
+		resp, err := get(b, c, srv.URL+"/api/v1/agents")
+		if err != nil {
+			b.Fatal(err)
+		}
+		size, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 {
+			b.Fatalf("GET: %d %v", resp.StatusCode, err)
+		}
+	}
+	b.ReportMetric(float64(size)/float64(2*pairs), "bytes/agent")
+}
