@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strconv"
 	"text/tabwriter"
 )
 
@@ -45,30 +46,39 @@ func agentsCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "list":
-		path := "/api/v1/agents"
-		if *kind != "" {
-			path += "?kind=" + url.QueryEscape(*kind)
-		}
-		var raw json.RawMessage
-		if err := c.do("GET", path, nil, &raw); err != nil {
+		var rows []agentRow
+		var docs []any
+		err := eachAgentsPage(c, *kind, func(raw []json.RawMessage) error {
+			for _, r := range raw {
+				if *asJSON {
+					var v any
+					if err := json.Unmarshal(r, &v); err != nil {
+						return err
+					}
+					docs = append(docs, v)
+					continue
+				}
+				var a agentRow
+				if err := json.Unmarshal(r, &a); err != nil {
+					return err
+				}
+				rows = append(rows, a)
+			}
+			return nil
+		})
+		if err != nil {
 			fmt.Fprintln(stderr, "myriarchd agents list:", err)
 			return 1
 		}
 		if *asJSON {
-			var v any
-			_ = json.Unmarshal(raw, &v)
-			return printJSON(stdout, v)
-		}
-		var out struct {
-			Agents []agentRow `json:"agents"`
-		}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			fmt.Fprintln(stderr, "myriarchd agents list:", err)
-			return 1
+			if docs == nil {
+				docs = []any{}
+			}
+			return printJSON(stdout, map[string]any{"agents": docs})
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "INSTANCE UID\tKIND\tONLINE\tSERVICE\tVERSION\tHOST\tPAIRING\tOFFER\tLAST SEEN")
-		for _, a := range out.Agents {
+		for _, a := range rows {
 			pairing, offer := "-", "-"
 			if a.Pairing != nil {
 				pairing = a.Pairing.State
@@ -98,5 +108,41 @@ func agentsCmd(args []string, stdout, stderr io.Writer) int {
 	default:
 		fmt.Fprintf(stderr, "myriarchd agents: unknown subcommand %q\n", args[0])
 		return 2
+	}
+}
+
+// agentsPageSize is how many agents `agents list` asks for per request, so
+// no single answer of a large estate has to fit the client's timeout.
+var agentsPageSize = 1000
+
+// eachAgentsPage walks GET /api/v1/agents page by page (limit/after),
+// handing each page's agents to fn in instance UID order.
+func eachAgentsPage(c *adminClient, kind string, fn func([]json.RawMessage) error) error {
+	after := ""
+	for {
+		q := url.Values{"limit": {strconv.Itoa(agentsPageSize)}}
+		if kind != "" {
+			q.Set("kind", kind)
+		}
+		if after != "" {
+			q.Set("after", after)
+		}
+		var page struct {
+			Agents []json.RawMessage `json:"agents"`
+			Next   string            `json:"next"`
+		}
+		if err := c.do("GET", "/api/v1/agents?"+q.Encode(), nil, &page); err != nil {
+			return err
+		}
+		if err := fn(page.Agents); err != nil {
+			return err
+		}
+		if page.Next == "" {
+			return nil
+		}
+		if page.Next == after {
+			return fmt.Errorf("the server answered the page after %s with the same cursor", after)
+		}
+		after = page.Next
 	}
 }

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/server"
+	"github.com/myriarch/myriarch/server/store"
+)
+
+func kv(k, v string) *protobufs.KeyValue {
+	return &protobufs.KeyValue{Key: k, Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: v}}}
+}
+
+// agents list walks the pages and prints every agent once, in UID order.
+func TestAgentsListPages(t *testing.T) {
+	dataDir := t.TempDir()
+	s, err := server.New(context.Background(), server.Options{DataDir: dataDir, Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0", Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Close(ctx)
+	}()
+	cred := store.Credential{Kind: "certificate", ID: "CN=test"}
+	var uids, collectors []string
+	for i := range 7 {
+		uid := uuid.New()
+		name, caps := "myriarch-updater", uint64(protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages)
+		if i%2 == 0 {
+			name, caps = "otelcol-contrib", uint64(protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig)
+			collectors = append(collectors, uid.String())
+		}
+		if _, err := s.Registry().Report(uid, cred, &protobufs.AgentToServer{Capabilities: caps, AgentDescription: &protobufs.AgentDescription{
+			IdentifyingAttributes:    []*protobufs.KeyValue{kv("service.name", name), kv("service.version", "0.149.0")},
+			NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", fmt.Sprintf("host-%d", i))},
+		}}, false, true); err != nil {
+			t.Fatal(err)
+		}
+		uids = append(uids, uid.String())
+	}
+	slices.Sort(uids)
+	slices.Sort(collectors)
+
+	// Count the pages through a proxy in front of the admin listener.
+	target, _ := url.Parse("http://" + s.AdminAddr().String())
+	var mu sync.Mutex
+	var queries []string
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		queries = append(queries, r.URL.RawQuery)
+		mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	defer func(n int) { agentsPageSize = n }(agentsPageSize)
+	agentsPageSize = 3
+
+	cli := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := run(append(args, "--admin", front.URL, "--data-dir", dataDir), &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	code, out, errs := cli("agents", "list")
+	if code != 0 {
+		t.Fatalf("agents list: %d %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 8 || !strings.HasPrefix(lines[0], "INSTANCE UID") {
+		t.Fatalf("agents list printed %d lines:\n%s", len(lines), out)
+	}
+	for i, l := range lines[1:] {
+		if !strings.HasPrefix(l, uids[i]+" ") || !strings.Contains(l, "0.149.0") || !strings.Contains(l, "host-") {
+			t.Fatalf("row %d is %q, want agent %s with version and host", i, l, uids[i])
+		}
+	}
+	mu.Lock()
+	got := slices.Clone(queries)
+	queries = nil
+	mu.Unlock()
+	want := []string{"limit=3", "after=" + uids[2] + "&limit=3", "after=" + uids[5] + "&limit=3"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("requests %q, want %q", got, want)
+	}
+
+	code, out, errs = cli("agents", "list", "--kind", "collector", "--json")
+	var doc struct {
+		Agents []struct {
+			InstanceUID string `json:"instanceUid"`
+			Kind        string `json:"kind"`
+		} `json:"agents"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil {
+		t.Fatalf("agents list --json: %d %v %s", code, err, errs)
+	}
+	var gotUIDs []string
+	for _, a := range doc.Agents {
+		if a.Kind != "collector" {
+			t.Fatalf("--kind collector listed a %s", a.Kind)
+		}
+		gotUIDs = append(gotUIDs, a.InstanceUID)
+	}
+	if !slices.Equal(gotUIDs, collectors) {
+		t.Fatalf("--kind collector --json listed %v, want %v", gotUIDs, collectors)
+	}
+	mu.Lock()
+	if len(queries) != 2 { // 4 collectors in pages of 3
+		t.Fatalf("--kind collector took %d requests: %q", len(queries), queries)
+	}
+	mu.Unlock()
+
+	code, _, errs = cli("agents", "list", "--kind", "bogus")
+	if code != 1 || !strings.Contains(errs, "400") || !strings.Contains(errs, "kind") {
+		t.Fatalf("agents list --kind bogus: %d %s", code, errs)
+	}
+}
