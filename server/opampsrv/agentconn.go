@@ -1,18 +1,19 @@
 package opampsrv
 
 import (
-	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
-	"github.com/open-telemetry/opamp-go/server/types"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/store"
+	"github.com/myriarch/myriarch/server/wsconn"
 )
 
 // conn is one agent connection: a WebSocket for its lifetime, or a single
@@ -20,47 +21,19 @@ import (
 type conn struct {
 	srv  *Server
 	cred store.Credential
-	raw  *limitConn
-	http bool
+	ws   *wsconn.Conn // nil for a plain-HTTP poll
 
 	mu        sync.Mutex
-	oc        types.Connection
 	uid       uuid.UUID
 	hasUID    bool
 	sentFirst bool
-	closeOnce sync.Once
 }
 
-func (c *conn) onConnected(_ context.Context, oc types.Connection) {
-	c.mu.Lock()
-	c.oc = oc
-	c.mu.Unlock()
-	if c.http {
-		return
-	}
-	c.srv.mu.Lock()
-	closed := c.srv.closed
-	c.srv.conns[c] = struct{}{}
-	c.srv.mu.Unlock()
-	if closed {
-		c.close()
-		return
-	}
-	c.armDeadline()
-}
+func (c *conn) plainHTTP() bool { return c.ws == nil }
 
-// armDeadline gives the agent ReadTimeout (≈3 heartbeats) for its next message.
-func (c *conn) armDeadline() {
-	if c.raw != nil && !c.http {
-		_ = c.raw.SetReadDeadline(time.Now().Add(c.srv.opts.ReadTimeout))
-	}
-}
-
-func (c *conn) onMessage(_ context.Context, oc types.Connection, msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
-	if c.raw != nil {
-		c.raw.resetBudget()
-	}
-	c.armDeadline()
+// handle records one message and builds the answer; nil means the
+// connection was refused and closed.
+func (c *conn) handle(msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
 	s := c.srv
 	if s.metrics.Message != nil {
 		s.metrics.Message()
@@ -79,7 +52,7 @@ func (c *conn) onMessage(_ context.Context, oc types.Connection, msg *protobufs.
 	}
 	c.mu.Unlock()
 
-	res, err := s.reg.Report(uid, c.cred, msg, c.http, first && !c.http)
+	res, err := s.reg.Report(uid, c.cred, msg, c.plainHTTP(), first && !c.plainHTTP())
 	var conflict *registry.ConflictError
 	if errors.As(err, &conflict) {
 		s.log.Warn("identity conflict", "agent", uid, "credential_kind", c.cred.Kind, "credential", c.cred.ID)
@@ -90,7 +63,7 @@ func (c *conn) onMessage(_ context.Context, oc types.Connection, msg *protobufs.
 		c.mu.Lock()
 		c.uid, c.hasUID = uid, true
 		c.mu.Unlock()
-		if !c.http {
+		if !c.plainHTTP() {
 			s.mu.Lock()
 			old := s.byUID[uid]
 			s.byUID[uid] = c
@@ -104,7 +77,7 @@ func (c *conn) onMessage(_ context.Context, oc types.Connection, msg *protobufs.
 
 	resp := &protobufs.ServerToAgent{InstanceUid: uid[:]}
 	c.mu.Lock()
-	if !c.sentFirst || c.http {
+	if !c.sentFirst || c.plainHTTP() {
 		resp.Capabilities = uint64(Capabilities)
 		c.sentFirst = true
 		if offer := c.heartbeatOffer(msg.Capabilities); offer != nil {
@@ -144,67 +117,81 @@ func (c *conn) fail(typ protobufs.ServerErrorResponseType, msg, reason string) *
 		s.metrics.Reject(reason)
 	}
 	resp := &protobufs.ServerToAgent{ErrorResponse: &protobufs.ServerErrorResponse{Type: typ, ErrorMessage: msg}}
-	if c.http {
+	if c.plainHTTP() {
 		return resp
 	}
 	_ = c.send(resp)
-	c.close()
+	_ = c.ws.CloseWith(wsconn.ClosePolicy, reason)
 	return nil
 }
 
-// send writes one message with a watchdog: opamp-go has no write deadline,
-// so a stuck peer would block the sender forever. On timeout the socket is closed.
+// send writes one message as OpAMP frames it over WebSocket: a varint
+// header (0) and the protobuf. A peer that does not take it within the send
+// timeout is disconnected.
 func (c *conn) send(msg *protobufs.ServerToAgent) error {
-	c.mu.Lock()
-	oc := c.oc
-	c.mu.Unlock()
-	if oc == nil {
-		return errors.New("not connected")
+	if c.ws == nil {
+		return errors.New("not a websocket")
 	}
-	done := make(chan error, 1)
-	go func() { done <- oc.Send(context.Background(), msg) }()
-	t := time.NewTimer(c.srv.opts.SendTimeout)
-	defer t.Stop()
-	select {
-	case err := <-done:
+	b := make([]byte, 1, 1+proto.Size(msg))
+	b, err := proto.MarshalOptions{}.MarshalAppend(b, msg)
+	if err != nil {
+		return fmt.Errorf("marshal message for %s: %w", c.uid, err)
+	}
+	if err := c.ws.WriteMessage(b); err != nil {
+		c.srv.log.Debug("send failed; connection closed", "agent", c.uid, "err", err)
 		return err
-	case <-t.C:
-		c.srv.log.Warn("send timed out; closing the connection", "agent", c.uid)
-		c.close()
-		return errors.New("send timed out")
 	}
+	return nil
 }
 
 func (c *conn) close() {
-	c.closeOnce.Do(func() {
-		if c.raw != nil {
-			_ = c.raw.Close()
+	if c.ws != nil {
+		_ = c.ws.Close()
+	}
+}
+
+// decodeWSMessage strips OpAMP's WebSocket header (a zero varint; agents
+// older than its introduction send none) and decodes the protobuf.
+func decodeWSMessage(b []byte, msg *protobufs.AgentToServer) error {
+	if len(b) > 0 && b[0] == 0 {
+		b = b[1:]
+	}
+	return proto.Unmarshal(b, msg)
+}
+
+// wsHandler receives the WebSocket agents' messages from the poller.
+type wsHandler struct{ s *Server }
+
+func (h wsHandler) OnMessage(wc *wsconn.Conn, data []byte) {
+	c := wc.Value.(*conn)
+	var msg protobufs.AgentToServer
+	if err := decodeWSMessage(data, &msg); err != nil {
+		// Not an OpAMP message: a protocol violation, so drop the connection
+		// rather than keep reading garbage.
+		if h.s.metrics.Reject != nil {
+			h.s.metrics.Reject("bad_frame")
 		}
-	})
-}
-
-func (c *conn) onReadError(_ types.Connection, mt int, _ []byte, err error) {
-	if mt < 0 {
-		// Nothing was read: the agent went away without a close frame (a
-		// restart, a network drop). That is no protocol violation.
-		c.srv.log.Debug("agent connection lost", "agent", c.uid, "err", err)
-		c.close()
+		h.s.log.Debug("unreadable agent message; closing", "agent", c.uid, "remote", wc.RemoteAddr(), "err", err)
+		_ = wc.CloseWith(wsconn.CloseUnsupportedData, "not an OpAMP AgentToServer message")
 		return
 	}
-	// A frame that is not a valid OpAMP message is a protocol violation:
-	// drop the connection rather than keep reading garbage.
-	if c.srv.metrics.Reject != nil {
-		c.srv.metrics.Reject("bad_frame")
-	}
-	c.srv.log.Debug("unreadable agent message; closing", "agent", c.uid, "err", err)
-	c.close()
-}
-
-func (c *conn) onClose(types.Connection) {
-	if c.http {
+	resp := c.handle(&msg)
+	if resp == nil {
 		return
 	}
-	s := c.srv
+	_ = c.send(resp)
+}
+
+func (h wsHandler) OnClose(wc *wsconn.Conn, err error) {
+	c := wc.Value.(*conn)
+	s := h.s
+	var pe *wsconn.ProtocolError
+	if errors.As(err, &pe) {
+		if s.metrics.Reject != nil {
+			s.metrics.Reject("bad_frame")
+		}
+		s.log.Debug("websocket protocol violation; closed", "agent", c.uid, "remote", wc.RemoteAddr(), "err", err)
+	}
 	c.mu.Lock()
 	uid, has := c.uid, c.hasUID
 	c.mu.Unlock()
@@ -213,9 +200,12 @@ func (c *conn) onClose(types.Connection) {
 	if has && s.byUID[uid] == c {
 		delete(s.byUID, uid)
 	}
+	closing := s.closed
 	s.mu.Unlock()
-	c.close()
-	if has {
+	// At shutdown the registry is flushed and closed next; marking each of
+	// thousands of agents offline would re-evaluate pairing and offers for
+	// each one for nothing.
+	if has && !closing {
 		s.reg.Disconnected(uid)
 	}
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/store"
+	"github.com/myriarch/myriarch/server/wsconn"
 )
 
 // Path is where OpAMP is served.
@@ -99,6 +100,8 @@ type Server struct {
 	closed bool
 
 	handler     http.Handler
+	plain       http.Handler // opamp-go's handler, for plain-HTTP polls
+	poller      wsconn.Poller
 	connContext func(context.Context, net.Conn) context.Context
 	http        *http.Server
 }
@@ -110,16 +113,35 @@ func New(reg *registry.Registry, auth Authenticator, log *slog.Logger, metrics M
 		opts: opts, log: log, auth: auth, reg: reg, metrics: metrics,
 		conns: map[*conn]struct{}{}, byUID: map[uuid.UUID]*conn{},
 	}
+	// WebSockets are ours (wsconn: no goroutine per idle agent); plain-HTTP
+	// polls go through opamp-go.
 	srv := opampserver.New(&opampLogger{log: log})
 	h, cc, err := srv.Attach(opampserver.Settings{Callbacks: types.Callbacks{OnConnecting: s.onConnecting}})
 	if err != nil {
 		return nil, fmt.Errorf("attach opamp server: %w", err)
 	}
-	s.handler = s.limitHTTPBody(http.HandlerFunc(h))
-	s.connContext = func(ctx context.Context, c net.Conn) context.Context {
-		return rawConnContext(cc(ctx, c), c)
-	}
+	s.plain = s.limitHTTPBody(http.HandlerFunc(h))
+	s.connContext = cc
+	s.poller = wsconn.NewPoller(wsconn.Options{
+		MaxMessageSize: opts.MaxMessageSize,
+		IdleTimeout:    opts.ReadTimeout,
+		SendTimeout:    opts.SendTimeout,
+		Log:            log,
+	})
+	s.handler = http.HandlerFunc(s.route)
 	return s, nil
+}
+
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	if isPlainHTTP(r) {
+		s.plain.ServeHTTP(w, r)
+		return
+	}
+	s.serveWebSocket(w, r)
+}
+
+func isPlainHTTP(r *http.Request) bool {
+	return r.Header.Get("Content-Type") == "application/x-protobuf"
 }
 
 // AddHook registers a message hook. Not safe once traffic flows.
@@ -131,7 +153,6 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Serve accepts connections on ln until Close. mux must route Path to
 // Handler(); other routes (artifacts) may share the listener.
 func (s *Server) Serve(ln net.Listener, mux http.Handler, tlsConfig *tls.Config) error {
-	ln = &limitListener{Listener: ln, limit: s.opts.MaxMessageSize}
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig)
 	}
@@ -153,33 +174,24 @@ func (s *Server) Serve(ln net.Listener, mux http.Handler, tlsConfig *tls.Config)
 }
 
 // Close stops accepting, then closes every agent connection (agents
-// reconnect by themselves) and waits for ctx for in-flight plain-HTTP requests.
+// reconnect by themselves) and waits for ctx for their handlers and for
+// in-flight plain-HTTP requests.
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
 	hs := s.http
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
 	s.mu.Unlock()
-	for _, c := range conns {
-		c.close()
+	err := s.poller.Close(ctx)
+	if hs != nil {
+		err = errors.Join(err, hs.Shutdown(ctx))
 	}
-	if hs == nil {
-		return nil
-	}
-	return hs.Shutdown(ctx)
+	return err
 }
 
 // limitHTTPBody bounds plain-HTTP request bodies, decompressing gzip here so
 // a compressed body cannot expand past the bound inside opamp-go.
 func (s *Server) limitHTTPBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Content-Type") != "application/x-protobuf" {
-			next.ServeHTTP(smallBuffers{w}, r)
-			return
-		}
 		body := io.Reader(http.MaxBytesReader(w, r.Body, s.opts.MaxMessageSize))
 		if r.Header.Get("Content-Encoding") == "gzip" {
 			zr, err := gzip.NewReader(body)
@@ -207,41 +219,92 @@ func (s *Server) reject(w http.ResponseWriter, status int, reason string) {
 	w.WriteHeader(status)
 }
 
-func (s *Server) onConnecting(r *http.Request) types.ConnectionResponse {
+// admit decides whether a request may speak OpAMP: not while shutting
+// down, not past the gate (WebSockets only), not without a credential.
+func (s *Server) admit(r *http.Request) (store.Credential, *refusal) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
-		return s.refuse("shutting_down", http.StatusServiceUnavailable, map[string]string{"Retry-After": "5"})
+		return store.Credential{}, s.refusal("shutting_down", http.StatusServiceUnavailable, map[string]string{"Retry-After": "5"})
 	}
-	plainHTTP := r.Header.Get("Content-Type") == "application/x-protobuf"
-	if s.opts.Gate != nil && !plainHTTP {
+	if s.opts.Gate != nil && !isPlainHTTP(r) {
 		if status, retry := s.opts.Gate(); status != 0 {
-			return s.refuse("backpressure", status, map[string]string{"Retry-After": fmt.Sprint(retry)})
+			return store.Credential{}, s.refusal("backpressure", status, map[string]string{"Retry-After": fmt.Sprint(retry)})
 		}
 	}
 	cred, err := s.auth.Authenticate(r)
 	if err != nil {
 		s.log.Info("refused agent connection", "remote", r.RemoteAddr, "reason", err)
-		return s.refuse("unauthorized", http.StatusUnauthorized, map[string]string{"WWW-Authenticate": `Bearer realm="myriarch"`})
+		return store.Credential{}, s.refusal("unauthorized", http.StatusUnauthorized, map[string]string{"WWW-Authenticate": `Bearer realm="myriarch"`})
 	}
-	c := &conn{srv: s, cred: cred, raw: rawConnFrom(r.Context()), http: plainHTTP}
+	return cred, nil
+}
+
+// onConnecting admits a plain-HTTP poll (opamp-go's callback).
+func (s *Server) onConnecting(r *http.Request) types.ConnectionResponse {
+	cred, no := s.admit(r)
+	if no != nil {
+		return types.ConnectionResponse{Accept: false, HTTPStatusCode: no.status, HTTPResponseHeader: no.header}
+	}
+	c := &conn{srv: s, cred: cred}
 	return types.ConnectionResponse{
 		Accept: true,
 		ConnectionCallbacks: types.ConnectionCallbacks{
-			OnConnected:        c.onConnected,
-			OnMessage:          c.onMessage,
-			OnConnectionClose:  c.onClose,
-			OnReadMessageError: c.onReadError,
+			OnMessage: func(_ context.Context, _ types.Connection, msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
+				return c.handle(msg)
+			},
+			OnReadMessageError: func(types.Connection, int, []byte, error) {
+				if s.metrics.Reject != nil {
+					s.metrics.Reject("bad_frame")
+				}
+			},
 		},
 	}
 }
 
-func (s *Server) refuse(reason string, status int, hdr map[string]string) types.ConnectionResponse {
+// serveWebSocket admits and upgrades a WebSocket, then hands it to the poller.
+func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
+	cred, no := s.admit(r)
+	if no != nil {
+		for k, v := range no.header {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(no.status)
+		return
+	}
+	wc, err := wsconn.Upgrade(w, r)
+	if err != nil {
+		if s.metrics.Reject != nil {
+			s.metrics.Reject("bad_handshake")
+		}
+		s.log.Debug("websocket upgrade failed", "remote", r.RemoteAddr, "err", err)
+		return
+	}
+	c := &conn{srv: s, cred: cred, ws: wc}
+	wc.Value = c
+	s.mu.Lock()
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	if err := s.poller.Serve(wc, wsHandler{s}); err != nil {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		s.log.Debug("websocket not served", "remote", r.RemoteAddr, "err", err)
+	}
+}
+
+// refusal is an HTTP answer that refuses an agent.
+type refusal struct {
+	status int
+	header map[string]string
+}
+
+func (s *Server) refusal(reason string, status int, hdr map[string]string) *refusal {
 	if s.metrics.Reject != nil {
 		s.metrics.Reject(reason)
 	}
-	return types.ConnectionResponse{Accept: false, HTTPStatusCode: status, HTTPResponseHeader: hdr}
+	return &refusal{status: status, header: hdr}
 }
 
 // Send delivers msg to an agent over its WebSocket at once and reports

@@ -1,0 +1,247 @@
+package wsconn
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Handler receives one connection's messages. Calls for one Conn never
+// overlap, and OnClose comes last and exactly once. Handlers run on the
+// poller's workers: they may write to any Conn, but should not block on
+// anything slower than a write.
+type Handler interface {
+	// OnMessage gets a complete binary message; msg is valid only during
+	// the call.
+	OnMessage(c *Conn, msg []byte)
+	// OnClose reports the end: err is nil after a close frame or Close,
+	// io.EOF when the peer went away without one, otherwise what broke it
+	// (a *ProtocolError for a violation by the peer).
+	OnClose(c *Conn, err error)
+}
+
+// Poller reads the connections it serves and delivers their messages.
+//
+// Serve may be called from any goroutine, until Close. Close closes every
+// connection, waits for their OnClose calls (or ctx), and stops; Serve then
+// refuses new connections. Connections idle (no complete frame) for longer
+// than Options.IdleTimeout are closed.
+type Poller interface {
+	Serve(c *Conn, h Handler) error
+	Close(ctx context.Context) error
+}
+
+// ErrPollerClosed is returned by Serve after Close.
+var ErrPollerClosed = errors.New("websocket poller closed")
+
+// Options configure a Poller.
+type Options struct {
+	MaxMessageSize int64         // default 8 MiB
+	IdleTimeout    time.Duration // default 90 s
+	SendTimeout    time.Duration // one write; default 10 s
+	Workers        int           // readers of ready sockets (epoll); default 64
+	Log            *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.MaxMessageSize <= 0 {
+		o.MaxMessageSize = 8 << 20
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 90 * time.Second
+	}
+	if o.SendTimeout <= 0 {
+		o.SendTimeout = 10 * time.Second
+	}
+	if o.Workers <= 0 {
+		o.Workers = 64
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// conns is what every Poller implementation shares: the set of live
+// connections, the idle sweep, the end of a connection, and the
+// goroutine-per-connection reader.
+type conns struct {
+	opts Options
+
+	mu     sync.Mutex
+	live   map[uint64]*Conn
+	nextID uint64
+	closed bool
+	empty  chan struct{} // closed when live empties after Close
+
+	stop     chan struct{}
+	sweeping sync.WaitGroup
+	finished atomic.Int64
+}
+
+func newConns(opts Options) *conns {
+	opts.defaults()
+	s := &conns{opts: opts, live: map[uint64]*Conn{}, stop: make(chan struct{})}
+	s.sweeping.Add(1)
+	go s.sweep()
+	return s
+}
+
+// add registers c and prepares it for reading. early bytes (sent with the
+// handshake) are consumed here, before any worker can see c; ok is false
+// when they already ended it.
+func (s *conns) add(c *Conn, h Handler) (ok bool, err error) {
+	c.h, c.sendTTL = h, s.opts.SendTimeout
+	c.r.max = s.opts.MaxMessageSize
+	c.touch()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = c.nc.Close()
+		return false, ErrPollerClosed
+	}
+	s.nextID++
+	c.id = s.nextID
+	s.live[c.id] = c
+	s.mu.Unlock()
+	if len(c.early) > 0 {
+		early := c.early
+		c.early = nil
+		if err := c.consume(early); err != nil {
+			s.finish(c, err)
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// finish ends c: OnClose, then the socket is closed and forgotten.
+func (s *conns) finish(c *Conn, err error) {
+	c.closing.Store(true)
+	if errors.Is(err, errPeerClosed) {
+		err = nil
+	}
+	c.h.OnClose(c, err)
+	_ = c.nc.Close()
+	s.mu.Lock()
+	delete(s.live, c.id)
+	if s.closed && len(s.live) == 0 && s.empty != nil {
+		close(s.empty)
+		s.empty = nil
+	}
+	s.mu.Unlock()
+	s.finished.Add(1)
+}
+
+// readLoop reads c on its own goroutine (TLS, or no epoll).
+func (s *conns) readLoop(c *Conn) {
+	buf := make([]byte, 2048)
+	for {
+		n, err := c.nc.Read(buf)
+		if n > 0 && !c.closing.Load() {
+			if cerr := c.consume(buf[:n]); cerr != nil {
+				s.finish(c, cerr)
+				return
+			}
+		}
+		if err != nil {
+			if c.closing.Load() {
+				err = nil
+			}
+			s.finish(c, err)
+			return
+		}
+	}
+}
+
+// sweep closes connections that have been idle too long.
+func (s *conns) sweep() {
+	defer s.sweeping.Done()
+	every := min(max(s.opts.IdleTimeout/4, 50*time.Millisecond), 10*time.Second)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var idle []*Conn
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-t.C:
+			limit := now.Add(-s.opts.IdleTimeout).UnixNano()
+			idle = idle[:0]
+			s.mu.Lock()
+			for _, c := range s.live {
+				if c.lastActive.Load() < limit {
+					idle = append(idle, c)
+				}
+			}
+			s.mu.Unlock()
+			for _, c := range idle {
+				s.opts.Log.Debug("closing idle websocket", "remote", c.RemoteAddr())
+				_ = c.Close()
+			}
+			clear(idle)
+		}
+	}
+}
+
+// closeAll refuses new connections, closes every live one and waits until
+// all have finished or ctx ends.
+func (s *conns) closeAll(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.stop)
+		if len(s.live) > 0 {
+			s.empty = make(chan struct{})
+		}
+	}
+	empty := s.empty
+	all := make([]*Conn, 0, len(s.live))
+	for _, c := range s.live {
+		all = append(all, c)
+	}
+	s.mu.Unlock()
+	s.sweeping.Wait()
+	for _, c := range all {
+		_ = c.Close()
+	}
+	if empty == nil {
+		return nil
+	}
+	select {
+	case <-empty:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// goPoller reads every connection on its own goroutine.
+type goPoller struct{ *conns }
+
+var _ Poller = (*goPoller)(nil)
+
+func newGoPoller(opts Options) *goPoller { return &goPoller{newConns(opts)} }
+
+func (p *goPoller) Serve(c *Conn, h Handler) error {
+	if ok, err := p.add(c, h); !ok {
+		return err
+	}
+	go p.readLoop(c)
+	return nil
+}
+
+func (p *goPoller) Close(ctx context.Context) error { return p.closeAll(ctx) }
+
+// snapshot lists the live connections (for tests and diagnostics).
+func (s *conns) snapshot() []*Conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Conn, 0, len(s.live))
+	for _, c := range s.live {
+		out = append(out, c)
+	}
+	return out
+}

@@ -1,0 +1,225 @@
+package wsconn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// NewPoller returns the epoll poller, or the goroutine poller if epoll is
+// unavailable.
+func NewPoller(opts Options) Poller {
+	p, err := newEpoller(opts)
+	if err != nil {
+		opts.defaults()
+		opts.Log.Warn("epoll unavailable; reading each websocket on its own goroutine", "err", err)
+		return newGoPoller(opts)
+	}
+	return p
+}
+
+// epoller watches every plain-TCP connection in one epoll instance, armed
+// one-shot: a ready socket goes to exactly one worker, which reads what is
+// there, dispatches it and re-arms the socket. So calls for one connection
+// never overlap and an idle connection has no goroutine.
+type epoller struct {
+	*conns
+	ep       int
+	ready    chan *Conn
+	stopped  atomic.Bool
+	stopOnce sync.Once
+	waiter   sync.WaitGroup // the event loop
+	workers  sync.WaitGroup
+	done     chan struct{} // closed when the loop and workers have stopped
+}
+
+var _ Poller = (*epoller)(nil)
+
+const pollEvents = unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT
+
+// readChunk is what a worker reads per system call; larger messages take
+// several rounds.
+const readChunk = 32 << 10
+
+func newEpoller(opts Options) (*epoller, error) {
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("epoll_create1: %w", err)
+	}
+	p := &epoller{conns: newConns(opts), ep: ep, done: make(chan struct{})}
+	p.ready = make(chan *Conn, 4*p.opts.Workers)
+	p.waiter.Add(1)
+	p.workers.Add(p.opts.Workers)
+	go p.wait()
+	for range p.opts.Workers {
+		go p.work()
+	}
+	return p, nil
+}
+
+func (p *epoller) Serve(c *Conn, h Handler) error {
+	sc, ok := c.nc.(syscall.Conn)
+	if !ok { // TLS: records cannot be read without blocking
+		if ok, err := p.add(c, h); !ok {
+			return err
+		}
+		go p.readLoop(c)
+		return nil
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		_ = c.nc.Close()
+		return fmt.Errorf("websocket from %s: %w", c.nc.RemoteAddr(), err)
+	}
+	c.raw = raw
+	if ok, err := p.add(c, h); !ok {
+		return err
+	}
+	if err := p.ctl(c, unix.EPOLL_CTL_ADD); err != nil {
+		p.finish(c, err)
+	}
+	return nil
+}
+
+// ctl adds or re-arms c's socket. Going through RawConn.Control keeps the
+// descriptor from being closed (and its number reused) meanwhile.
+func (p *epoller) ctl(c *Conn, op int) error {
+	ev := unix.EpollEvent{Events: pollEvents, Fd: int32(uint32(c.id)), Pad: int32(uint32(c.id >> 32))}
+	var cerr error
+	if err := c.raw.Control(func(fd uintptr) { cerr = unix.EpollCtl(p.ep, op, int(fd), &ev) }); err != nil {
+		return err
+	}
+	if cerr != nil {
+		return fmt.Errorf("epoll_ctl: %w", cerr)
+	}
+	return nil
+}
+
+// wait hands ready sockets to the workers.
+func (p *epoller) wait() {
+	defer p.waiter.Done()
+	events := make([]unix.EpollEvent, 256)
+	for !p.stopped.Load() {
+		n, err := unix.EpollWait(p.ep, events, 200)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			p.opts.Log.Error("epoll_wait failed; websocket reads stop", "err", err)
+			return
+		}
+		for i := range events[:n] {
+			id := uint64(uint32(events[i].Fd)) | uint64(uint32(events[i].Pad))<<32
+			p.mu.Lock()
+			c := p.live[id]
+			p.mu.Unlock()
+			if c != nil {
+				p.ready <- c
+			}
+		}
+	}
+}
+
+func (p *epoller) work() {
+	defer p.workers.Done()
+	buf := make([]byte, readChunk)
+	for c := range p.ready {
+		p.service(c, buf)
+	}
+}
+
+// service reads once from a ready socket, dispatches what arrived and
+// re-arms it, or ends the connection.
+func (p *epoller) service(c *Conn, buf []byte) {
+	if c.closing.Load() {
+		p.finish(c, nil)
+		return
+	}
+	n, err := c.readRaw(buf)
+	switch {
+	case errors.Is(err, unix.EAGAIN):
+	case err != nil:
+		p.finish(c, fmt.Errorf("websocket read from %s: %w", c.nc.RemoteAddr(), err))
+		return
+	case n == 0:
+		if c.closing.Load() {
+			p.finish(c, nil)
+		} else {
+			p.finish(c, io.EOF)
+		}
+		return
+	default:
+		if err := c.consume(buf[:n]); err != nil {
+			p.finish(c, err)
+			return
+		}
+	}
+	if c.closing.Load() {
+		p.finish(c, nil)
+		return
+	}
+	if err := p.ctl(c, unix.EPOLL_CTL_MOD); err != nil {
+		p.finish(c, err)
+	}
+}
+
+// readRaw reads without waiting: the descriptor is non-blocking and the
+// poller already knows it is readable.
+func (c *Conn) readRaw(b []byte) (n int, err error) {
+	cerr := c.raw.Read(func(fd uintptr) bool {
+		for {
+			n, err = unix.Read(int(fd), b)
+			if !errors.Is(err, unix.EINTR) {
+				break
+			}
+		}
+		return true
+	})
+	if cerr != nil {
+		return 0, cerr
+	}
+	if n < 0 {
+		n = 0
+	}
+	return n, err
+}
+
+// Close closes every connection, waits for them (or ctx), then stops the
+// event loop and the workers (waiting for them too, within ctx).
+func (p *epoller) Close(ctx context.Context) error {
+	err := p.closeAll(ctx)
+	p.stopOnce.Do(func() {
+		p.stopped.Store(true)
+		go func() {
+			p.waiter.Wait()
+			close(p.ready) // the event loop was its only sender
+			p.workers.Wait()
+			_ = unix.Close(p.ep)
+			close(p.done)
+		}()
+	})
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		err = errors.Join(err, ctx.Err())
+	}
+	return err
+}
+
+// shutdown shuts c's socket down in both directions (see Close).
+func (c *Conn) shutdown() error {
+	var serr error
+	if err := c.raw.Control(func(fd uintptr) { serr = unix.Shutdown(int(fd), unix.SHUT_RDWR) }); err != nil {
+		return nil // already closed by its worker
+	}
+	if serr != nil && !errors.Is(serr, unix.ENOTCONN) {
+		return fmt.Errorf("shut down websocket to %s: %w", c.nc.RemoteAddr(), serr)
+	}
+	return nil
+}

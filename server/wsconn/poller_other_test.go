@@ -1,0 +1,5 @@
+//go:build !linux
+
+package wsconn
+
+func addPlatformPollers(map[string]func(Options) Poller) {}

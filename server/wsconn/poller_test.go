@@ -1,0 +1,331 @@
+package wsconn
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// pollerKinds are the implementations the contract suite runs against.
+func pollerKinds() map[string]func(Options) Poller {
+	kinds := map[string]func(Options) Poller{"goroutine": func(o Options) Poller { return newGoPoller(o) }}
+	addPlatformPollers(kinds)
+	return kinds
+}
+
+// echo answers every message with itself and records how connections end.
+type echo struct {
+	mu     sync.Mutex
+	closes map[*Conn][]error
+	msgs   int
+	ended  chan error
+}
+
+func newEcho() *echo { return &echo{closes: map[*Conn][]error{}, ended: make(chan error, 1000)} }
+
+func (e *echo) OnMessage(c *Conn, msg []byte) {
+	e.mu.Lock()
+	e.msgs++
+	e.mu.Unlock()
+	if string(msg) == "close-me" {
+		_ = c.Close()
+		return
+	}
+	_ = c.WriteMessage(msg)
+}
+
+func (e *echo) OnClose(c *Conn, err error) {
+	e.mu.Lock()
+	e.closes[c] = append(e.closes[c], err)
+	e.mu.Unlock()
+	e.ended <- err
+}
+
+func (e *echo) waitEnd(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-e.ended:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnClose was not called")
+		return nil
+	}
+}
+
+type fixture struct {
+	p   Poller
+	h   *echo
+	srv *httptest.Server
+	url string
+}
+
+func newFixture(t *testing.T, mk func(Options) Poller, opts Options) *fixture {
+	t.Helper()
+	f := &fixture{p: mk(opts), h: newEcho()}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := Upgrade(w, r)
+		if err != nil {
+			return
+		}
+		if err := f.p.Serve(c, f.h); err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}))
+	f.url = "ws" + strings.TrimPrefix(f.srv.URL, "http")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := f.p.Close(ctx); err != nil {
+			t.Errorf("Poller.Close: %v", err)
+		}
+		f.srv.Close()
+	})
+	return f
+}
+
+func (f *fixture) dial(t *testing.T) *websocket.Conn {
+	t.Helper()
+	ws, _, err := websocket.DefaultDialer.Dial(f.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
+}
+
+// rawDial opens a TCP connection and completes the handshake by hand,
+// sending extra bytes right behind the request.
+func (f *fixture) rawDial(t *testing.T, extra []byte) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	nc, err := net.Dial("tcp", strings.TrimPrefix(f.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	req := "GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+	if _, err := nc.Write(append([]byte(req), extra...)); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(nc)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols || resp.Header.Get("Sec-WebSocket-Accept") != "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" {
+		t.Fatalf("handshake answered %s, accept %q", resp.Status, resp.Header.Get("Sec-WebSocket-Accept"))
+	}
+	return nc, br
+}
+
+// readServerFrame reads one unmasked frame.
+func readServerFrame(t *testing.T, br *bufio.Reader) (op byte, payload []byte) {
+	t.Helper()
+	h := make([]byte, 2)
+	if _, err := ioReadFull(br, h); err != nil {
+		t.Fatalf("read frame: %v", err)
+	}
+	n := int(h[1] & 0x7f)
+	switch n {
+	case 126:
+		b := make([]byte, 2)
+		ioReadFull(br, b)
+		n = int(b[0])<<8 | int(b[1])
+	case 127:
+		t.Fatal("unexpected 64-bit length")
+	}
+	payload = make([]byte, n)
+	if _, err := ioReadFull(br, payload); err != nil {
+		t.Fatalf("read payload: %v", err)
+	}
+	return h[0] & 0x0f, payload
+}
+
+func ioReadFull(br *bufio.Reader, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := br.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func TestPollerContract(t *testing.T) {
+	for name, mk := range pollerKinds() {
+		t.Run(name, func(t *testing.T) {
+			t.Run("echo sizes", func(t *testing.T) {
+				f := newFixture(t, mk, Options{})
+				ws := f.dial(t)
+				for _, n := range []int{0, 1, 125, 126, 65535, 65536, 1 << 20} {
+					msg := bytes.Repeat([]byte{byte(n)}, n)
+					if err := ws.WriteMessage(websocket.BinaryMessage, msg); err != nil {
+						t.Fatal(err)
+					}
+					mt, back, err := ws.ReadMessage()
+					if err != nil || mt != websocket.BinaryMessage || !bytes.Equal(back, msg) {
+						t.Fatalf("size %d: got type %d, %d bytes, err %v", n, mt, len(back), err)
+					}
+				}
+			})
+			t.Run("byte by byte, fragments, ping and early bytes", func(t *testing.T) {
+				f := newFixture(t, mk, Options{})
+				early := clientFrame(true, opBinary, []byte("early"))
+				nc, br := f.rawDial(t, early)
+				if op, p := readServerFrame(t, br); op != opBinary || string(p) != "early" {
+					t.Fatalf("early message echoed as op %d %q", op, p)
+				}
+				stream := cat(clientFrame(false, opBinary, []byte("one ")),
+					clientFrame(true, opPing, []byte("are you there")),
+					clientFrame(true, opContinuation, []byte("two")))
+				for i := range stream {
+					if _, err := nc.Write(stream[i : i+1]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if op, p := readServerFrame(t, br); op != opPong || string(p) != "are you there" {
+					t.Fatalf("ping answered with op %d %q", op, p)
+				}
+				if op, p := readServerFrame(t, br); op != opBinary || string(p) != "one two" {
+					t.Fatalf("fragmented message echoed as op %d %q", op, p)
+				}
+				nc.Write(clientFrame(true, opClose, []byte{0x03, 0xe8, 'b', 'y', 'e'}))
+				if op, p := readServerFrame(t, br); op != opClose || !bytes.Equal(p, []byte{0x03, 0xe8}) {
+					t.Fatalf("close answered with op %d %x", op, p)
+				}
+				if err := f.h.waitEnd(t); err != nil {
+					t.Errorf("OnClose after a close frame: %v, want nil", err)
+				}
+			})
+			t.Run("violations are answered with their close code", func(t *testing.T) {
+				f := newFixture(t, mk, Options{MaxMessageSize: 1000})
+				for _, tt := range []struct {
+					frame []byte
+					code  int
+				}{
+					{clientFrame(true, opText, []byte("hi")), CloseUnsupportedData},
+					{clientFrame(true, opBinary, make([]byte, 1001))[:20], CloseTooBig},
+					{[]byte{0x82, 0x01, 'x'}, CloseProtocolError},
+				} {
+					nc, br := f.rawDial(t, nil)
+					nc.Write(tt.frame)
+					op, p := readServerFrame(t, br)
+					if op != opClose || len(p) < 2 || int(p[0])<<8|int(p[1]) != tt.code {
+						t.Errorf("frame %x: answered op %d %x, want close %d", tt.frame[:2], op, p, tt.code)
+					}
+					var pe *ProtocolError
+					if err := f.h.waitEnd(t); !errors.As(err, &pe) || pe.Code != tt.code {
+						t.Errorf("OnClose error %v, want ProtocolError %d", err, tt.code)
+					}
+				}
+			})
+			t.Run("peer leaves without close frame", func(t *testing.T) {
+				f := newFixture(t, mk, Options{})
+				nc, _ := f.rawDial(t, nil)
+				nc.Close()
+				if err := f.h.waitEnd(t); err == nil {
+					t.Error("OnClose(nil) for a dropped connection; want io.EOF or a read error")
+				}
+			})
+			t.Run("Close from a handler and from outside", func(t *testing.T) {
+				f := newFixture(t, mk, Options{})
+				ws := f.dial(t)
+				ws.WriteMessage(websocket.BinaryMessage, []byte("close-me"))
+				if _, _, err := ws.ReadMessage(); err == nil {
+					t.Fatal("connection still open after the handler closed it")
+				}
+				if err := f.h.waitEnd(t); err != nil {
+					t.Errorf("OnClose after Close: %v, want nil", err)
+				}
+				// From another goroutine, while the socket is idle (armed).
+				ws2 := f.dial(t)
+				ws2.WriteMessage(websocket.BinaryMessage, []byte("hi"))
+				ws2.ReadMessage()
+				live := f.p.(interface{ snapshot() []*Conn }).snapshot()
+				if len(live) != 1 {
+					t.Fatalf("%d live connections, want 1", len(live))
+				}
+				c := live[0]
+				go c.Close()
+				if err := f.h.waitEnd(t); err != nil {
+					t.Errorf("OnClose after an outside Close: %v, want nil", err)
+				}
+				if err := c.WriteMessage([]byte("late")); !errors.Is(err, ErrClosed) {
+					t.Errorf("write after Close: %v, want ErrClosed", err)
+				}
+				f.h.mu.Lock()
+				for conn, errs := range f.h.closes {
+					if len(errs) != 1 {
+						t.Errorf("conn %d: OnClose called %d times", conn.id, len(errs))
+					}
+				}
+				f.h.mu.Unlock()
+			})
+			t.Run("idle timeout", func(t *testing.T) {
+				f := newFixture(t, mk, Options{IdleTimeout: 300 * time.Millisecond})
+				ws := f.dial(t)
+				start := time.Now()
+				if err := f.h.waitEnd(t); err != nil {
+					t.Errorf("OnClose after the idle timeout: %v, want nil", err)
+				}
+				if time.Since(start) < 300*time.Millisecond {
+					t.Error("closed before the idle timeout")
+				}
+				if _, _, err := ws.ReadMessage(); err == nil {
+					t.Error("client still connected")
+				}
+			})
+			t.Run("many connections, concurrent writers, Close waits for all", func(t *testing.T) {
+				f := newFixture(t, mk, Options{Workers: 4})
+				const n = 100
+				var wg sync.WaitGroup
+				for i := range n {
+					ws := f.dial(t)
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for j := range 20 {
+							msg := fmt.Sprintf("%d-%d", i, j)
+							if err := ws.WriteMessage(websocket.BinaryMessage, []byte(msg)); err != nil {
+								t.Error(err)
+								return
+							}
+							if _, back, err := ws.ReadMessage(); err != nil || string(back) != msg {
+								t.Errorf("got %q %v, want %q", back, err, msg)
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := f.p.Close(ctx); err != nil {
+					t.Fatal(err)
+				}
+				f.h.mu.Lock()
+				defer f.h.mu.Unlock()
+				if len(f.h.closes) != n || f.h.msgs != n*20 {
+					t.Errorf("after Close: %d connections ended, %d messages; want %d and %d", len(f.h.closes), f.h.msgs, n, n*20)
+				}
+				a, b := net.Pipe()
+				defer b.Close()
+				if err := f.p.Serve(&Conn{nc: a}, f.h); !errors.Is(err, ErrPollerClosed) {
+					t.Errorf("Serve after Close: %v, want ErrPollerClosed", err)
+				}
+			})
+		})
+	}
+}
