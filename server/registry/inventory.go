@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"maps"
+
 	"github.com/google/uuid"
 )
 
@@ -11,14 +13,44 @@ type Inventory struct {
 	ByToken map[string]map[string]string
 }
 
-// SetInventory replaces the inventory and recomputes every agent's labels and view.
+// SetInventory replaces the inventory and recomputes the labels and view of
+// the agents whose inventory entries changed; only those are notified, so
+// reloading an estate whose inventory did not change costs no agent work.
 func (r *Registry) SetInventory(inv Inventory) {
 	r.mu.Lock()
+	old := r.inventory
 	r.inventory = inv
-	uids := make([]uuid.UUID, 0, len(r.agents))
-	for _, a := range r.agents {
-		r.relabel(a)
-		uids = append(uids, a.uid)
+	changedUIDs := map[uuid.UUID]bool{}
+	for uid, l := range inv.ByUID {
+		if ol, ok := old.ByUID[uid]; !ok || !maps.Equal(l, ol) {
+			changedUIDs[uid] = true
+		}
+	}
+	for uid := range old.ByUID {
+		if _, ok := inv.ByUID[uid]; !ok {
+			changedUIDs[uid] = true
+		}
+	}
+	changedTokens := map[string]bool{}
+	for name, l := range inv.ByToken {
+		if ol, ok := old.ByToken[name]; !ok || !maps.Equal(l, ol) {
+			changedTokens[name] = true
+		}
+	}
+	for name := range old.ByToken {
+		if _, ok := inv.ByToken[name]; !ok {
+			changedTokens[name] = true
+		}
+	}
+	var uids []uuid.UUID
+	if len(changedUIDs) > 0 || len(changedTokens) > 0 {
+		for _, a := range r.agents {
+			if changedUIDs[a.uid] || (len(changedTokens) > 0 && a.cred.Kind == "token" && r.tokens != nil &&
+				changedTokens[r.tokens.TokenName(a.cred.ID)]) {
+				r.relabel(a)
+				uids = append(uids, a.uid)
+			}
+		}
 	}
 	r.mu.Unlock()
 	r.notify(uids...)
