@@ -77,9 +77,11 @@ func BenchmarkEstateReload(b *testing.B) {
 		protobufs.AgentCapabilities_AgentCapabilities_ReportsHealth)
 	updCaps := uint64(protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus | protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages |
 		protobufs.AgentCapabilities_AgentCapabilities_ReportsPackageStatuses)
+	var agents []uuid.UUID
 	for i := range pairs {
 		host := fmt.Sprintf("host-%06d", i)
 		col, upd := uuid.New(), uuid.New()
+		agents = append(agents, col, upd)
 		if _, err := s.Registry().Report(col, cred, &protobufs.AgentToServer{Capabilities: colCaps, AgentDescription: &protobufs.AgentDescription{
 			IdentifyingAttributes: kvs("service.name", pkgName, "service.version", "0.149.0", "service.instance.id", col.String()),
 			NonIdentifyingAttributes: kvs("host.name", host, "os.type", "linux", "host.arch", "amd64", "os.description", "Debian GNU/Linux 13 (trixie)",
@@ -98,8 +100,8 @@ func BenchmarkEstateReload(b *testing.B) {
 	if err := s.Registry().Flush(); err != nil {
 		b.Fatal(err)
 	}
-	admin := httptest.NewServer(s.Admin())
-	defer admin.Close()
+	adminSrv := httptest.NewServer(s.Admin())
+	defer adminSrv.Close()
 	offered := func() int {
 		n := 0
 		for _, a := range s.Registry().List("collector", false) {
@@ -110,13 +112,27 @@ func BenchmarkEstateReload(b *testing.B) {
 		return n
 	}
 
+	// MYRIARCH_BENCH_POLLS=N keeps N plain-HTTP polls a second going (the
+	// load test's 100 000 agents make 3 300): registry report, then the
+	// offers hook, as opampsrv does for each.
+	if v := os.Getenv("MYRIARCH_BENCH_POLLS"); v != "" {
+		rate, err := strconv.Atoi(v)
+		if err != nil || rate < 1 {
+			b.Fatalf("MYRIARCH_BENCH_POLLS=%q: want a positive integer", v)
+		}
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		defer func() { close(stop); <-done }()
+		go poll(s, cred, agents, rate, stop, done)
+	}
+
 	targets := []string{"0.149.1", "0.149.2"}
 	var flush time.Duration
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
 		writeBenchEstate(b, estateDir, targets[i%2])
-		req, _ := http.NewRequest("POST", admin.URL+"/api/v1/estate/reload", nil)
+		req, _ := http.NewRequest("POST", adminSrv.URL+"/api/v1/estate/reload", nil)
 		req.Header.Set("Authorization", "Bearer "+s.AdminToken())
 		b.StartTimer()
 		resp, err := http.DefaultClient.Do(req)
@@ -137,4 +153,29 @@ func BenchmarkEstateReload(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(flush.Seconds()/float64(b.N), "flush-s/op")
+}
+
+// poll sends rate heartbeats a second, round robin over agents, until stop.
+func poll(s *server.Server, cred store.Credential, agents []uuid.UUID, rate int, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	seq := make([]uint64, len(agents))
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	next, start, sent := 0, time.Now(), 0
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		for due := int(time.Since(start).Seconds() * float64(rate)); sent < due; sent++ {
+			i := next % len(agents)
+			next++
+			seq[i]++
+			msg := &protobufs.AgentToServer{SequenceNum: seq[i]}
+			if _, err := s.Registry().Report(agents[i], cred, msg, true, false); err == nil {
+				s.Offers().OnAgentMessage(agents[i], msg, &protobufs.ServerToAgent{})
+			}
+		}
+	}
 }
