@@ -179,6 +179,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.applyEstate(e)
 	}
 	s.admin = admin.New(deps)
+	mountProfiling(s.admin)
 
 	s.artifacts = artifacts.New(s.tokens, offers.ArtifactPath)
 	s.opampMux.Handle(offers.ArtifactPath, s.artifacts)
