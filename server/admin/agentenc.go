@@ -115,33 +115,59 @@ func appendBool(b []byte, v bool) []byte {
 	return append(b, "false"...)
 }
 
-// appendString quotes s as encoding/json does (HTML-escaping included):
-// strings of printable ASCII and well-formed UTF-8 are copied, the rare
-// rest go through json.Marshal.
+// appendString quotes s exactly as encoding/json does with HTML escaping
+// (its default): \" \\ \b \f \n \r \t, other control characters and < > &
+// as \u00XX, U+2028 and U+2029 as \u2028 and \u2029, invalid UTF-8 as
+// \ufffd; everything else is copied.
 func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-				return appendQuoted(b, s)
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
 			}
 			i++
+			start = i
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
-			return appendQuoted(b, s)
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+		default:
+			i += size
+			continue
 		}
 		i += size
+		start = i
 	}
-	b = append(b, '"')
-	b = append(b, s...)
+	b = append(b, s[start:]...)
 	return append(b, '"')
-}
-
-func appendQuoted(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
 }
 
 func appendTime(b []byte, t time.Time) []byte {
