@@ -209,13 +209,24 @@ func (e *Engine) collectorRec(uid uuid.UUID) *collector {
 	return c
 }
 
-// AgentChanged is the registry observer.
+// testHookPeeked lets a test act between reading an agent and using it.
+var testHookPeeked func()
+
+// AgentChanged is the registry observer. It reads the agent under e.mu:
+// notifications for one agent can run at once on different connections (a
+// collector's old socket closing while its new one reports), and a snapshot
+// read before the lock could be applied after a newer one, moving an
+// up-to-date collector back to "offered".
 func (e *Engine) AgentChanged(uid uuid.UUID) {
+	e.mu.Lock()
 	a, ok := e.reg.Peek(uid)
+	if testHookPeeked != nil {
+		testHookPeeked()
+	}
 	if !ok {
+		e.mu.Unlock()
 		return
 	}
-	e.mu.Lock()
 	work := e.absorb(a)
 	e.evaluate(work)
 	e.mu.Unlock()
