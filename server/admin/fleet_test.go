@@ -87,6 +87,7 @@ func (nopSender) Send(uuid.UUID, *protobufs.ServerToAgent) bool { return true }
 // fleet is an admin API wired to a registry and an offers engine as
 // myriarchd wires them, filled with collector/updater pairs.
 type fleet struct {
+	cred       store.Credential
 	api        *admin.API
 	reg        *registry.Registry
 	eng        *offers.Engine
@@ -178,6 +179,7 @@ func newFleet(tb testing.TB, pairs int) *fleet {
 	eng.SetEstate(catalog("0.149.0"))
 	f := &fleet{api: api, reg: reg, eng: eng}
 	cred := store.Credential{Kind: credentials.KindToken, ID: tok.ID}
+	f.cred = cred
 	health := func() *protobufs.ComponentHealth {
 		return &protobufs.ComponentHealth{Healthy: true, Status: "StatusOK", StartTimeUnixNano: uint64(time.Now().UnixNano())}
 	}
@@ -202,4 +204,34 @@ func newFleet(tb testing.TB, pairs int) *fleet {
 			AgentDescription: collectorDesc(col, fmt.Sprintf("host-%06d", i), "0.149.1", i), Health: health()})
 	}
 	return f
+}
+
+// poll sends rate heartbeats a second, round robin over the fleet, through
+// the registry and the offers hook as opampsrv does, until stop.
+func (f *fleet) poll(rate int, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	agents := append(append([]uuid.UUID(nil), f.collectors...), f.updaters...)
+	seq := make([]uint64, len(agents))
+	for i := range seq {
+		seq[i] = 2 // the fixture's collectors sent two messages; a gap only asks for full state
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	next, start, sent := 0, time.Now(), 0
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		for due := int(time.Since(start).Seconds() * float64(rate)); sent < due; sent++ {
+			i := next % len(agents)
+			next++
+			seq[i]++
+			msg := &protobufs.AgentToServer{SequenceNum: seq[i]}
+			if _, err := f.reg.Report(agents[i], f.cred, msg, true, false); err == nil {
+				f.eng.OnAgentMessage(agents[i], msg, &protobufs.ServerToAgent{})
+			}
+		}
+	}
 }
