@@ -49,6 +49,7 @@ type config struct {
 	transport       string
 	serverEnv       string
 	httpWorkers     int
+	profileDir      string
 }
 
 func main() {
@@ -74,6 +75,7 @@ func main() {
 	flag.StringVar(&c.transport, "transport", "ws", "ws (one WebSocket per agent) or http (plain-HTTP polling every heartbeat)")
 	flag.IntVar(&c.httpWorkers, "http-workers", 64, "plain HTTP: requests in flight at once")
 	flag.StringVar(&c.serverEnv, "server-env", "", "comma-separated VAR=value added to myriarchd's environment (e.g. GOGC=50)")
+	flag.StringVar(&c.profileDir, "profile", "", "save myriarchd's heap profile at every memory sample into this directory (go tool pprof)")
 	flag.BoolVar(&c.force, "force", false, "run even if the file-descriptor limit cannot hold N connections")
 	flag.Parse()
 	if err := c.validate(); err != nil {

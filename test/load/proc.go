@@ -196,3 +196,29 @@ func sampleProc(pid int) (procSample, error) {
 func cpuShare(a, b procSample) float64 {
 	return float64(b.cpu-a.cpu) / float64(b.at.Sub(a.at))
 }
+
+// saveProfile stores one of myriarchd's runtime profiles (e.g. heap) at path.
+func (s *server) saveProfile(name, path string) error {
+	req, _ := http.NewRequest("GET", "http://"+s.adminAddr+"/debug/pprof/"+name, nil)
+	req.Header.Set("Authorization", "Bearer "+s.adminToken)
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("fetch %s profile: %w", name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("fetch %s profile: %s", name, resp.Status)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("save %s profile: %w", name, err)
+	}
+	return f.Close()
+}
