@@ -153,6 +153,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Serve accepts connections on ln until Close. mux must route Path to
 // Handler(); other routes (artifacts) may share the listener.
 func (s *Server) Serve(ln net.Listener, mux http.Handler, tlsConfig *tls.Config) error {
+	ln = wsconn.NewListener(ln) // below TLS, so the poller can read TLS sessions too
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig)
 	}

@@ -19,6 +19,7 @@ var ErrClosed = errors.New("websocket connection closed")
 type Conn struct {
 	nc    net.Conn
 	raw   syscall.RawConn // set when the poller reads the socket itself (epoll)
+	tls   bool            // a TLS session over raw, read through nc
 	early []byte          // bytes that arrived with the handshake
 
 	id      uint64

@@ -2,6 +2,7 @@ package wsconn
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,9 @@ type epoller struct {
 	waiter   sync.WaitGroup // the event loop
 	workers  sync.WaitGroup
 	done     chan struct{} // closed when the loop and workers have stopped
+
+	againMu sync.Mutex
+	again   []*Conn // TLS connections that used their read budget, to service again
 }
 
 var _ Poller = (*epoller)(nil)
@@ -64,27 +68,46 @@ func newEpoller(opts Options) (*epoller, error) {
 }
 
 func (p *epoller) Serve(c *Conn, h Handler) error {
-	sc, ok := c.nc.(syscall.Conn)
-	if !ok { // TLS: records cannot be read without blocking
+	switch nc := c.nc.(type) {
+	case *tls.Conn:
+		sc, ok := nc.NetConn().(*sockConn)
+		if !ok { // not from NewListener: read it on its own goroutine
+			if ok, err := p.add(c, h); !ok {
+				return err
+			}
+			go p.readLoop(c)
+			return nil
+		}
+		c.raw, c.tls = sc.raw, true
+		if ok, err := p.add(c, h); !ok {
+			return err
+		}
+		sc.nonblock.Store(true)
+		// Records may already sit in the TLS session's buffer, where epoll
+		// cannot see them: read until the socket would block, then arm.
+		p.serviceTLS(c, make([]byte, 4096), unix.EPOLL_CTL_ADD)
+		return nil
+	case syscall.Conn:
+		raw, err := nc.SyscallConn()
+		if err != nil {
+			_ = c.nc.Close()
+			return fmt.Errorf("websocket from %s: %w", c.nc.RemoteAddr(), err)
+		}
+		c.raw = raw
+		if ok, err := p.add(c, h); !ok {
+			return err
+		}
+		if err := p.ctl(c, unix.EPOLL_CTL_ADD); err != nil {
+			p.finish(c, err)
+		}
+		return nil
+	default:
 		if ok, err := p.add(c, h); !ok {
 			return err
 		}
 		go p.readLoop(c)
 		return nil
 	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		_ = c.nc.Close()
-		return fmt.Errorf("websocket from %s: %w", c.nc.RemoteAddr(), err)
-	}
-	c.raw = raw
-	if ok, err := p.add(c, h); !ok {
-		return err
-	}
-	if err := p.ctl(c, unix.EPOLL_CTL_ADD); err != nil {
-		p.finish(c, err)
-	}
-	return nil
 }
 
 // ctl adds or re-arms c's socket. Going through RawConn.Control keeps the
@@ -106,13 +129,26 @@ func (p *epoller) wait() {
 	defer p.waiter.Done()
 	events := make([]unix.EpollEvent, 256)
 	for !p.stopped.Load() {
-		n, err := unix.EpollWait(p.ep, events, 200)
+		wait := 200
+		p.againMu.Lock()
+		if len(p.again) > 0 {
+			wait = 0
+		}
+		p.againMu.Unlock()
+		n, err := unix.EpollWait(p.ep, events, wait)
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
 				continue
 			}
 			p.opts.Log.Error("epoll_wait failed; websocket reads stop", "err", err)
 			return
+		}
+		p.againMu.Lock()
+		again := p.again
+		p.again = nil
+		p.againMu.Unlock()
+		for _, c := range again {
+			p.ready <- c
 		}
 		for i := range events[:n] {
 			id := uint64(uint32(events[i].Fd)) | uint64(uint32(events[i].Pad))<<32
@@ -137,22 +173,22 @@ func (p *epoller) work() {
 // service reads once from a ready socket, dispatches what arrived and
 // re-arms it, or ends the connection.
 func (p *epoller) service(c *Conn, buf []byte) {
+	if c.tls {
+		p.serviceTLS(c, buf, unix.EPOLL_CTL_MOD)
+		return
+	}
 	if c.closing.Load() {
 		p.finish(c, nil)
 		return
 	}
-	n, err := c.readRaw(buf)
+	n, err := readRaw(c.raw, buf)
 	switch {
-	case errors.Is(err, unix.EAGAIN):
+	case isWouldBlock(err):
 	case err != nil:
 		p.finish(c, fmt.Errorf("websocket read from %s: %w", c.nc.RemoteAddr(), err))
 		return
 	case n == 0:
-		if c.closing.Load() {
-			p.finish(c, nil)
-		} else {
-			p.finish(c, io.EOF)
-		}
+		p.finish(c, p.endErr(c))
 		return
 	default:
 		if err := c.consume(buf[:n]); err != nil {
@@ -160,19 +196,75 @@ func (p *epoller) service(c *Conn, buf []byte) {
 			return
 		}
 	}
+	p.rearm(c, unix.EPOLL_CTL_MOD)
+}
+
+// tlsBudget is how much one service of a TLS connection reads before it
+// lets other connections have the worker.
+const tlsBudget = 1 << 20
+
+// serviceTLS reads a TLS session until its socket would block: records
+// already buffered inside crypto/tls are invisible to epoll, so reading only
+// once could strand a message there.
+func (p *epoller) serviceTLS(c *Conn, buf []byte, op int) {
+	budget := tlsBudget
+	for {
+		if c.closing.Load() {
+			p.finish(c, nil)
+			return
+		}
+		n, err := c.nc.Read(buf)
+		if n > 0 {
+			if cerr := c.consume(buf[:n]); cerr != nil {
+				p.finish(c, cerr)
+				return
+			}
+			budget -= n
+		}
+		if err != nil {
+			if isWouldBlock(err) {
+				break
+			}
+			if c.closing.Load() {
+				err = nil
+			}
+			p.finish(c, err)
+			return
+		}
+		if budget <= 0 && op == unix.EPOLL_CTL_MOD {
+			// Still ours (not armed): the event loop hands it out again.
+			p.againMu.Lock()
+			p.again = append(p.again, c)
+			p.againMu.Unlock()
+			return
+		}
+	}
+	p.rearm(c, op)
+}
+
+// endErr is what a read of 0 bytes means: our own Close, or the peer leaving.
+func (p *epoller) endErr(c *Conn) error {
+	if c.closing.Load() {
+		return nil
+	}
+	return io.EOF
+}
+
+// rearm hands c back to epoll, or ends it if it is closing.
+func (p *epoller) rearm(c *Conn, op int) {
 	if c.closing.Load() {
 		p.finish(c, nil)
 		return
 	}
-	if err := p.ctl(c, unix.EPOLL_CTL_MOD); err != nil {
+	if err := p.ctl(c, op); err != nil {
 		p.finish(c, err)
 	}
 }
 
 // readRaw reads without waiting: the descriptor is non-blocking and the
 // poller already knows it is readable.
-func (c *Conn) readRaw(b []byte) (n int, err error) {
-	cerr := c.raw.Read(func(fd uintptr) bool {
+func readRaw(raw syscall.RawConn, b []byte) (n int, err error) {
+	cerr := raw.Read(func(fd uintptr) bool {
 		for {
 			n, err = unix.Read(int(fd), b)
 			if !errors.Is(err, unix.EINTR) {
@@ -188,6 +280,10 @@ func (c *Conn) readRaw(b []byte) (n int, err error) {
 		n = 0
 	}
 	return n, err
+}
+
+func isWouldBlock(err error) bool {
+	return errors.Is(err, unix.EAGAIN) || errors.Is(err, errWouldBlock)
 }
 
 // Close closes every connection, waits for them (or ctx), then stops the

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -64,16 +65,17 @@ func (e *echo) waitEnd(t *testing.T) error {
 }
 
 type fixture struct {
-	p   Poller
-	h   *echo
-	srv *httptest.Server
-	url string
+	p      Poller
+	h      *echo
+	srv    *httptest.Server
+	url    string
+	tlsCfg *tls.Config // client side, when the server speaks TLS
 }
 
-func newFixture(t *testing.T, mk func(Options) Poller, opts Options) *fixture {
+func newFixture(t *testing.T, mk func(Options) Poller, useTLS bool, opts Options) *fixture {
 	t.Helper()
 	f := &fixture{p: mk(opts), h: newEcho()}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := Upgrade(w, r)
 		if err != nil {
 			return
@@ -82,6 +84,13 @@ func newFixture(t *testing.T, mk func(Options) Poller, opts Options) *fixture {
 			t.Errorf("Serve: %v", err)
 		}
 	}))
+	f.srv.Listener = NewListener(f.srv.Listener)
+	if useTLS {
+		f.srv.StartTLS()
+		f.tlsCfg = f.srv.Client().Transport.(*http.Transport).TLSClientConfig
+	} else {
+		f.srv.Start()
+	}
 	f.url = "ws" + strings.TrimPrefix(f.srv.URL, "http")
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -96,7 +105,8 @@ func newFixture(t *testing.T, mk func(Options) Poller, opts Options) *fixture {
 
 func (f *fixture) dial(t *testing.T) *websocket.Conn {
 	t.Helper()
-	ws, _, err := websocket.DefaultDialer.Dial(f.url, nil)
+	d := websocket.Dialer{TLSClientConfig: f.tlsCfg}
+	ws, _, err := d.Dial(f.url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +118,14 @@ func (f *fixture) dial(t *testing.T) *websocket.Conn {
 // sending extra bytes right behind the request.
 func (f *fixture) rawDial(t *testing.T, extra []byte) (net.Conn, *bufio.Reader) {
 	t.Helper()
-	nc, err := net.Dial("tcp", strings.TrimPrefix(f.srv.URL, "http://"))
+	addr := f.srv.Listener.Addr().String()
+	var nc net.Conn
+	var err error
+	if f.tlsCfg != nil {
+		nc, err = tls.Dial("tcp", addr, f.tlsCfg)
+	} else {
+		nc, err = net.Dial("tcp", addr)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,9 +182,20 @@ func ioReadFull(br *bufio.Reader, b []byte) (int, error) {
 
 func TestPollerContract(t *testing.T) {
 	for name, mk := range pollerKinds() {
+		for _, useTLS := range []bool{false, true} {
+			if useTLS {
+				name += "+tls"
+			}
+			testPoller(t, name, mk, useTLS)
+		}
+	}
+}
+
+func testPoller(t *testing.T, name string, mk func(Options) Poller, useTLS bool) {
+	{
 		t.Run(name, func(t *testing.T) {
 			t.Run("echo sizes", func(t *testing.T) {
-				f := newFixture(t, mk, Options{})
+				f := newFixture(t, mk, useTLS, Options{})
 				ws := f.dial(t)
 				for _, n := range []int{0, 1, 125, 126, 65535, 65536, 1 << 20} {
 					msg := bytes.Repeat([]byte{byte(n)}, n)
@@ -181,7 +209,7 @@ func TestPollerContract(t *testing.T) {
 				}
 			})
 			t.Run("byte by byte, fragments, ping and early bytes", func(t *testing.T) {
-				f := newFixture(t, mk, Options{})
+				f := newFixture(t, mk, useTLS, Options{})
 				early := clientFrame(true, opBinary, []byte("early"))
 				nc, br := f.rawDial(t, early)
 				if op, p := readServerFrame(t, br); op != opBinary || string(p) != "early" {
@@ -210,7 +238,7 @@ func TestPollerContract(t *testing.T) {
 				}
 			})
 			t.Run("violations are answered with their close code", func(t *testing.T) {
-				f := newFixture(t, mk, Options{MaxMessageSize: 1000})
+				f := newFixture(t, mk, useTLS, Options{MaxMessageSize: 1000})
 				for _, tt := range []struct {
 					frame []byte
 					code  int
@@ -232,7 +260,7 @@ func TestPollerContract(t *testing.T) {
 				}
 			})
 			t.Run("peer leaves without close frame", func(t *testing.T) {
-				f := newFixture(t, mk, Options{})
+				f := newFixture(t, mk, useTLS, Options{})
 				nc, _ := f.rawDial(t, nil)
 				nc.Close()
 				if err := f.h.waitEnd(t); err == nil {
@@ -240,7 +268,7 @@ func TestPollerContract(t *testing.T) {
 				}
 			})
 			t.Run("Close from a handler and from outside", func(t *testing.T) {
-				f := newFixture(t, mk, Options{})
+				f := newFixture(t, mk, useTLS, Options{})
 				ws := f.dial(t)
 				ws.WriteMessage(websocket.BinaryMessage, []byte("close-me"))
 				if _, _, err := ws.ReadMessage(); err == nil {
@@ -258,6 +286,9 @@ func TestPollerContract(t *testing.T) {
 					t.Fatalf("%d live connections, want 1", len(live))
 				}
 				c := live[0]
+				if strings.HasPrefix(name, "epoll") && (c.raw == nil || c.tls != useTLS) {
+					t.Fatalf("epoll poller reads this connection on a goroutine (raw %v, tls %v)", c.raw != nil, c.tls)
+				}
 				go c.Close()
 				if err := f.h.waitEnd(t); err != nil {
 					t.Errorf("OnClose after an outside Close: %v, want nil", err)
@@ -274,7 +305,7 @@ func TestPollerContract(t *testing.T) {
 				f.h.mu.Unlock()
 			})
 			t.Run("idle timeout", func(t *testing.T) {
-				f := newFixture(t, mk, Options{IdleTimeout: 300 * time.Millisecond})
+				f := newFixture(t, mk, useTLS, Options{IdleTimeout: 300 * time.Millisecond})
 				ws := f.dial(t)
 				start := time.Now()
 				if err := f.h.waitEnd(t); err != nil {
@@ -288,7 +319,7 @@ func TestPollerContract(t *testing.T) {
 				}
 			})
 			t.Run("many connections, concurrent writers, Close waits for all", func(t *testing.T) {
-				f := newFixture(t, mk, Options{Workers: 4})
+				f := newFixture(t, mk, useTLS, Options{Workers: 4})
 				const n = 100
 				var wg sync.WaitGroup
 				for i := range n {
