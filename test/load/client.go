@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"math/rand/v2"
 	"net"
@@ -59,7 +60,7 @@ type sim struct {
 	httpClient *http.Client
 }
 
-func newSim(cfg config, url, token string) *sim {
+func newSim(cfg config, url, token string, tlsConfig *tls.Config) *sim {
 	s := &sim{cfg: cfg, url: url, header: http.Header{"Authorization": {"Bearer " + token}},
 		dialSem: make(chan struct{}, cfg.dialConcurrency), httpURL: "http" + strings.TrimPrefix(url, "ws")}
 	s.target.Store(cfg.fromVersion)
@@ -70,6 +71,7 @@ func newSim(cfg config, url, token string) *sim {
 		nd := &net.Dialer{LocalAddr: &net.TCPAddr{IP: ip}, Timeout: 10 * time.Second}
 		s.dialer = append(s.dialer, &websocket.Dialer{
 			NetDialContext:   nd.DialContext,
+			TLSClientConfig:  tlsConfig,
 			HandshakeTimeout: 15 * time.Second,
 			// Small buffers: OpAMP messages here are a few hundred bytes.
 			ReadBufferSize:  512,

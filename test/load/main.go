@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -72,7 +73,7 @@ func main() {
 	flag.StringVar(&c.work, "work", "", "work directory (default: a new temporary directory, removed afterwards)")
 	flag.StringVar(&c.fromVersion, "from", "0.149.0", "collector version at the start")
 	flag.StringVar(&c.toVersion, "to", "0.149.1", "version the rollout moves to")
-	flag.StringVar(&c.transport, "transport", "ws", "ws (one WebSocket per agent) or http (plain-HTTP polling every heartbeat)")
+	flag.StringVar(&c.transport, "transport", "ws", "ws (one WebSocket per agent), wss (the same over TLS, self-signed for 127.0.0.1) or http (plain-HTTP polling every heartbeat)")
 	flag.IntVar(&c.httpWorkers, "http-workers", 64, "plain HTTP: requests in flight at once")
 	flag.StringVar(&c.serverEnv, "server-env", "", "comma-separated VAR=value added to myriarchd's environment (e.g. GOGC=50)")
 	flag.StringVar(&c.profileDir, "profile", "", "save myriarchd's heap profile at every memory sample into this directory (go tool pprof)")
@@ -101,8 +102,8 @@ func (c *config) validate() error {
 	if c.dialConcurrency < 1 || c.sourceAddrs < 1 || c.sourceAddrs > 60000 {
 		errs = append(errs, errors.New("-dial-concurrency and -source-addrs must be ≥ 1 (source-addrs ≤ 60000)"))
 	}
-	if c.transport != "ws" && c.transport != "http" {
-		errs = append(errs, fmt.Errorf("-transport %q: ws or http", c.transport))
+	if c.transport != "ws" && c.transport != "wss" && c.transport != "http" {
+		errs = append(errs, fmt.Errorf("-transport %q: ws, wss or http", c.transport))
 	}
 	if c.churnPerMin < 0 || c.churnPerMin > 1 {
 		errs = append(errs, fmt.Errorf("-churn-rate %g: a fraction in [0,1]", c.churnPerMin))
@@ -138,7 +139,7 @@ func run(c config, out io.Writer) error {
 		return fmt.Errorf("raise RLIMIT_NOFILE: %w", err)
 	}
 	// Both this process and myriarchd hold one descriptor per agent.
-	if need := uint64(c.agents) + 200; c.transport == "ws" && need > limit && !c.force {
+	if need := uint64(c.agents) + 200; c.transport != "http" && need > limit && !c.force {
 		return fmt.Errorf("%d agents need ≈%d file descriptors in this process and in myriarchd, but the hard RLIMIT_NOFILE is %d "+
 			"(raising it needs CAP_SYS_RESOURCE); use -force to try anyway", c.agents, need, limit)
 	}
@@ -170,6 +171,14 @@ func run(c config, out io.Writer) error {
 	if c.serverEnv != "" {
 		srv.env = strings.Split(c.serverEnv, ",")
 	}
+	scheme := "ws://"
+	var clientTLS *tls.Config
+	if c.transport == "wss" {
+		if srv.tlsCert, srv.tlsKey, clientTLS, err = writeServerCert(work); err != nil {
+			return fmt.Errorf("TLS certificate: %w", err)
+		}
+		scheme = "wss://"
+	}
 	if err := srv.start(); err != nil {
 		return err
 	}
@@ -180,7 +189,7 @@ func run(c config, out io.Writer) error {
 	if code, err := srv.api("POST", "/api/v1/tokens", map[string]any{"name": "load", "labels": map[string]string{"channel": "stable"}}, &tok); err != nil || code != 201 {
 		return fmt.Errorf("create token: %d %v", code, err)
 	}
-	r := &runner{c: c, srv: srv, out: out, sim: newSim(c, "ws://"+opampAddr+"/v1/opamp", tok.Token)}
+	r := &runner{c: c, srv: srv, out: out, sim: newSim(c, scheme+opampAddr+"/v1/opamp", tok.Token, clientTLS)}
 	r.reportf("# myriarch load: %d agents (%d hosts) over %s, heartbeat %s, fd limit %d, myriarchd env %q, %s\n", c.agents, c.hosts, c.transport, c.heartbeat, limit, c.serverEnv, time.Now().UTC().Format(time.RFC3339))
 	defer r.sim.closeAll()
 	hbCtx, hbStop := context.WithCancel(ctx)

@@ -20,6 +20,7 @@ import (
 // server is a myriarchd process on loopback.
 type server struct {
 	bin, dataDir, estate, logPath string
+	tlsCert, tlsKey               string // -transport wss
 	opampAddr, adminAddr          string
 	heartbeat                     time.Duration
 	env                           []string // extra environment, e.g. GOGC=50
@@ -37,8 +38,10 @@ func (s *server) start() error {
 	cmd := exec.Command(s.bin, "serve", "--data-dir", s.dataDir, "--listen", s.opampAddr,
 		"--admin-listen", s.adminAddr, "--estate", s.estate, "--heartbeat", s.heartbeat.String(),
 		"--log-format", "json", "--log-level", "warn")
+	if s.tlsCert != "" {
+		cmd.Args = append(cmd.Args, "--tls-cert", s.tlsCert, "--tls-key", s.tlsKey)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), s.env...)
 	cmd.Env = append(os.Environ(), s.env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
