@@ -1,9 +1,11 @@
-// Package opampsrv is myriarchd's OpAMP endpoint, built on opamp-go's server
-// package and closing its known gaps: it authenticates before any OpAMP
-// traffic, bounds message sizes, sets a read deadline and a send watchdog,
-// announces the server's capabilities and a heartbeat interval in the first
-// response, asks for full state when its copy may be stale, and closes every
-// connection on shutdown.
+// Package opampsrv is myriarchd's OpAMP endpoint. WebSockets are served by
+// wsconn (one epoll set for every agent socket instead of opamp-go's
+// goroutine per connection); plain-HTTP polls by opamp-go's server package.
+// Over both it authenticates before any OpAMP traffic, bounds message
+// sizes, drops agents silent for three heartbeats, bounds every send in
+// time, announces the server's capabilities and a heartbeat interval in the
+// first response, asks for full state when its copy may be stale, and
+// closes every connection on shutdown.
 package opampsrv
 
 import (
