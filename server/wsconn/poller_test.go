@@ -304,6 +304,33 @@ func testPoller(t *testing.T, name string, mk func(Options) Poller, useTLS bool)
 				}
 				f.h.mu.Unlock()
 			})
+			t.Run("a peer that stops reading is dropped after the send timeout", func(t *testing.T) {
+				f := newFixture(t, mk, useTLS, Options{SendTimeout: 300 * time.Millisecond})
+				f.rawDial(t, nil) // never reads
+				live := f.p.(interface{ snapshot() []*Conn }).snapshot()
+				if len(live) != 1 {
+					t.Fatalf("%d live connections, want 1", len(live))
+				}
+				big := make([]byte, 1<<20)
+				var err error
+				for i := 0; i < 1000 && err == nil; i++ { // socket buffers fill after a few MiB
+					err = live[0].WriteMessage(big)
+				}
+				if err == nil {
+					t.Fatal("1 GiB written to a peer that reads nothing")
+				}
+				if e := f.h.waitEnd(t); e != nil {
+					t.Errorf("OnClose after a send timeout: %v, want nil (we closed it)", e)
+				}
+				// Others are unaffected.
+				ws := f.dial(t)
+				if err := ws.WriteMessage(websocket.BinaryMessage, []byte("still here")); err != nil {
+					t.Fatal(err)
+				}
+				if _, back, err := ws.ReadMessage(); err != nil || string(back) != "still here" {
+					t.Fatalf("echo after a stuck peer: %q %v", back, err)
+				}
+			})
 			t.Run("idle timeout", func(t *testing.T) {
 				f := newFixture(t, mk, useTLS, Options{IdleTimeout: 300 * time.Millisecond})
 				ws := f.dial(t)
