@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-version"
@@ -19,13 +20,23 @@ var ErrVersionCheck = errors.New("pre-activation version check failed")
 func runVersion(ctx context.Context, exe string, args []string, timeout time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, args...)
-	var out limitedBuffer
-	out.max = 64 << 10
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.WaitDelay = time.Second
-	err := cmd.Run()
-	text := strings.TrimSpace(out.String())
+	var (
+		text string
+		err  error
+	)
+	// A file just written can be "busy" for a moment: a fork elsewhere in
+	// this process (any exec) may have inherited the write descriptor just
+	// before it was closed, until that child execs (golang/go#22315).
+	for attempt := 1; ; attempt++ {
+		text, err = runOnce(ctx, exe, args)
+		if !errors.Is(err, syscall.ETXTBSY) || attempt == 10 || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
+		}
+	}
 	if ctx.Err() == context.DeadlineExceeded {
 		return text, fmt.Errorf("%w: `%s %s` did not finish within %s", ErrVersionCheck, exe, strings.Join(args, " "), timeout)
 	}
@@ -33,6 +44,16 @@ func runVersion(ctx context.Context, exe string, args []string, timeout time.Dur
 		return text, fmt.Errorf("%w: `%s %s`: %v (output: %q)", ErrVersionCheck, exe, strings.Join(args, " "), err, clip(text))
 	}
 	return text, nil
+}
+
+func runOnce(ctx context.Context, exe string, args []string) (string, error) {
+	cmd := exec.CommandContext(ctx, exe, args...)
+	var out limitedBuffer
+	out.max = 64 << 10
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	return strings.TrimSpace(out.String()), err
 }
 
 // checkVersion requires the output of `--version` to name want, e.g.

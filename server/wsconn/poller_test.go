@@ -114,6 +114,23 @@ func (f *fixture) dial(t *testing.T) *websocket.Conn {
 	return ws
 }
 
+// waitLive waits until the poller serves n connections: the client has
+// its 101 before the server's handler hands the connection to the poller.
+func (f *fixture) waitLive(t *testing.T, n int) []*Conn {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		live := f.p.(interface{ snapshot() []*Conn }).snapshot()
+		if len(live) == n {
+			return live
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d live connections, want %d", len(live), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // rawDial opens a TCP connection and completes the handshake by hand,
 // sending extra bytes right behind the request.
 func (f *fixture) rawDial(t *testing.T, extra []byte) (net.Conn, *bufio.Reader) {
@@ -281,11 +298,7 @@ func testPoller(t *testing.T, name string, mk func(Options) Poller, useTLS bool)
 				ws2 := f.dial(t)
 				ws2.WriteMessage(websocket.BinaryMessage, []byte("hi"))
 				ws2.ReadMessage()
-				live := f.p.(interface{ snapshot() []*Conn }).snapshot()
-				if len(live) != 1 {
-					t.Fatalf("%d live connections, want 1", len(live))
-				}
-				c := live[0]
+				c := f.waitLive(t, 1)[0]
 				if strings.HasPrefix(name, "epoll") && (c.raw == nil || c.tls != useTLS) {
 					t.Fatalf("epoll poller reads this connection on a goroutine (raw %v, tls %v)", c.raw != nil, c.tls)
 				}
@@ -307,10 +320,7 @@ func testPoller(t *testing.T, name string, mk func(Options) Poller, useTLS bool)
 			t.Run("a peer that stops reading is dropped after the send timeout", func(t *testing.T) {
 				f := newFixture(t, mk, useTLS, Options{SendTimeout: 300 * time.Millisecond})
 				f.rawDial(t, nil) // never reads
-				live := f.p.(interface{ snapshot() []*Conn }).snapshot()
-				if len(live) != 1 {
-					t.Fatalf("%d live connections, want 1", len(live))
-				}
+				live := f.waitLive(t, 1)
 				big := make([]byte, 1<<20)
 				var err error
 				for i := 0; i < 1000 && err == nil; i++ { // socket buffers fill after a few MiB
