@@ -183,7 +183,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 
 	s.artifacts = artifacts.New(s.tokens, offers.ArtifactPath)
 	s.opampMux.Handle(offers.ArtifactPath, s.artifacts)
-	s.offers, err = offers.New(ctx, s.registry, db, s.opamp, s.log.With("component", "offers"), offers.Options{BaseURL: s.BaseURL})
+	// The engine starts with the estate already in force, so the stored
+	// agents are evaluated once, against it.
+	s.offers, err = offers.New(ctx, s.registry, db, s.opamp, s.log.With("component", "offers"),
+		offers.Options{BaseURL: s.BaseURL, Estate: s.estate})
 	if err != nil {
 		s.registry.Close()
 		db.Close()
@@ -191,10 +194,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.opamp.AddHook(s.offers)
 	s.offers.Routes(s.admin)
-	s.OnEstate(func(e *estate.Estate) {
+	if s.estate != nil {
+		s.artifacts.SetEstate(s.estate)
+	}
+	s.estateMu.Lock()
+	s.onEstate = append(s.onEstate, func(e *estate.Estate) {
 		s.artifacts.SetEstate(e)
 		s.offers.SetEstate(e)
 	})
+	s.estateMu.Unlock()
 	return s, nil
 }
 

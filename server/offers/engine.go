@@ -50,6 +50,10 @@ type Options struct {
 	// Senders is how many goroutines deliver offers (default 8).
 	Senders int
 	Now     func() time.Time
+	// Estate, when set, is in force from the start, so the agents loaded
+	// from the store are evaluated once, against it, instead of first
+	// without fleets and again on SetEstate.
+	Estate *estate.Estate
 }
 
 // Engine is safe for concurrent use.
@@ -154,7 +158,8 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 	if err := e.loadFleetStates(ctx); err != nil {
 		return nil, err
 	}
-	for _, a := range reg.List("", false) {
+	agents := reg.List("", false)
+	for _, a := range agents {
 		if a.Kind == registry.KindCollector && len(a.Extra) > 0 {
 			var p persisted
 			if json.Unmarshal(a.Extra, &p) == nil {
@@ -168,11 +173,15 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 		}
 	}
 	e.mu.Lock()
-	for _, a := range reg.List("", false) {
-		e.absorb(a)
+	if opts.Estate != nil {
+		e.est = opts.Estate
+		e.syncFleets()
 	}
+	e.absorbAll(agents)
 	e.reevaluateAll()
+	dirty := e.dirtyFleets()
 	e.mu.Unlock()
+	e.saveFleets(dirty)
 	for range opts.Senders {
 		e.wg.Add(1)
 		go e.sender(send)
@@ -232,16 +241,44 @@ func (e *Engine) AgentChanged(uid uuid.UUID) {
 	e.mu.Unlock()
 }
 
+// absorbAll records the agents loaded at start into an empty engine; caller
+// holds e.mu. The pairing index is built in one pass and its changes raise
+// no events: it is rebuilt from the store, the pairings are not new.
+func (e *Engine) absorbAll(agents []registry.Agent) {
+	pas := make([]pairing.Agent, 0, len(agents))
+	for _, a := range agents {
+		pas = append(pas, e.absorbFacts(a, nil))
+	}
+	e.ix.Load(pas)
+}
+
 // absorb records an agent's facts and returns the collectors to re-evaluate.
 func (e *Engine) absorb(a registry.Agent) map[uuid.UUID]struct{} {
 	work := map[uuid.UUID]struct{}{}
+	pa := e.absorbFacts(a, work)
+	for _, ch := range e.ix.Update(pa) {
+		work[ch.Collector] = struct{}{}
+		e.pairingEvent(ch)
+	}
+	return work
+}
+
+// absorbFacts records an agent's facts in the engine's own records and
+// returns what pairing needs to know. It adds to work (when not nil) the
+// collectors to re-evaluate whatever pairing then says.
+func (e *Engine) absorbFacts(a registry.Agent, work map[uuid.UUID]struct{}) pairing.Agent {
+	mark := func(uid uuid.UUID) {
+		if work != nil {
+			work[uid] = struct{}{}
+		}
+	}
 	pa := pairing.Agent{UID: a.UID, Cred: a.Credential, Host: a.Attributes["host.name"], Online: a.Online, LastSeen: a.LastSeen}
 	switch a.Kind {
 	case registry.KindCollector:
 		pa.Role = pairing.Collector
 		c := e.collectorRec(a.UID)
 		c.view, c.version, c.online = a.Attributes, a.Identifying["service.version"], a.Online
-		work[a.UID] = struct{}{}
+		mark(a.UID)
 	case registry.KindUpdater:
 		pa.Role = pairing.Updater
 		if claim, err := uuid.Parse(a.NonIdentifying["dev.myriarch.collector.instance_uid"]); err == nil {
@@ -251,10 +288,10 @@ func (e *Engine) absorb(a registry.Agent) map[uuid.UUID]struct{} {
 			accepts: a.HasCapability(protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages),
 			mode:    a.NonIdentifying["dev.myriarch.install.mode"], arch: a.Attributes["host.arch"], os: a.Attributes["os.type"]}
 		if s, ok := e.ix.Updater(a.UID); ok && s.Collector != uuid.Nil {
-			work[s.Collector] = struct{}{}
+			mark(s.Collector)
 		}
 		if pa.HasClaim {
-			work[pa.Claim] = struct{}{}
+			mark(pa.Claim)
 		}
 	default:
 		if c, ok := e.collectors[a.UID]; ok {
@@ -264,11 +301,7 @@ func (e *Engine) absorb(a registry.Agent) map[uuid.UUID]struct{} {
 		delete(e.updaters, a.UID)
 		delete(e.acked, a.UID)
 	}
-	for _, ch := range e.ix.Update(pa) {
-		work[ch.Collector] = struct{}{}
-		e.pairingEvent(ch)
-	}
-	return work
+	return pa
 }
 
 func (e *Engine) pairingEvent(ch pairing.Change) {

@@ -131,6 +131,62 @@ func (ix *Index) Update(a Agent) []Change {
 	return ix.evaluate(affected)
 }
 
+// Load records many agents into an empty index and evaluates every
+// collector once, reaching the state that Update for each in turn would
+// (pairing depends only on the agents' current facts). It reports no
+// changes: it rebuilds an index (e.g. after a restart) rather than changing
+// one, and costs one evaluation per collector instead of one per agent.
+func (ix *Index) Load(agents []Agent) {
+	if len(ix.agents) > 0 {
+		// Not a fresh index: the per-agent path keeps claims consistent.
+		for _, a := range agents {
+			ix.Update(a)
+		}
+		return
+	}
+	affected := make(map[uuid.UUID]struct{}, len(agents))
+	all := make([]Agent, len(agents))
+	copy(all, agents)
+	for i := range all {
+		a := &all[i]
+		if old, ok := ix.agents[a.UID]; ok {
+			// The same UID twice: the later facts win, as with Update.
+			if old.Role == Updater && old.HasClaim {
+				ix.unclaim(old.Claim, a.UID)
+				affected[old.Claim] = struct{}{}
+			}
+			if old.Role == Collector {
+				affected[a.UID] = struct{}{}
+			}
+		}
+		ix.agents[a.UID] = a
+		switch a.Role {
+		case Updater:
+			delete(ix.collectors, a.UID)
+			if a.HasClaim {
+				set := ix.claims[a.Claim]
+				if set == nil {
+					set = make(map[uuid.UUID]struct{}, 1)
+					ix.claims[a.Claim] = set
+				}
+				set[a.UID] = struct{}{}
+				delete(ix.updaters, a.UID)
+				affected[a.Claim] = struct{}{}
+			} else {
+				ix.updaters[a.UID] = UpdaterState{State: Unlinked, Reason: ReasonNoClaim}
+			}
+		case Collector:
+			delete(ix.updaters, a.UID)
+			affected[a.UID] = struct{}{}
+		default:
+			delete(ix.updaters, a.UID)
+			delete(ix.collectors, a.UID)
+			affected[a.UID] = struct{}{}
+		}
+	}
+	ix.evaluate(affected)
+}
+
 func (ix *Index) unclaim(collector, updater uuid.UUID) {
 	if set := ix.claims[collector]; set != nil {
 		delete(set, updater)

@@ -1,0 +1,88 @@
+package pairing
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// TestLoadMatchesUpdates: loading agents at once ends in the state that
+// updating them one by one reaches, whatever the order, for a mix of linked,
+// ambiguous, mismatched, offline, unclaimed and dangling claims.
+func TestLoadMatchesUpdates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	creds := []store.Credential{credA, credB, certA}
+	hosts := []string{"", "h1", "h2"}
+	base := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	for round := range 50 {
+		var agents []Agent
+		var collectors []uuid.UUID
+		for range 40 {
+			a := Agent{UID: uuid.New(), Cred: creds[rng.IntN(len(creds))], Host: hosts[rng.IntN(len(hosts))],
+				Online: rng.IntN(2) == 0, LastSeen: base.Add(time.Duration(rng.IntN(1000)) * time.Second)}
+			switch rng.IntN(5) {
+			case 0, 1:
+				a.Role = Collector
+				collectors = append(collectors, a.UID)
+			case 2, 3:
+				a.Role = Updater
+			default:
+				a.Role = Other
+			}
+			agents = append(agents, a)
+		}
+		for i := range agents {
+			if agents[i].Role != Updater || rng.IntN(6) == 0 {
+				continue // some updaters claim nothing
+			}
+			agents[i].HasClaim = true
+			switch {
+			case rng.IntN(8) == 0:
+				agents[i].Claim = uuid.New() // an unknown collector
+			case rng.IntN(8) == 0:
+				agents[i].Claim = agents[rng.IntN(len(agents))].UID // maybe not a collector
+			case len(collectors) > 0:
+				agents[i].Claim = collectors[rng.IntN(len(collectors))]
+			}
+		}
+		seq := New()
+		for _, i := range rng.Perm(len(agents)) {
+			seq.Update(agents[i])
+		}
+		bulk := New()
+		bulk.Load(agents)
+		if !reflect.DeepEqual(normal(seq.collectors), normal(bulk.collectors)) {
+			t.Fatalf("round %d: collectors differ:\nupdates %+v\nload    %+v", round, seq.collectors, bulk.collectors)
+		}
+		if !reflect.DeepEqual(seq.updaters, bulk.updaters) {
+			t.Fatalf("round %d: updaters differ:\nupdates %+v\nload    %+v", round, seq.updaters, bulk.updaters)
+		}
+		// Later updates work on a loaded index as on any other.
+		for i := range agents[:10] {
+			agents[i].Online = !agents[i].Online
+			if len(seq.Update(agents[i])) != len(bulk.Update(agents[i])) {
+				t.Fatalf("round %d: an update after the load reports other changes", round)
+			}
+		}
+		if !reflect.DeepEqual(normal(seq.collectors), normal(bulk.collectors)) || !reflect.DeepEqual(seq.updaters, bulk.updaters) {
+			t.Fatalf("round %d: states differ after updates following the load", round)
+		}
+	}
+}
+
+// normal makes empty and nil claimant lists compare equal.
+func normal(m map[uuid.UUID]CollectorState) map[uuid.UUID]CollectorState {
+	out := make(map[uuid.UUID]CollectorState, len(m))
+	for k, v := range m {
+		if len(v.Claimants) == 0 {
+			v.Claimants = nil
+		}
+		out[k] = v
+	}
+	return out
+}
