@@ -101,19 +101,27 @@ func (d *DB) ListTokens(ctx context.Context) ([]tokens.Token, error) {
 	return out, rows.Err()
 }
 
+// LoadAgents reads every agent, then every event in key order, keeping the
+// newest keepEvents of each agent (by sequence number, as Write trims).
+// Both are plain scans: a start-up with 100 000 agents must not run a
+// subquery per event row. Strings that repeat across agents (kinds,
+// credentials, event types) are shared rather than allocated per row.
 func (d *DB) LoadAgents(ctx context.Context, keepEvents int) ([]store.Agent, map[[16]byte][]store.Event, error) {
+	var n int
+	if err := d.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM agents`).Scan(&n); err != nil {
+		return nil, nil, err
+	}
 	rows, err := d.db.QueryContext(ctx, `SELECT uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra FROM agents`)
 	if err != nil {
 		return nil, nil, err
 	}
-	var agents []store.Agent
+	shared := newInterner()
+	agents := make([]store.Agent, 0, n)
+	var uid, credKind, credID, kind, labels sql.RawBytes
 	for rows.Next() {
 		var a store.Agent
-		var uid []byte
-		var labels string
-		var first, last int64
-		var caps int64
-		if err := rows.Scan(&uid, &a.Credential.Kind, &a.Credential.ID, &a.Kind, &a.Description, &caps, &a.Health, &labels, &first, &last, &a.Extra); err != nil {
+		var first, last, caps int64
+		if err := rows.Scan(&uid, &credKind, &credID, &kind, &a.Description, &caps, &a.Health, &labels, &first, &last, &a.Extra); err != nil {
 			rows.Close()
 			return nil, nil, err
 		}
@@ -122,10 +130,14 @@ func (d *DB) LoadAgents(ctx context.Context, keepEvents int) ([]store.Agent, map
 			return nil, nil, fmt.Errorf("agent row with a %d-byte uid", len(uid))
 		}
 		copy(a.UID[:], uid)
+		a.Credential = store.Credential{Kind: shared.get(credKind), ID: shared.get(credID)}
+		a.Kind = shared.get(kind)
 		a.Capabilities = uint64(caps)
-		if err := json.Unmarshal([]byte(labels), &a.TokenLabels); err != nil {
+		if string(labels) == "{}" {
+			a.TokenLabels = map[string]string{}
+		} else if err := json.Unmarshal(labels, &a.TokenLabels); err != nil {
 			rows.Close()
-			return nil, nil, fmt.Errorf("agent %x token labels: %w", uid, err)
+			return nil, nil, fmt.Errorf("agent %x token labels: %w", a.UID, err)
 		}
 		a.FirstSeen = time.Unix(0, first).UTC()
 		a.LastSeen = time.Unix(0, last).UTC()
@@ -136,30 +148,68 @@ func (d *DB) LoadAgents(ctx context.Context, keepEvents int) ([]store.Agent, map
 		return nil, nil, err
 	}
 
-	events := map[[16]byte][]store.Event{}
-	erows, err := d.db.QueryContext(ctx,
-		`SELECT uid, seq, time, type, message FROM events e
-		 WHERE seq > (SELECT COALESCE(MAX(seq),0) FROM events WHERE uid = e.uid) - ?
-		 ORDER BY uid, seq`, keepEvents)
+	events := make(map[[16]byte][]store.Event, n)
+	erows, err := d.db.QueryContext(ctx, `SELECT uid, seq, time, type, message FROM events ORDER BY uid, seq`)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer erows.Close()
+	var cur [16]byte
+	var evs []store.Event
+	done := func() {
+		if len(evs) == 0 {
+			return
+		}
+		// Rows are in seq order: keep those within keepEvents of the newest.
+		newest := int64(evs[len(evs)-1].Seq)
+		i := 0
+		for i < len(evs) && int64(evs[i].Seq) <= newest-int64(keepEvents) {
+			i++
+		}
+		if i < len(evs) {
+			events[cur] = evs[i:len(evs):len(evs)]
+		}
+		evs = nil
+	}
+	var typ sql.RawBytes
 	for erows.Next() {
-		var uid []byte
 		var e store.Event
-		var ts int64
-		var seq int64
-		if err := erows.Scan(&uid, &seq, &ts, &e.Type, &e.Message); err != nil {
+		var ts, seq int64
+		if err := erows.Scan(&uid, &seq, &ts, &typ, &e.Message); err != nil {
 			return nil, nil, err
 		}
-		var key [16]byte
-		copy(key[:], uid)
+		if string(uid) != string(cur[:]) {
+			done()
+			copy(cur[:], uid)
+		}
 		e.Seq = uint64(seq)
 		e.Time = time.Unix(0, ts).UTC()
-		events[key] = append(events[key], e)
+		e.Type = shared.get(typ)
+		evs = append(evs, e)
 	}
-	return agents, events, erows.Err()
+	if err := erows.Err(); err != nil {
+		return nil, nil, err
+	}
+	done()
+	return agents, events, nil
+}
+
+// interner shares the strings that repeat across rows. It stops growing at
+// a bound, so a column of distinct values costs one allocation each, as
+// without it.
+type interner map[string]string
+
+func newInterner() interner { return interner{} }
+
+func (in interner) get(b []byte) string {
+	if s, ok := in[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(in) < 4096 {
+		in[s] = s
+	}
+	return s
 }
 
 func (d *DB) Write(ctx context.Context, b store.Batch) (err error) {
