@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -96,43 +97,72 @@ func Load(ctx context.Context, st store.Agents, tokens TokenInfo, log *slog.Logg
 	if err != nil {
 		return nil, fmt.Errorf("load agents: %w", err)
 	}
-	for _, rec := range recs {
-		a := &agent{
-			uid:          uuid.UUID(rec.UID),
-			cred:         rec.Credential,
-			kind:         Kind(rec.Kind),
-			descBytes:    rec.Description,
-			capabilities: rec.Capabilities,
-			tokenLabels:  rec.TokenLabels,
-			firstSeen:    rec.FirstSeen,
-			lastSeen:     rec.LastSeen,
-			events:       events[rec.UID],
-			extra:        rec.Extra,
-		}
-		if n := len(a.events); n > 0 {
-			a.nextSeq = a.events[n-1].Seq
-		}
-		if len(rec.Description) > 0 {
-			var d protobufs.AgentDescription
-			if err := proto.Unmarshal(rec.Description, &d); err != nil {
-				log.Warn("stored description unreadable; waiting for the agent to report it", "agent", a.uid, "err", err)
-			} else {
-				ds := describe(&d)
-				a.identifying, a.nonIdent, a.hasDesc = ds.identifying, ds.nonIdentifying, true
-			}
-		}
-		if len(rec.Health) > 0 {
-			var h protobufs.ComponentHealth
-			if proto.Unmarshal(rec.Health, &h) == nil {
-				a.health = &h
-			}
-		}
-		r.relabel(a)
+	r.agents = make(map[uuid.UUID]*agent, len(recs))
+	r.unsorted = make([]uuid.UUID, 0, len(recs))
+	for _, a := range r.build(recs, events) {
 		r.agents[a.uid] = a
 		r.noteNew(a.uid)
 	}
 	go r.loop()
 	return r, nil
+}
+
+// build turns stored records into agents: decoding descriptions and
+// health, applying the attribute rules and labels. The records are
+// independent, so they are split among GOMAXPROCS goroutines; the agents
+// live in one array, as the registry never removes an agent.
+func (r *Registry) build(recs []store.Agent, events map[[16]byte][]store.Event) []*agent {
+	all := make([]agent, len(recs))
+	out := make([]*agent, len(recs))
+	workers := min(runtime.GOMAXPROCS(0), (len(recs)+999)/1000)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*len(recs)/workers, (w+1)*len(recs)/workers
+		wg.Go(func() {
+			dd := newDescDecoder()
+			for i := lo; i < hi; i++ {
+				r.fromRecord(dd, &all[i], &recs[i], events[recs[i].UID])
+				out[i] = &all[i]
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// fromRecord fills a from a stored record; safe to run concurrently before
+// the registry is in use (it reads only the inventory and token names).
+func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, events []store.Event) {
+	*a = agent{
+		uid:          uuid.UUID(rec.UID),
+		cred:         rec.Credential,
+		kind:         Kind(rec.Kind),
+		descBytes:    rec.Description,
+		capabilities: rec.Capabilities,
+		tokenLabels:  rec.TokenLabels,
+		firstSeen:    rec.FirstSeen,
+		lastSeen:     rec.LastSeen,
+		events:       events,
+		extra:        rec.Extra,
+	}
+	if n := len(a.events); n > 0 {
+		a.nextSeq = a.events[n-1].Seq
+	}
+	if len(rec.Description) > 0 {
+		if d, err := dd.decode(rec.Description); err != nil {
+			r.log.Warn("stored description unreadable; waiting for the agent to report it", "agent", a.uid, "err", err)
+		} else {
+			ds := describe(d)
+			a.identifying, a.nonIdent, a.hasDesc = ds.identifying, ds.nonIdentifying, true
+		}
+	}
+	if len(rec.Health) > 0 {
+		var h protobufs.ComponentHealth
+		if proto.Unmarshal(rec.Health, &h) == nil {
+			a.health = &h
+		}
+	}
+	r.relabel(a)
 }
 
 // Observe registers fn to be called after relevant changes. Call before traffic starts.
