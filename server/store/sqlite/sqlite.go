@@ -21,7 +21,8 @@ import (
 
 // DB is a store.Store backed by one SQLite file.
 type DB struct {
-	db *sql.DB
+	db  *sql.DB
+	dsn string
 }
 
 var _ store.Store = (*DB)(nil)
@@ -45,7 +46,7 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
-	return &DB{db: db}, nil
+	return &DB{db: db, dsn: dsn}, nil
 }
 
 // Close releases the database.
@@ -101,20 +102,43 @@ func (d *DB) ListTokens(ctx context.Context) ([]tokens.Token, error) {
 	return out, rows.Err()
 }
 
-// LoadAgents reads every agent, then every event in key order, keeping the
-// newest keepEvents of each agent (by sequence number, as Write trims).
-// Both are plain scans: a start-up with 100 000 agents must not run a
-// subquery per event row. Strings that repeat across agents (kinds,
-// credentials, event types) are shared rather than allocated per row.
+// LoadAgents reads every agent and, at the same time on a second
+// (read-only) connection, every event in key order, keeping the newest
+// keepEvents of each agent (by sequence number, as Write trims). Both are
+// plain scans: a start-up with 100 000 agents must not run a subquery per
+// event row. Strings that repeat across rows (kinds, credentials, event
+// types) are shared rather than allocated per row.
 func (d *DB) LoadAgents(ctx context.Context, keepEvents int) ([]store.Agent, map[[16]byte][]store.Event, error) {
-	var n int
-	if err := d.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM agents`).Scan(&n); err != nil {
-		return nil, nil, err
+	type loaded struct {
+		events map[[16]byte][]store.Event
+		err    error
 	}
-	rows, err := d.db.QueryContext(ctx, `SELECT uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra FROM agents`)
+	evc := make(chan loaded, 1)
+	go func() {
+		events, err := d.loadEvents(ctx, keepEvents)
+		evc <- loaded{events, err}
+	}()
+	agents, err := d.loadAgents(ctx)
+	ev := <-evc
 	if err != nil {
 		return nil, nil, err
 	}
+	if ev.err != nil {
+		return nil, nil, fmt.Errorf("events: %w", ev.err)
+	}
+	return agents, ev.events, nil
+}
+
+func (d *DB) loadAgents(ctx context.Context) ([]store.Agent, error) {
+	var n int
+	if err := d.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM agents`).Scan(&n); err != nil {
+		return nil, err
+	}
+	rows, err := d.db.QueryContext(ctx, `SELECT uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra FROM agents`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
 	shared := newInterner()
 	agents := make([]store.Agent, 0, n)
 	var uid, credKind, credID, kind, labels sql.RawBytes
@@ -122,12 +146,10 @@ func (d *DB) LoadAgents(ctx context.Context, keepEvents int) ([]store.Agent, map
 		var a store.Agent
 		var first, last, caps int64
 		if err := rows.Scan(&uid, &credKind, &credID, &kind, &a.Description, &caps, &a.Health, &labels, &first, &last, &a.Extra); err != nil {
-			rows.Close()
-			return nil, nil, err
+			return nil, err
 		}
 		if len(uid) != 16 {
-			rows.Close()
-			return nil, nil, fmt.Errorf("agent row with a %d-byte uid", len(uid))
+			return nil, fmt.Errorf("agent row with a %d-byte uid", len(uid))
 		}
 		copy(a.UID[:], uid)
 		a.Credential = store.Credential{Kind: shared.get(credKind), ID: shared.get(credID)}
@@ -136,24 +158,31 @@ func (d *DB) LoadAgents(ctx context.Context, keepEvents int) ([]store.Agent, map
 		if string(labels) == "{}" {
 			a.TokenLabels = map[string]string{}
 		} else if err := json.Unmarshal(labels, &a.TokenLabels); err != nil {
-			rows.Close()
-			return nil, nil, fmt.Errorf("agent %x token labels: %w", a.UID, err)
+			return nil, fmt.Errorf("agent %x token labels: %w", a.UID, err)
 		}
 		a.FirstSeen = time.Unix(0, first).UTC()
 		a.LastSeen = time.Unix(0, last).UTC()
 		agents = append(agents, a)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, nil, err
-	}
+	return agents, rows.Err()
+}
 
-	events := make(map[[16]byte][]store.Event, n)
-	erows, err := d.db.QueryContext(ctx, `SELECT uid, seq, time, type, message FROM events ORDER BY uid, seq`)
+// loadEvents scans the events on a connection of its own, so that it runs
+// beside loadAgents (WAL readers do not block each other).
+func (d *DB) loadEvents(ctx context.Context, keepEvents int) (map[[16]byte][]store.Event, error) {
+	ro, err := sql.Open("sqlite", d.dsn+"&mode=ro")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	defer erows.Close()
+	defer ro.Close()
+	ro.SetMaxOpenConns(1)
+	events := map[[16]byte][]store.Event{}
+	rows, err := ro.QueryContext(ctx, `SELECT uid, seq, time, type, message FROM events ORDER BY uid, seq`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	shared := newInterner()
 	var cur [16]byte
 	var evs []store.Event
 	done := func() {
@@ -171,12 +200,12 @@ func (d *DB) LoadAgents(ctx context.Context, keepEvents int) ([]store.Agent, map
 		}
 		evs = nil
 	}
-	var typ sql.RawBytes
-	for erows.Next() {
+	var uid, typ sql.RawBytes
+	for rows.Next() {
 		var e store.Event
 		var ts, seq int64
-		if err := erows.Scan(&uid, &seq, &ts, &typ, &e.Message); err != nil {
-			return nil, nil, err
+		if err := rows.Scan(&uid, &seq, &ts, &typ, &e.Message); err != nil {
+			return nil, err
 		}
 		if string(uid) != string(cur[:]) {
 			done()
@@ -187,11 +216,11 @@ func (d *DB) LoadAgents(ctx context.Context, keepEvents int) ([]store.Agent, map
 		e.Type = shared.get(typ)
 		evs = append(evs, e)
 	}
-	if err := erows.Err(); err != nil {
-		return nil, nil, err
+	if err := rows.Err(); err != nil {
+		return nil, err
 	}
 	done()
-	return agents, events, nil
+	return events, nil
 }
 
 // interner shares the strings that repeat across rows. It stops growing at
