@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"testing"
@@ -36,9 +37,17 @@ func BenchmarkStartup(b *testing.B) {
 		pairs = n
 	}
 	estateDir, dataDir := b.TempDir(), b.TempDir()
+	// MYRIARCH_BENCH_DIR=D keeps the data dir and estate in D/data and
+	// D/estate (built on the first run), e.g. to time `myriarchd serve` on them.
+	keep := os.Getenv("MYRIARCH_BENCH_DIR")
+	if keep != "" {
+		estateDir, dataDir = filepath.Join(keep, "estate"), filepath.Join(keep, "data")
+	}
 	opts := server.Options{DataDir: dataDir, Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0",
 		Estate: estateDir, Log: slog.New(slog.DiscardHandler)}
-	buildRolledOutDataDir(b, opts, estateDir, pairs)
+	if _, err := os.Stat(filepath.Join(dataDir, "myriarch.db")); keep == "" || err != nil {
+		buildRolledOutDataDir(b, opts, estateDir, pairs)
+	}
 
 	ctx := context.Background()
 	var heap float64

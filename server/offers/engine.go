@@ -8,7 +8,6 @@ package offers
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"sync"
 	"time"
@@ -158,26 +157,12 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 	if err := e.loadFleetStates(ctx); err != nil {
 		return nil, err
 	}
-	agents := reg.List("", false)
-	for _, a := range agents {
-		if a.Kind == registry.KindCollector && len(a.Extra) > 0 {
-			var p persisted
-			if json.Unmarshal(a.Extra, &p) == nil {
-				c := e.collectorRec(a.UID)
-				c.state, c.err, c.updated, c.pkg, c.offerVer = p.State, p.Error, p.Updated, p.Package, p.Version
-				for _, h := range p.Failed {
-					c.failed[h] = true
-				}
-				c.hash = unhex(p.HashHex)
-			}
-		}
-	}
 	e.mu.Lock()
 	if opts.Estate != nil {
 		e.est = opts.Estate
 		e.syncFleets()
 	}
-	e.absorbAll(agents)
+	e.load(reg.List("", false))
 	e.reevaluateAll()
 	dirty := e.dirtyFleets()
 	e.mu.Unlock()
@@ -241,17 +226,6 @@ func (e *Engine) AgentChanged(uid uuid.UUID) {
 	e.mu.Unlock()
 }
 
-// absorbAll records the agents loaded at start into an empty engine; caller
-// holds e.mu. The pairing index is built in one pass and its changes raise
-// no events: it is rebuilt from the store, the pairings are not new.
-func (e *Engine) absorbAll(agents []registry.Agent) {
-	pas := make([]pairing.Agent, 0, len(agents))
-	for _, a := range agents {
-		pas = append(pas, e.absorbFacts(a, nil))
-	}
-	e.ix.Load(pas)
-}
-
 // absorb records an agent's facts and returns the collectors to re-evaluate.
 func (e *Engine) absorb(a registry.Agent) map[uuid.UUID]struct{} {
 	work := map[uuid.UUID]struct{}{}
@@ -264,34 +238,22 @@ func (e *Engine) absorb(a registry.Agent) map[uuid.UUID]struct{} {
 }
 
 // absorbFacts records an agent's facts in the engine's own records and
-// returns what pairing needs to know. It adds to work (when not nil) the
-// collectors to re-evaluate whatever pairing then says.
+// returns what pairing needs to know. It adds to work the collectors to
+// re-evaluate whatever pairing then says.
 func (e *Engine) absorbFacts(a registry.Agent, work map[uuid.UUID]struct{}) pairing.Agent {
-	mark := func(uid uuid.UUID) {
-		if work != nil {
-			work[uid] = struct{}{}
-		}
-	}
-	pa := pairing.Agent{UID: a.UID, Cred: a.Credential, Host: a.Attributes["host.name"], Online: a.Online, LastSeen: a.LastSeen}
+	f := factsOf(a)
 	switch a.Kind {
 	case registry.KindCollector:
-		pa.Role = pairing.Collector
 		c := e.collectorRec(a.UID)
-		c.view, c.version, c.online = a.Attributes, a.Identifying["service.version"], a.Online
-		mark(a.UID)
+		c.view, c.version, c.online = a.Attributes, f.version, a.Online
+		work[a.UID] = struct{}{}
 	case registry.KindUpdater:
-		pa.Role = pairing.Updater
-		if claim, err := uuid.Parse(a.NonIdentifying["dev.myriarch.collector.instance_uid"]); err == nil {
-			pa.Claim, pa.HasClaim = claim, true
-		}
-		e.updaters[a.UID] = &updater{uid: a.UID, online: a.Online,
-			accepts: a.HasCapability(protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages),
-			mode:    a.NonIdentifying["dev.myriarch.install.mode"], arch: a.Attributes["host.arch"], os: a.Attributes["os.type"]}
+		e.updaters[a.UID] = f.updater
 		if s, ok := e.ix.Updater(a.UID); ok && s.Collector != uuid.Nil {
-			mark(s.Collector)
+			work[s.Collector] = struct{}{}
 		}
-		if pa.HasClaim {
-			mark(pa.Claim)
+		if f.pairing.HasClaim {
+			work[f.pairing.Claim] = struct{}{}
 		}
 	default:
 		if c, ok := e.collectors[a.UID]; ok {
@@ -301,7 +263,7 @@ func (e *Engine) absorbFacts(a registry.Agent, work map[uuid.UUID]struct{}) pair
 		delete(e.updaters, a.UID)
 		delete(e.acked, a.UID)
 	}
-	return pa
+	return f.pairing
 }
 
 func (e *Engine) pairingEvent(ch pairing.Change) {

@@ -145,6 +145,9 @@ func (ix *Index) Load(agents []Agent) {
 		return
 	}
 	affected := make(map[uuid.UUID]struct{}, len(agents))
+	ix.agents = make(map[uuid.UUID]*Agent, len(agents))
+	ix.collectors = make(map[uuid.UUID]CollectorState, len(agents)/2)
+	ix.updaters = make(map[uuid.UUID]UpdaterState, len(agents)/2)
 	all := make([]Agent, len(agents))
 	copy(all, agents)
 	for i := range all {
@@ -184,7 +187,9 @@ func (ix *Index) Load(agents []Agent) {
 			affected[a.UID] = struct{}{}
 		}
 	}
-	ix.evaluate(affected)
+	for c := range affected {
+		ix.evalInto(c) // no changes to report, so no order to keep
+	}
 }
 
 func (ix *Index) unclaim(collector, updater uuid.UUID) {
@@ -205,17 +210,24 @@ func (ix *Index) evaluate(affected map[uuid.UUID]struct{}) []Change {
 	sort.Slice(keys, func(i, j int) bool { return string(keys[i][:]) < string(keys[j][:]) })
 	for _, c := range keys {
 		old, had := ix.collectors[c]
-		nw, isCollector := ix.evalCollector(c)
-		if !isCollector {
-			delete(ix.collectors, c)
-			continue
-		}
-		ix.collectors[c] = nw
-		if !had || !sameState(old, nw) {
+		nw, isCollector := ix.evalInto(c)
+		if isCollector && (!had || !sameState(old, nw)) {
 			changes = append(changes, Change{Collector: c, Old: old, New: nw})
 		}
 	}
 	return changes
+}
+
+// evalInto evaluates one collector and records its state (none when it is
+// not a collector).
+func (ix *Index) evalInto(c uuid.UUID) (CollectorState, bool) {
+	nw, isCollector := ix.evalCollector(c)
+	if !isCollector {
+		delete(ix.collectors, c)
+		return nw, false
+	}
+	ix.collectors[c] = nw
+	return nw, true
 }
 
 // evalCollector applies the rules to one collector and its claimants.
