@@ -17,8 +17,13 @@ type Record struct {
 	Kind    string `json:"kind"`
 	Package string `json:"package"`
 	Version string `json:"version"`
-	// Hash is the offered content hash, hex.
+	// Hash is the offered content hash, hex: the artifact's identity
+	// (quarantine, staging names, verification).
 	Hash string `json:"hash"`
+	// OfferHash is the offer's PackageAvailable.hash, hex: what statuses
+	// report as server_offered_hash. Empty in records written before it
+	// existed and when the server sent no hash; see StatusHash.
+	OfferHash string `json:"offer_hash,omitempty"`
 	// Step is the last step completed (the install package names them).
 	Step string `json:"step"`
 	// PrevDir and NewDir are version directory names under <root>/versions
@@ -33,6 +38,17 @@ type Record struct {
 	Started   time.Time `json:"started"`
 	Updated   time.Time `json:"updated"`
 	StepTrail []string  `json:"step_trail,omitempty"`
+}
+
+// StatusHash is the hex hash a PackageStatus about r reports as
+// server_offered_hash: the offer's hash, or the content hash when the
+// record has none (written by an older updater, or the server sent no
+// hash), which the server also accepts together with the version.
+func (r *Record) StatusHash() string {
+	if r.OfferHash != "" {
+		return r.OfferHash
+	}
+	return r.Hash
 }
 
 // Journal stores at most one unfinished transaction in one file.

@@ -64,3 +64,36 @@ func TestWriteFileMode(t *testing.T) {
 		t.Fatalf("content %q mode %v", b, st.Mode())
 	}
 }
+
+// Records written before offer_hash existed still load; their statuses then
+// name the offer by its content hash.
+func TestRecordOfferHash(t *testing.T) {
+	dir := t.TempDir()
+	j, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := `{"id":"t0","kind":"collector","package":"otelcol","version":"0.148.0","hash":"c0ffee","step":"admitted"}`
+	if err := os.WriteFile(j.Path(), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := j.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.OfferHash != "" || got.StatusHash() != "c0ffee" {
+		t.Fatalf("old record: offer hash %q, status hash %q; want \"\" and the content hash c0ffee", got.OfferHash, got.StatusHash())
+	}
+
+	r := &Record{ID: "t1", Kind: "collector", Package: "otelcol", Version: "0.149.0", Hash: "c0ffee", OfferHash: "0ffe12"}
+	if err := j.Save(r, "admitted"); err != nil {
+		t.Fatal(err)
+	}
+	got, err = j.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Hash != "c0ffee" || got.OfferHash != "0ffe12" || got.StatusHash() != "0ffe12" {
+		t.Fatalf("new record: hash %q, offer hash %q, status hash %q", got.Hash, got.OfferHash, got.StatusHash())
+	}
+}

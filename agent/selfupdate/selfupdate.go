@@ -32,12 +32,25 @@ import (
 
 // Pending describes an applied, not yet confirmed self-update.
 type Pending struct {
-	From       string    `json:"from"`
-	To         string    `json:"to"`
-	Hash       string    `json:"hash"` // hex SHA-256 of the new binary artifact
+	From string `json:"from"`
+	To   string `json:"to"`
+	Hash string `json:"hash"` // hex SHA-256 of the new binary artifact
+	// OfferHash is the offer's PackageAvailable.hash (hex), reported as
+	// server_offered_hash; "" in markers written before it existed.
+	OfferHash  string    `json:"offer_hash,omitempty"`
 	Executable string    `json:"executable"`
 	Backup     string    `json:"backup"`
 	Applied    time.Time `json:"applied"`
+}
+
+// StatusHash is the hex server_offered_hash of a status about p: the offer
+// hash, or the content hash when the marker has none (the server also
+// accepts it together with the version).
+func (p *Pending) StatusHash() string {
+	if p.OfferHash != "" {
+		return p.OfferHash
+	}
+	return p.Hash
 }
 
 // Outcome of Confirm.
@@ -91,11 +104,11 @@ func (u *Updater) markerPath() string { return filepath.Join(u.dir, "pending.jso
 // Apply replaces the executable with newBinary (already verified by the
 // caller) and records the pending update. On error the old executable is in
 // place (or RollbackError-level trouble is reported in the error).
-func (u *Updater) Apply(newBinary, from, to, hash string) error {
+func (u *Updater) Apply(newBinary, from, to, hash, offerHash string) error {
 	// Next to the executable: the old binary is moved there by rename,
 	// which cannot cross file systems.
 	backup := filepath.Join(filepath.Dir(u.exe), "."+filepath.Base(u.exe)+".myriarch-old")
-	p := &Pending{From: from, To: to, Hash: hash, Executable: u.exe, Backup: backup, Applied: time.Now().UTC()}
+	p := &Pending{From: from, To: to, Hash: hash, OfferHash: offerHash, Executable: u.exe, Backup: backup, Applied: time.Now().UTC()}
 	if err := writePending(u.markerPath(), p); err != nil {
 		return err
 	}

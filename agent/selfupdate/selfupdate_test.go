@@ -36,7 +36,7 @@ func TestConfirmOutcomes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			u, exe, newBin := setup(t)
 			if tc.apply {
-				if err := u.Apply(newBin, "1.0.0", "1.1.0", "ab"); err != nil {
+				if err := u.Apply(newBin, "1.0.0", "1.1.0", "ab", "cd"); err != nil {
 					t.Fatal(err)
 				}
 				if b, _ := os.ReadFile(exe); !bytes.Equal(b, []byte("new binary")) {
@@ -63,7 +63,7 @@ func TestConfirmOutcomes(t *testing.T) {
 
 func TestApplyMissingFileKeepsOld(t *testing.T) {
 	u, exe, _ := setup(t)
-	if err := u.Apply(filepath.Join(t.TempDir(), "absent"), "1", "2", "ab"); err == nil {
+	if err := u.Apply(filepath.Join(t.TempDir(), "absent"), "1", "2", "ab", ""); err == nil {
 		t.Fatal("want an error")
 	}
 	if b, _ := os.ReadFile(exe); string(b) != "old binary" {
