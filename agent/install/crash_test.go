@@ -113,6 +113,10 @@ func TestCrashRecovery(t *testing.T) {
 					t.Fatalf("failed collector log not kept: %v", err)
 				}
 			}
+			if want := o.Packages[pkg].Hash; !bytes.Equal(ps.ServerOfferedHash, want) {
+				t.Fatalf("server_offered_hash %x after recovery, want the offer hash %x (content hash %x)",
+					ps.ServerOfferedHash, want, o.Packages[pkg].File.ContentHash)
+			}
 			t.Logf("recovered from %s: %v %q", point, ps.Status, ps.ErrorMessage)
 		})
 	}

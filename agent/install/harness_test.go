@@ -323,16 +323,24 @@ func (e *env) sign(data []byte) []byte {
 	return r.Sign(e.priv)
 }
 
-// offer builds a PackagesAvailable with one collector package.
+// offer builds a PackagesAvailable with one collector package. Its
+// PackageAvailable.hash differs from the content hash (as myriarchd's does),
+// so tests tell which one a status reports.
 func offer(name, version, url string, data, sig []byte) *protobufs.PackagesAvailable {
 	sum := sha256.Sum256(data)
 	return &protobufs.PackagesAvailable{
 		AllPackagesHash: []byte("all-" + version),
 		Packages: map[string]*protobufs.PackageAvailable{name: {
-			Type: protobufs.PackageType_PackageType_Addon, Version: version, Hash: sum[:],
+			Type: protobufs.PackageType_PackageType_Addon, Version: version, Hash: offerHashOf(version, sum[:]),
 			File: &protobufs.DownloadableFile{DownloadUrl: url, ContentHash: sum[:], Signature: sig},
 		}},
 	}
+}
+
+// offerHashOf is the PackageAvailable.hash the test offers give content.
+func offerHashOf(version string, content []byte) []byte {
+	h := sha256.Sum256([]byte("offer " + version + " " + hex.EncodeToString(content)))
+	return h[:]
 }
 
 func (e *env) signedOffer(version, path string, data []byte) *protobufs.PackagesAvailable {

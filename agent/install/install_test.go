@@ -41,11 +41,22 @@ func TestInstallAndUpgradeKeepsTwoVersions(t *testing.T) {
 
 	// Raw binary.
 	v1 := collectorBinary("0.149.0-m.2", "ok")
-	eng.Offer(context.Background(), e.signedOffer("0.149.0-m.2", "/v1", v1))
+	o1 := e.signedOffer("0.149.0-m.2", "/v1", v1)
+	eng.Offer(context.Background(), o1)
 	st = rec.wait(t, pkg, 30*time.Second, func(s *protobufs.PackageStatus) bool { return terminal(s) && s.ServerOfferedVersion == "0.149.0-m.2" })
-	if st.Status != stInstalled || st.AgentHasVersion != "0.149.0-m.2" || !bytes.Equal(st.AgentHasHash, st.ServerOfferedHash) {
+	// server_offered_hash is the offer's PackageAvailable.hash, agent_has_hash
+	// the content hash.
+	if st.Status != stInstalled || st.AgentHasVersion != "0.149.0-m.2" ||
+		!bytes.Equal(st.AgentHasHash, o1.Packages[pkg].File.ContentHash) || !bytes.Equal(st.ServerOfferedHash, o1.Packages[pkg].Hash) {
 		t.Fatalf("status %v", st)
 	}
+	rec.mu.Lock()
+	for _, all := range rec.all {
+		if st := all.GetPackages()[pkg]; st.GetServerOfferedVersion() == "0.149.0-m.2" && !bytes.Equal(st.GetServerOfferedHash(), o1.Packages[pkg].Hash) {
+			t.Errorf("%v status reports server_offered_hash %x, want the offer hash %x", st.GetStatus(), st.GetServerOfferedHash(), o1.Packages[pkg].Hash)
+		}
+	}
+	rec.mu.Unlock()
 	if !rec.sawStatus(pkg, stDownload) || !rec.sawStatus(pkg, stPending) {
 		t.Fatal("InstallPending and Downloading statuses were not reported")
 	}

@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -78,11 +79,18 @@ func (e *Engine) Recover(ctx context.Context) error {
 	}
 	e.mu.Lock()
 	if e.inst != nil {
-		if st, ok := e.statuses[e.o.Package]; !ok || st.Status != protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed {
+		// A persisted Installed status for this very content is kept: it
+		// names the latest offer of it (a re-offer of installed content
+		// under a new offer hash is answered Installed without a new
+		// install, so installed.json still has the first offer's hash).
+		st, ok := e.statuses[e.o.Package]
+		current := ok && e.inst.Hash != "" && st.Status == protobufs.PackageStatusEnum_PackageStatusEnum_Installed &&
+			st.ServerOfferedVersion == e.inst.Version && hex.EncodeToString(st.AgentHasHash) == e.inst.Hash
+		if !current && (!ok || st.Status != protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed) {
 			e.statuses[e.o.Package] = &protobufs.PackageStatus{
 				Name: e.o.Package, Status: protobufs.PackageStatusEnum_PackageStatusEnum_Installed,
 				AgentHasVersion: e.inst.Version, AgentHasHash: unhex(e.inst.Hash),
-				ServerOfferedVersion: e.inst.Version, ServerOfferedHash: unhex(e.inst.Hash),
+				ServerOfferedVersion: e.inst.Version, ServerOfferedHash: unhex(e.inst.statusHash()),
 			}
 		}
 	}
@@ -137,11 +145,11 @@ func (e *Engine) loadRunning(ctx context.Context) (*installed, error) {
 	if v == "" {
 		return nil, fmt.Errorf("no version in `%s --version` output %q", e.exeIn(cur), clip(out))
 	}
-	hash := ""
+	hash, offer := "", ""
 	if i := strings.LastIndex(cur, "-"); i > 0 && in != nil && strings.HasPrefix(in.Hash, cur[i+1:]) {
-		hash = in.Hash
+		hash, offer = in.Hash, in.OfferHash
 	}
-	return &installed{Version: v, Hash: hash, Dir: cur}, nil
+	return &installed{Version: v, Hash: hash, Dir: cur, OfferHash: offer}, nil
 }
 
 // replay finishes or rolls back an interrupted collector transaction.
@@ -227,7 +235,7 @@ func (e *Engine) confirmSelf() {
 		e.statuses[SelfPackage] = &protobufs.PackageStatus{
 			Name: SelfPackage, Status: protobufs.PackageStatusEnum_PackageStatusEnum_Installed,
 			AgentHasVersion: res.Pending.To, AgentHasHash: unhex(res.Pending.Hash),
-			ServerOfferedVersion: res.Pending.To, ServerOfferedHash: unhex(res.Pending.Hash),
+			ServerOfferedVersion: res.Pending.To, ServerOfferedHash: unhex(res.Pending.StatusHash()),
 		}
 		e.mu.Unlock()
 	case selfupdate.RolledBack:
@@ -238,7 +246,7 @@ func (e *Engine) confirmSelf() {
 		e.mu.Lock()
 		e.statuses[SelfPackage] = &protobufs.PackageStatus{
 			Name: SelfPackage, Status: protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed,
-			AgentHasVersion: res.Pending.From, ServerOfferedVersion: res.Pending.To, ServerOfferedHash: unhex(res.Pending.Hash),
+			AgentHasVersion: res.Pending.From, ServerOfferedVersion: res.Pending.To, ServerOfferedHash: unhex(res.Pending.StatusHash()),
 			ErrorMessage: "rolled back: " + res.Reason,
 		}
 		e.mu.Unlock()

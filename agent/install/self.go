@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -24,7 +25,7 @@ func (e *Engine) runSelf(ctx context.Context, jb job) (restarting bool) {
 	p := jb.pkg
 	hash := admission.HexHash(p)
 	st := func(s protobufs.PackageStatusEnum, msg string, d *protobufs.PackageDownloadDetails) *protobufs.PackageStatus {
-		return &protobufs.PackageStatus{Name: SelfPackage, ServerOfferedVersion: p.GetVersion(), ServerOfferedHash: p.GetFile().GetContentHash(),
+		return &protobufs.PackageStatus{Name: SelfPackage, ServerOfferedVersion: p.GetVersion(), ServerOfferedHash: offeredHash(p),
 			Status: s, ErrorMessage: msg, DownloadDetails: d}
 	}
 	fail := func(err error, transient bool) {
@@ -92,7 +93,7 @@ func (e *Engine) runSelf(ctx context.Context, jb job) (restarting bool) {
 		fail(err, false)
 		return false
 	}
-	if err := e.self.Apply(newExe, e.o.UpdaterVersion, p.GetVersion(), hash); err != nil {
+	if err := e.self.Apply(newExe, e.o.UpdaterVersion, p.GetVersion(), hash, hex.EncodeToString(p.GetHash())); err != nil {
 		fail(err, true)
 		return false
 	}

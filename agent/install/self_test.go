@@ -5,6 +5,7 @@ package install
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,10 @@ func TestSelfUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	newBin := collectorBinary("0.2.0", "ok")
+	newSum := sha256.Sum256(newBin)
+	// Every status about the offer, before and after the restart, names
+	// it by its PackageAvailable.hash.
+	wantOffered := offerHashOf("0.2.0", newSum[:])
 	restarts := make(chan string, 4)
 	engineAt := func(running string) (*Engine, *recorder, context.CancelFunc) {
 		o := e.options()
@@ -65,9 +70,12 @@ func TestSelfUpdate(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(e.dir, "bin", "."+SelfPackage+".myriarch-old")); !bytes.Equal(b, oldBin) {
 			t.Fatal("old binary not kept")
 		}
-		rec.wait(t, SelfPackage, 5*time.Second, func(s *protobufs.PackageStatus) bool {
+		st := rec.wait(t, SelfPackage, 5*time.Second, func(s *protobufs.PackageStatus) bool {
 			return s.Status == protobufs.PackageStatusEnum_PackageStatusEnum_Installing
 		})
+		if !bytes.Equal(st.ServerOfferedHash, wantOffered) {
+			t.Fatalf("Installing status server_offered_hash %x, want %x", st.ServerOfferedHash, wantOffered)
+		}
 	}
 
 	t.Run("confirmed at next start", func(t *testing.T) {
@@ -75,7 +83,8 @@ func TestSelfUpdate(t *testing.T) {
 		_, rec, stop := engineAt("0.2.0")
 		defer stop()
 		st := rec.wait(t, SelfPackage, 5*time.Second, func(s *protobufs.PackageStatus) bool { return terminal(s) })
-		if st.Status != stInstalled || st.AgentHasVersion != "0.2.0" {
+		if st.Status != stInstalled || st.AgentHasVersion != "0.2.0" || !bytes.Equal(st.ServerOfferedHash, wantOffered) ||
+			!bytes.Equal(st.AgentHasHash, newSum[:]) {
 			t.Fatalf("status %v", st)
 		}
 		if len(restarts) != 0 {
@@ -89,7 +98,7 @@ func TestSelfUpdate(t *testing.T) {
 		_, rec, stop := engineAt("0.1.0")
 		defer stop()
 		st := rec.wait(t, SelfPackage, 5*time.Second, func(s *protobufs.PackageStatus) bool { return terminal(s) })
-		if st.Status != stFailed || !strings.Contains(st.ErrorMessage, "rolled back") {
+		if st.Status != stFailed || !strings.Contains(st.ErrorMessage, "rolled back") || !bytes.Equal(st.ServerOfferedHash, wantOffered) {
 			t.Fatalf("status %v", st)
 		}
 		if b, _ := os.ReadFile(exe); !bytes.Equal(b, oldBin) {

@@ -26,6 +26,20 @@ type installed struct {
 	Version string `json:"version"`
 	Hash    string `json:"hash"` // hex; "" when the version was found, not installed by us
 	Dir     string `json:"dir"`  // version directory name under <root>/versions
+	// OfferHash is the PackageAvailable.hash (hex) of the offer that
+	// installed it: what statuses report as server_offered_hash. Records
+	// written before it existed have none; statusHash falls back to Hash.
+	OfferHash string `json:"offer_hash,omitempty"`
+}
+
+// statusHash is the hex server_offered_hash of a status about in: the offer
+// hash, or the content hash (which the server also accepts with the
+// version) when the record has no offer hash.
+func (in *installed) statusHash() string {
+	if in.OfferHash != "" {
+		return in.OfferHash
+	}
+	return in.Hash
 }
 
 func readJSON(path string, v any) (bool, error) {

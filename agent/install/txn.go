@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -48,7 +49,7 @@ func (t *txn) step(point string) error {
 
 func (t *txn) status(s protobufs.PackageStatusEnum, msg string, details *protobufs.PackageDownloadDetails) *protobufs.PackageStatus {
 	return &protobufs.PackageStatus{
-		Name: t.rec.Package, ServerOfferedVersion: t.rec.Version, ServerOfferedHash: unhex(t.rec.Hash),
+		Name: t.rec.Package, ServerOfferedVersion: t.rec.Version, ServerOfferedHash: unhex(t.rec.StatusHash()),
 		Status: s, ErrorMessage: msg, DownloadDetails: details,
 	}
 }
@@ -62,12 +63,13 @@ func (e *Engine) stagingFile(rec *journal.Record) string {
 func (e *Engine) runCollector(ctx context.Context, jb job) {
 	p := jb.pkg
 	t := &txn{e: e, pkg: p, rec: &journal.Record{
-		ID:      strconv.FormatInt(time.Now().UnixNano(), 36),
-		Kind:    "collector",
-		Package: jb.name,
-		Version: p.GetVersion(),
-		Hash:    admission.HexHash(p),
-		Started: time.Now().UTC(),
+		ID:        strconv.FormatInt(time.Now().UnixNano(), 36),
+		Kind:      "collector",
+		Package:   jb.name,
+		Version:   p.GetVersion(),
+		Hash:      admission.HexHash(p),
+		OfferHash: hex.EncodeToString(p.GetHash()),
+		Started:   time.Now().UTC(),
 	}}
 	t.rec.NewDir = p.GetVersion() + "-" + t.rec.Hash[:8]
 	log := e.log.With("package", jb.name, "version", p.GetVersion(), "txn", t.rec.ID)
@@ -288,7 +290,7 @@ func (t *txn) startAndGate(ctx context.Context) {
 // commit makes the new version the installed one. Idempotent.
 func (t *txn) commit() {
 	e := t.e
-	in := &installed{Version: t.rec.Version, Hash: t.rec.Hash, Dir: t.rec.NewDir}
+	in := &installed{Version: t.rec.Version, Hash: t.rec.Hash, Dir: t.rec.NewDir, OfferHash: t.rec.OfferHash}
 	if err := writeJSON(e.statePath(installedFile), in); err != nil {
 		e.log.Error("recording the installed version failed", "err", err)
 	}
