@@ -2,7 +2,6 @@ package container
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -170,7 +169,7 @@ func (e *Engine) refreshImage(ctx context.Context) error {
 	}
 	var inst ImageInfo
 	if ok, _ := readJSON(e.statePath(installedFile), &inst); ok && inst.ID == info.ID {
-		info.Hash = inst.Hash
+		info.Hash, info.OfferHash = inst.Hash, inst.OfferHash
 		if info.Digest == "" {
 			info.Digest = inst.Digest
 		}
@@ -200,7 +199,7 @@ func (e *Engine) settleStatuses() error {
 		case protobufs.PackageStatusEnum_PackageStatusEnum_Installed, protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed:
 		default:
 			changed = true
-			if e.image != nil && e.image.Hash != "" && e.image.Hash == hex.EncodeToString(st.GetServerOfferedHash()) {
+			if e.image != nil && e.image.matchesOffered(st.GetServerOfferedHash()) {
 				st.Status, st.ErrorMessage = protobufs.PackageStatusEnum_PackageStatusEnum_Installed, ""
 			} else {
 				st.Status = protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed

@@ -1,6 +1,7 @@
 package container
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -37,6 +38,21 @@ type ImageInfo struct {
 	// Hash is the offered content_hash (hex) that installed it, "" when the
 	// image was found running, not installed by us.
 	Hash string `json:"hash,omitempty"`
+	// OfferHash is the PackageAvailable.hash (hex) of the offer that
+	// installed it; "" in records written before it existed (statusHash
+	// then falls back to Hash).
+	OfferHash string `json:"offer_hash,omitempty"`
+}
+
+// matchesOffered reports whether a status's server_offered_hash names the
+// offer that installed this image: its offer hash, or its content hash (what
+// older updaters reported, and what a record without offer_hash gives).
+func (i *ImageInfo) matchesOffered(offered []byte) bool {
+	if i.Hash == "" || len(offered) == 0 {
+		return false
+	}
+	h := hex.EncodeToString(offered)
+	return h == i.Hash || h == i.OfferHash
 }
 
 // swapState is what recovery needs beyond the journal record.

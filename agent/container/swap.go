@@ -2,6 +2,7 @@ package container
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,7 +42,7 @@ func (t *txn) saveSwap() error { return writeJSON(t.e.statePath(swapFile), t.sw)
 
 func (t *txn) status(s protobufs.PackageStatusEnum, msg string, details *protobufs.PackageDownloadDetails) *protobufs.PackageStatus {
 	return &protobufs.PackageStatus{
-		Name: t.rec.Package, ServerOfferedVersion: t.rec.Version, ServerOfferedHash: unhex(t.rec.Hash),
+		Name: t.rec.Package, ServerOfferedVersion: t.rec.Version, ServerOfferedHash: unhex(t.rec.StatusHash()),
 		Status: s, ErrorMessage: msg, DownloadDetails: details,
 	}
 }
@@ -53,7 +54,8 @@ func (e *Engine) nextName() string { return e.o.Name + NextSuffix }
 func (e *Engine) install(ctx context.Context, p *protobufs.PackageAvailable) {
 	t := &txn{e: e, pkg: p, rec: &journal.Record{
 		ID: strconv.FormatInt(time.Now().UnixNano(), 36), Kind: "container", Package: e.o.Package,
-		Version: p.GetVersion(), Hash: admission.HexHash(p), Started: time.Now().UTC(),
+		Version: p.GetVersion(), Hash: admission.HexHash(p), OfferHash: hex.EncodeToString(p.GetHash()),
+		Started: time.Now().UTC(),
 	}}
 	t.log = e.log.With("version", p.GetVersion(), "txn", t.rec.ID)
 	fail := func(err error) {
@@ -143,6 +145,7 @@ func (e *Engine) install(ctx context.Context, p *protobufs.PackageAvailable) {
 		fail(err)
 		return
 	}
+	info.OfferHash = t.rec.OfferHash
 	t.sw.Image = info
 	if err := t.step(cpImageReady); err != nil {
 		fail(transient("journal: %v", err))

@@ -165,6 +165,10 @@ func TestCrashAtEveryStep(t *testing.T) {
 			if st.GetStatus() != wantStatus || st.GetServerOfferedVersion() != cs.version {
 				t.Errorf("last status %s %q for %s, want %s", st.GetStatus(), st.GetErrorMessage(), st.GetServerOfferedVersion(), wantStatus)
 			}
+			// The recovered status names the offer by its PackageAvailable.hash.
+			if want := offerHashOf(cs.version, cs.hash); !bytes.Equal(st.GetServerOfferedHash(), want) {
+				t.Errorf("last status server_offered_hash %x, want the offer hash %x (content hash %x)", st.GetServerOfferedHash(), want, cs.hash)
+			}
 			if _, err := os.Stat(state + "/install-journal.json"); !os.IsNotExist(err) {
 				t.Errorf("journal not cleared after recovery: %v", err)
 			}

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -436,6 +437,9 @@ func newEngine(t testing.TB, o ctr.Options) *ctr.Engine {
 	return eng
 }
 
+// offer builds a PackagesAvailable with the collector package. Its
+// PackageAvailable.hash differs from the content hash (as myriarchd's does),
+// so tests tell which one a status reports.
 func offer(version, url string, hash, sig []byte, headers map[string]string) *protobufs.PackagesAvailable {
 	f := &protobufs.DownloadableFile{DownloadUrl: url, ContentHash: hash, Signature: sig}
 	if len(headers) > 0 {
@@ -447,9 +451,15 @@ func offer(version, url string, hash, sig []byte, headers map[string]string) *pr
 	return &protobufs.PackagesAvailable{
 		AllPackagesHash: []byte("all-" + version),
 		Packages: map[string]*protobufs.PackageAvailable{pkgName: {
-			Type: protobufs.PackageType_PackageType_Addon, Version: version, File: f, Hash: hash,
+			Type: protobufs.PackageType_PackageType_Addon, Version: version, File: f, Hash: offerHashOf(version, hash),
 		}},
 	}
+}
+
+// offerHashOf is the PackageAvailable.hash the test offers give content.
+func offerHashOf(version string, content []byte) []byte {
+	h := sha256.Sum256([]byte("offer " + version + " " + hex.EncodeToString(content)))
+	return h[:]
 }
 
 type testWriter struct{ t testing.TB }

@@ -1,6 +1,7 @@
 package container_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -292,11 +293,17 @@ func TestUpgradeFromSignedTarball(t *testing.T) {
 	if st.GetStatus() != protobufs.PackageStatusEnum_PackageStatusEnum_Installed {
 		t.Fatalf("status %s: %s", st.GetStatus(), st.GetErrorMessage())
 	}
+	offerHash := offerHashOf("0.3.0", hash)
+	if !bytes.Equal(st.GetServerOfferedHash(), offerHash) || !bytes.Equal(st.GetAgentHasHash(), hash) {
+		t.Errorf("server_offered_hash %x, agent_has_hash %x; want the offer hash %x and the content hash %x",
+			st.GetServerOfferedHash(), st.GetAgentHasHash(), offerHash, hash)
+	}
 	after := assertOneRunning(t, cli, c, "0.3.0")
 	if got := instanceUID(t, cli, after.ID); got != uid {
 		t.Errorf("instance UID after the swap = %s, want %s (anonymous volume not carried over)", got, uid)
 	}
-	if img, _ := eng.Image(); img.Version != "0.3.0" || img.Digest != "" || img.Hash != hex.EncodeToString(hash) {
+	if img, _ := eng.Image(); img.Version != "0.3.0" || img.Digest != "" || img.Hash != hex.EncodeToString(hash) ||
+		img.OfferHash != hex.EncodeToString(offerHash) {
 		t.Errorf("Image() = %+v", img)
 	}
 	checkCarriedOver(t, before, after, "0.3.0")
