@@ -92,16 +92,6 @@ func (e *Engine) policy() admission.Policy {
 	}
 }
 
-// offeredHash is PackageAvailable.hash, the spec's "hash of the package
-// that was offered by the server", reported as server_offered_hash; the
-// content hash when the server sent none.
-func offeredHash(p *protobufs.PackageAvailable) []byte {
-	if h := p.GetHash(); len(h) > 0 {
-		return h
-	}
-	return p.GetFile().GetContentHash()
-}
-
 func unhex(s string) []byte {
 	b, _ := hex.DecodeString(s)
 	return b

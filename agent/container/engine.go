@@ -117,7 +117,7 @@ func (e *Engine) HandlePackages(ctx context.Context, offer *protobufs.PackagesAv
 	}
 	for _, name := range pkgstatus.Names(offer) {
 		p := offer.GetPackages()[name]
-		st := &protobufs.PackageStatus{Name: name, ServerOfferedVersion: p.GetVersion(), ServerOfferedHash: offeredHash(p)}
+		st := &protobufs.PackageStatus{Name: name, ServerOfferedVersion: p.GetVersion(), ServerOfferedHash: pkgstatus.OfferedHash(p)}
 		if e.running != nil && name == e.o.Package && admission.SameHash(e.running, p) {
 			continue // already being installed
 		}

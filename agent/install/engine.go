@@ -126,7 +126,7 @@ func (e *Engine) Offer(ctx context.Context, offer *protobufs.PackagesAvailable) 
 	}
 	for _, name := range pkgstatus.Names(offer) {
 		p := offer.GetPackages()[name]
-		st := &protobufs.PackageStatus{Name: name, ServerOfferedVersion: p.GetVersion(), ServerOfferedHash: offeredHash(p)}
+		st := &protobufs.PackageStatus{Name: name, ServerOfferedVersion: p.GetVersion(), ServerOfferedHash: pkgstatus.OfferedHash(p)}
 		if e.running != nil && e.running.name == name && admission.SameHash(e.running.pkg, p) {
 			continue // already being installed
 		}

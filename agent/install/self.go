@@ -13,6 +13,7 @@ import (
 
 	"github.com/myriarch/myriarch/agent/admission"
 	"github.com/myriarch/myriarch/agent/download"
+	"github.com/myriarch/myriarch/agent/pkgstatus"
 	"github.com/myriarch/myriarch/agent/unpack"
 	"github.com/myriarch/myriarch/agent/verify"
 )
@@ -25,7 +26,7 @@ func (e *Engine) runSelf(ctx context.Context, jb job) (restarting bool) {
 	p := jb.pkg
 	hash := admission.HexHash(p)
 	st := func(s protobufs.PackageStatusEnum, msg string, d *protobufs.PackageDownloadDetails) *protobufs.PackageStatus {
-		return &protobufs.PackageStatus{Name: SelfPackage, ServerOfferedVersion: p.GetVersion(), ServerOfferedHash: offeredHash(p),
+		return &protobufs.PackageStatus{Name: SelfPackage, ServerOfferedVersion: p.GetVersion(), ServerOfferedHash: pkgstatus.OfferedHash(p),
 			Status: s, ErrorMessage: msg, DownloadDetails: d}
 	}
 	fail := func(err error, transient bool) {

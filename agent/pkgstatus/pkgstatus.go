@@ -31,6 +31,17 @@ func Names(offer *protobufs.PackagesAvailable) []string {
 	return names
 }
 
+// OfferedHash is what a status about p reports as server_offered_hash:
+// PackageAvailable.hash, the spec's "hash of the package that was offered by
+// the server" (not the file's content hash). When the server sent none it is
+// the content hash, which myriarchd also accepts together with the version.
+func OfferedHash(p *protobufs.PackageAvailable) []byte {
+	if h := p.GetHash(); len(h) > 0 {
+		return h
+	}
+	return p.GetFile().GetContentHash()
+}
+
 // Snapshot returns a deep copy of statuses as one message. A nil allHash is
 // sent as an empty hash, never omitted.
 func Snapshot(statuses map[string]*protobufs.PackageStatus, allHash []byte) *protobufs.PackageStatuses {

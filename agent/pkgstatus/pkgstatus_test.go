@@ -80,3 +80,21 @@ func TestLoadCorrupt(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+func TestOfferedHash(t *testing.T) {
+	content, offer := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
+	for _, tc := range []struct {
+		name string
+		p    *protobufs.PackageAvailable
+		want []byte
+	}{
+		{"offer hash", &protobufs.PackageAvailable{Hash: offer, File: &protobufs.DownloadableFile{ContentHash: content}}, offer},
+		{"no offer hash: content hash", &protobufs.PackageAvailable{File: &protobufs.DownloadableFile{ContentHash: content}}, content},
+		{"neither", &protobufs.PackageAvailable{}, nil},
+		{"nil", nil, nil},
+	} {
+		if got := OfferedHash(tc.p); !bytes.Equal(got, tc.want) {
+			t.Errorf("%s: %x, want %x", tc.name, got, tc.want)
+		}
+	}
+}

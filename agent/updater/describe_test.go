@@ -1,6 +1,7 @@
 package updater
 
 import (
+	"bytes"
 	"slices"
 	"testing"
 
@@ -54,7 +55,7 @@ func TestDescribeReportsMalformedState(t *testing.T) {
 
 func TestRefuseAllWithoutHash(t *testing.T) {
 	st := RefuseAll(offer(), "nope")
-	if st.Packages["otelcol-contrib"].ErrorMessage != "nope" {
+	if ps := st.Packages["otelcol-contrib"]; ps.ErrorMessage != "nope" || !bytes.Equal(ps.ServerOfferedHash, []byte{9, 9}) {
 		t.Errorf("%+v", st)
 	}
 	st = RefuseAll(nil, "nope")

@@ -8,6 +8,8 @@ import (
 
 	"github.com/open-telemetry/opamp-go/client/types"
 	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/agent/pkgstatus"
 )
 
 // StatusReporter sends package statuses to the server. Each call carries the
@@ -61,7 +63,7 @@ func RefuseAll(offer *protobufs.PackagesAvailable, msg string) *protobufs.Packag
 		st.Packages[name] = &protobufs.PackageStatus{
 			Name:                 name,
 			ServerOfferedVersion: p.GetVersion(),
-			ServerOfferedHash:    p.GetHash(),
+			ServerOfferedHash:    pkgstatus.OfferedHash(p),
 			Status:               protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed,
 			ErrorMessage:         msg,
 		}
