@@ -95,39 +95,8 @@ func New() *Index {
 // affect, returning those whose state changed.
 func (ix *Index) Update(a Agent) []Change {
 	affected := map[uuid.UUID]struct{}{}
-	if old, ok := ix.agents[a.UID]; ok {
-		if old.Role == Updater && old.HasClaim {
-			affected[old.Claim] = struct{}{}
-			ix.unclaim(old.Claim, a.UID)
-		}
-		if old.Role == Collector {
-			affected[a.UID] = struct{}{}
-		}
-	}
 	cp := a
-	ix.agents[a.UID] = &cp
-	switch a.Role {
-	case Updater:
-		delete(ix.collectors, a.UID)
-		if a.HasClaim {
-			set := ix.claims[a.Claim]
-			if set == nil {
-				set = map[uuid.UUID]struct{}{}
-				ix.claims[a.Claim] = set
-			}
-			set[a.UID] = struct{}{}
-			affected[a.Claim] = struct{}{}
-		} else {
-			ix.updaters[a.UID] = UpdaterState{State: Unlinked, Reason: ReasonNoClaim}
-		}
-	case Collector:
-		delete(ix.updaters, a.UID)
-		affected[a.UID] = struct{}{}
-	default:
-		delete(ix.updaters, a.UID)
-		delete(ix.collectors, a.UID)
-		affected[a.UID] = struct{}{} // updaters may claim a UID that stopped being a collector
-	}
+	ix.place(&cp, affected)
 	return ix.evaluate(affected)
 }
 
@@ -151,44 +120,48 @@ func (ix *Index) Load(agents []Agent) {
 	all := make([]Agent, len(agents))
 	copy(all, agents)
 	for i := range all {
-		a := &all[i]
-		if old, ok := ix.agents[a.UID]; ok {
-			// The same UID twice: the later facts win, as with Update.
-			if old.Role == Updater && old.HasClaim {
-				ix.unclaim(old.Claim, a.UID)
-				affected[old.Claim] = struct{}{}
-			}
-			if old.Role == Collector {
-				affected[a.UID] = struct{}{}
-			}
-		}
-		ix.agents[a.UID] = a
-		switch a.Role {
-		case Updater:
-			delete(ix.collectors, a.UID)
-			if a.HasClaim {
-				set := ix.claims[a.Claim]
-				if set == nil {
-					set = make(map[uuid.UUID]struct{}, 1)
-					ix.claims[a.Claim] = set
-				}
-				set[a.UID] = struct{}{}
-				delete(ix.updaters, a.UID)
-				affected[a.Claim] = struct{}{}
-			} else {
-				ix.updaters[a.UID] = UpdaterState{State: Unlinked, Reason: ReasonNoClaim}
-			}
-		case Collector:
-			delete(ix.updaters, a.UID)
-			affected[a.UID] = struct{}{}
-		default:
-			delete(ix.updaters, a.UID)
-			delete(ix.collectors, a.UID)
-			affected[a.UID] = struct{}{}
-		}
+		ix.place(&all[i], affected) // the same UID twice: the later facts win, as with Update
 	}
 	for c := range affected {
 		ix.evalInto(c) // no changes to report, so no order to keep
+	}
+}
+
+// place records a's facts, replacing earlier ones, and adds the collectors
+// whose pairing they may change to affected.
+func (ix *Index) place(a *Agent, affected map[uuid.UUID]struct{}) {
+	if old, ok := ix.agents[a.UID]; ok {
+		if old.Role == Updater && old.HasClaim {
+			affected[old.Claim] = struct{}{}
+			ix.unclaim(old.Claim, a.UID)
+		}
+		if old.Role == Collector {
+			affected[a.UID] = struct{}{}
+		}
+	}
+	ix.agents[a.UID] = a
+	switch a.Role {
+	case Updater:
+		delete(ix.collectors, a.UID)
+		if a.HasClaim {
+			set := ix.claims[a.Claim]
+			if set == nil {
+				set = make(map[uuid.UUID]struct{}, 1)
+				ix.claims[a.Claim] = set
+			}
+			set[a.UID] = struct{}{}
+			delete(ix.updaters, a.UID) // the claimed collector's evaluation sets it
+			affected[a.Claim] = struct{}{}
+		} else {
+			ix.updaters[a.UID] = UpdaterState{State: Unlinked, Reason: ReasonNoClaim}
+		}
+	case Collector:
+		delete(ix.updaters, a.UID)
+		affected[a.UID] = struct{}{}
+	default:
+		delete(ix.updaters, a.UID)
+		delete(ix.collectors, a.UID)
+		affected[a.UID] = struct{}{} // updaters may claim a UID that stopped being a collector
 	}
 }
 
