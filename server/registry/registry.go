@@ -60,6 +60,7 @@ type Registry struct {
 	pendingRows   map[uuid.UUID]struct{}
 	pendingSeen   map[uuid.UUID]struct{}
 	pendingEvents map[uuid.UUID][]store.Event
+	messages      interner // event messages repeat across the fleet
 	observers     []Observer
 	// order holds the UIDs sorted, unsorted those registered since (see page.go).
 	order    []uuid.UUID
