@@ -6,6 +6,8 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/myriarch/myriarch/internal/intern"
 )
 
 // descDecoder reads stored AgentDescriptions at start-up. Stored
@@ -23,14 +25,10 @@ type descDecoder struct {
 	vals    []protobufs.AnyValue
 	strs    []protobufs.AnyValue_StringValue
 	id, non []*protobufs.KeyValue
-	shared  map[string]string
+	shared  intern.Table
 }
 
-// maxShared bounds the shared strings per decoder; unique values (host
-// names, instance IDs) stop being added once it is reached.
-const maxShared = 4096
-
-func newDescDecoder() *descDecoder { return &descDecoder{shared: map[string]string{}} }
+func newDescDecoder() *descDecoder { return &descDecoder{} }
 
 // decode returns the description in b. The result (and its lists) is valid
 // until the next call; the strings in it may be kept.
@@ -77,7 +75,7 @@ func (dd *descDecoder) fast(b []byte) (*protobufs.AgentDescription, bool) {
 				if seenKey || !utf8.Valid(v) {
 					return nil, false
 				}
-				seenKey, e.key = true, dd.share(v)
+				seenKey, e.key = true, dd.shared.Bytes(v)
 				continue
 			}
 			if seenVal {
@@ -98,7 +96,7 @@ func (dd *descDecoder) fast(b []byte) (*protobufs.AgentDescription, bool) {
 				return nil, false
 			}
 			e.str = len(dd.strs)
-			dd.strs = append(dd.strs, protobufs.AnyValue_StringValue{StringValue: dd.share(s)})
+			dd.strs = append(dd.strs, protobufs.AnyValue_StringValue{StringValue: dd.shared.Bytes(s)})
 		}
 		entries = append(entries, e)
 	}
@@ -133,13 +131,3 @@ type descEntry struct {
 	str  int // index in strs, -1 for an empty AnyValue
 }
 
-func (dd *descDecoder) share(b []byte) string {
-	if s, ok := dd.shared[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	if len(dd.shared) < maxShared {
-		dd.shared[s] = s
-	}
-	return s
-}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/myriarch/myriarch/internal/attributes"
+	"github.com/myriarch/myriarch/internal/intern"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -60,7 +61,7 @@ type Registry struct {
 	pendingRows   map[uuid.UUID]struct{}
 	pendingSeen   map[uuid.UUID]struct{}
 	pendingEvents map[uuid.UUID][]store.Event
-	messages      interner // event messages repeat across the fleet
+	messages      intern.Table // event messages repeat across the fleet
 	observers     []Observer
 	// order holds the UIDs sorted, unsorted those registered since (see page.go).
 	order    []uuid.UUID

@@ -38,9 +38,6 @@ type Conn struct {
 // RemoteAddr is the peer's address.
 func (c *Conn) RemoteAddr() net.Addr { return c.nc.RemoteAddr() }
 
-// NetConn is the underlying connection (for example to inspect TLS state).
-func (c *Conn) NetConn() net.Conn { return c.nc }
-
 // WriteMessage sends p as one binary message. A write that does not finish
 // within the poller's send timeout closes the connection, so a peer that
 // stops reading cannot hold a sender.

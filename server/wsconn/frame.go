@@ -18,7 +18,6 @@ const (
 // Close codes (RFC 6455 §7.4.1) this package sends.
 const (
 	CloseNormal          = 1000
-	CloseGoingAway       = 1001
 	CloseProtocolError   = 1002
 	CloseUnsupportedData = 1003
 	ClosePolicy          = 1008

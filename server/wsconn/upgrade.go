@@ -20,11 +20,6 @@ func (e *HandshakeError) Error() string {
 	return fmt.Sprintf("websocket handshake refused (%d): %s", e.Status, e.Reason)
 }
 
-// IsUpgrade reports whether r asks for a WebSocket.
-func IsUpgrade(r *http.Request) bool {
-	return headerHasToken(r.Header, "Connection", "upgrade") && headerHasToken(r.Header, "Upgrade", "websocket")
-}
-
 // Upgrade completes the opening handshake of r (RFC 6455 §4.2.2) and takes
 // the connection over from net/http. On error it has answered the request
 // (400, 403, 405 or 426) naming what was wrong.

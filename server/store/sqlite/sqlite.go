@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/myriarch/myriarch/internal/intern"
 	"github.com/myriarch/myriarch/server/store"
 	"github.com/myriarch/myriarch/server/tokens"
 
@@ -139,7 +140,7 @@ func (d *DB) loadAgents(ctx context.Context) ([]store.Agent, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	shared := newInterner()
+	var shared intern.Table
 	agents := make([]store.Agent, 0, n)
 	var uid, credKind, credID, kind, labels sql.RawBytes
 	for rows.Next() {
@@ -152,8 +153,8 @@ func (d *DB) loadAgents(ctx context.Context) ([]store.Agent, error) {
 			return nil, fmt.Errorf("agent row with a %d-byte uid", len(uid))
 		}
 		copy(a.UID[:], uid)
-		a.Credential = store.Credential{Kind: shared.get(credKind), ID: shared.get(credID)}
-		a.Kind = shared.get(kind)
+		a.Credential = store.Credential{Kind: shared.Bytes(credKind), ID: shared.Bytes(credID)}
+		a.Kind = shared.Bytes(kind)
 		a.Capabilities = uint64(caps)
 		if string(labels) == "{}" {
 			a.TokenLabels = map[string]string{}
@@ -182,7 +183,7 @@ func (d *DB) loadEvents(ctx context.Context, keepEvents int) (map[[16]byte][]sto
 		return nil, err
 	}
 	defer rows.Close()
-	shared := newInterner()
+	var shared intern.Table
 	var cur [16]byte
 	var evs []store.Event
 	done := func() {
@@ -213,7 +214,7 @@ func (d *DB) loadEvents(ctx context.Context, keepEvents int) (map[[16]byte][]sto
 		}
 		e.Seq = uint64(seq)
 		e.Time = time.Unix(0, ts).UTC()
-		e.Type = shared.get(typ)
+		e.Type = shared.Bytes(typ)
 		evs = append(evs, e)
 	}
 	if err := rows.Err(); err != nil {
@@ -221,24 +222,6 @@ func (d *DB) loadEvents(ctx context.Context, keepEvents int) (map[[16]byte][]sto
 	}
 	done()
 	return events, nil
-}
-
-// interner shares the strings that repeat across rows. It stops growing at
-// a bound, so a column of distinct values costs one allocation each, as
-// without it.
-type interner map[string]string
-
-func newInterner() interner { return interner{} }
-
-func (in interner) get(b []byte) string {
-	if s, ok := in[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	if len(in) < 4096 {
-		in[s] = s
-	}
-	return s
 }
 
 func (d *DB) Write(ctx context.Context, b store.Batch) (err error) {
