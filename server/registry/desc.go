@@ -130,4 +130,3 @@ type descEntry struct {
 	val  int // index in vals, -1 without a value
 	str  int // index in strs, -1 for an empty AnyValue
 }
-
