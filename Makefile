@@ -7,7 +7,7 @@ GOFLAGS_BUILD = -trimpath -ldflags "$(LDFLAGS) -X github.com/myriarch/myriarch/i
 
 CMDS = myriarchd myriarch-updater telecraft blueprint-check
 
-.PHONY: all build test vet unit crossbuild demo bench clean
+.PHONY: all build test setup vet tidy unit crossbuild demo bench clean
 
 all: build
 
@@ -17,11 +17,23 @@ build:
 	  CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $(BIN)/$$c ./cmd/$$c || exit 1; \
 	done
 
+# Installs the tools the tests need when they are missing (Debian packages; as root,
+# otherwise it prints the apt-get command) and checks they are all there.
+setup:
+	@bash test/setup.sh
+
 vet:
 	$(GO) vet ./...
 
+# go.mod and go.sum list exactly what the code imports.
+tidy:
+	$(GO) mod tidy -diff
+
+# Docker tests run against DOCKER_HOST when it answers, else against a private engine
+# that test/docker/up.sh starts. A test whose tool or engine is missing fails.
 unit:
-	$(GO) test -race -count=1 -timeout 20m ./...
+	DOCKER_HOST=$$(bash test/setup.sh docker) && export DOCKER_HOST && \
+	  $(GO) test -race -count=1 -timeout 20m ./...
 
 # Windows must keep compiling even though the tests run on Linux.
 crossbuild:
@@ -30,7 +42,7 @@ crossbuild:
 
 # peers first: a cold build of the upstream supervisor and collectors takes minutes
 # and must not eat into the go test timeout.
-test: vet crossbuild peers unit
+test: setup vet tidy crossbuild peers unit
 
 # The demo builds what it runs (peers on first use, then cached).
 demo:
@@ -56,9 +68,9 @@ packages: build
 # prints the DOCKER_HOST to export, e.g. `export DOCKER_HOST=$$(make -s docker-up)`.
 .PHONY: docker-up
 docker-up:
-	@bash test/docker/up.sh
+	@bash test/setup.sh docker
 
-# Load test of myriarchd (issue 11): simulated hosts (a collector + an updater each) on loopback
+# Load test of myriarchd: simulated hosts (a collector + an updater each) on loopback
 # through ramp, steady state, reconnect storm, rollout and churn; prints the measurements.
 # Default 10 000 agents; e.g. `make load LOAD="-n 20000 -steady 5m"`. Results: BENCHMARKS.md.
 .PHONY: load

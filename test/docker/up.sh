@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Start a private Docker engine for the tests (container mode, docker provider).
-# Installs Debian's docker.io when no engine answers. Prints the DOCKER_HOST to use.
-# Idempotent: an engine already answering on the private socket is reused.
+# Start a private Docker engine for the tests (container mode, docker provider)
+# and print the DOCKER_HOST to use. An engine that already answers at the
+# caller's DOCKER_HOST, or on the private socket, is reused. Docker itself
+# (Debian's docker.io) is installed by test/setup.sh, which calls this script.
 set -euo pipefail
+
+if [ -n "${DOCKER_HOST:-}" ] && docker info >/dev/null 2>&1; then
+  echo "$DOCKER_HOST"
+  exit 0
+fi
 
 SOCK_DIR=${MYRIARCH_DOCKER_DIR:-/tmp/myriarch-docker}
 SOCK="$SOCK_DIR/docker.sock"
@@ -14,9 +20,12 @@ if docker info >/dev/null 2>&1; then
 fi
 
 if ! command -v dockerd >/dev/null 2>&1; then
-  echo "installing docker.io" >&2
-  apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io >/dev/null
+  echo "dockerd is not installed: apt-get install -y docker.io (or bash test/setup.sh)" >&2
+  exit 1
+fi
+if [ "$(id -u)" != 0 ]; then
+  echo "a private Docker engine needs root: run as root, or export DOCKER_HOST of an engine you can use" >&2
+  exit 1
 fi
 
 mkdir -p "$SOCK_DIR"
