@@ -17,25 +17,20 @@ import (
 
 	"aead.dev/minisign"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/myriarch/myriarch/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if _, err := exec.LookPath("minisign"); err != nil && os.Getenv("CI") != "" {
-		// The script verifies signatures with the minisign CLI; CI installs it.
-		println("minisign CLI not found (CI must install the Debian package minisign)")
-		os.Exit(1)
-	}
 	os.Exit(m.Run())
 }
 
 func needMinisign(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("minisign"); err != nil {
-		t.Skip("minisign CLI not installed (apt-get install minisign); CI fails instead of skipping")
-	}
+	testenv.Tool(t, "minisign", "minisign")
 }
 
 // One fresh install, checked from several sides.
@@ -474,9 +469,7 @@ func TestUninstallKeepsDataUnlessPurge(t *testing.T) {
 // BenchmarkInstall measures a fresh install under --root (verification of three signed
 // artifacts included) and a no-op re-run.
 func BenchmarkInstall(b *testing.B) {
-	if _, err := exec.LookPath("minisign"); err != nil {
-		b.Skip("minisign CLI not installed")
-	}
+	testenv.Tool(b, "minisign", "minisign")
 	a := completeArtifacts(b, "0.149.0")
 	// CPU time (user+system of the script and every command it waited for) is reported
 	// too: wall time on a shared machine is mostly waiting for a CPU.

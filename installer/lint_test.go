@@ -12,20 +12,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/myriarch/myriarch/internal/testenv"
 )
 
-// needTool skips when a tool is missing on a developer machine; in CI (env CI set) a
-// missing tool is a failure, so a check can never silently disappear.
+// needTool returns the path of a tool the checks run, failing without it.
 func needTool(t *testing.T, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s not installed; .ci/run must install it", name)
-		}
-		t.Skipf("%s not installed", name)
+	pkg := map[string]string{"systemd-analyze": "systemd"}[name]
+	if pkg == "" {
+		pkg = name
 	}
-	return p
+	return testenv.Tool(t, name, pkg)
 }
 
 func TestShellcheckClean(t *testing.T) {
@@ -205,13 +203,7 @@ func TestBothScriptsAcceptTheSameFlags(t *testing.T) {
 
 // The embedded country list is exactly tzdata's iso3166.tab.
 func TestCountryListMatchesTzdata(t *testing.T) {
-	tab, err := os.ReadFile("/usr/share/zoneinfo/iso3166.tab")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%v (tzdata must be installed)", err)
-		}
-		t.Skip(err)
-	}
+	tab := testenv.File(t, "/usr/share/zoneinfo/iso3166.tab", "tzdata")
 	var want []string
 	for _, line := range strings.Split(string(tab), "\n") {
 		if line != "" && !strings.HasPrefix(line, "#") {
@@ -279,13 +271,7 @@ func TestPowerShellZoneListIsIANA(t *testing.T) {
 			t.Errorf("install.ps1 zone %q: %v", z, err)
 		}
 	}
-	tab, err := os.ReadFile("/usr/share/zoneinfo/zone1970.tab")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%v (tzdata must be installed)", err)
-		}
-		t.Skip(err)
-	}
+	tab := testenv.File(t, "/usr/share/zoneinfo/zone1970.tab", "tzdata")
 	for _, line := range strings.Split(string(tab), "\n") {
 		if f := strings.Fields(line); len(f) >= 3 && !strings.HasPrefix(line, "#") && !slices.Contains(zones, f[2]) {
 			t.Errorf("install.ps1 lacks the zone %s", f[2])

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/myriarch/myriarch/internal/testenv"
 )
 
 // liveHost runs install.sh without --root, as on a real host, inside a private mount
@@ -22,11 +24,9 @@ type liveHost struct {
 
 func newLiveHost(t *testing.T) *liveHost {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for a mount namespace")
-	}
-	if out, err := exec.Command("unshare", "-m", "true").CombinedOutput(); err != nil {
-		t.Skipf("no mount namespaces here (unshare -m: %v %s)", err, out)
+	testenv.Root(t, "a private mount namespace")
+	if out, err := exec.Command(testenv.Tool(t, "unshare", "util-linux"), "-m", "true").CombinedOutput(); err != nil {
+		t.Fatalf("no mount namespaces here (unshare -m: %v %s)", err, out)
 	}
 	h := &liveHost{dir: t.TempDir()}
 	h.log = filepath.Join(h.dir, "systemctl.log")

@@ -16,6 +16,7 @@ import (
 	"aead.dev/minisign"
 
 	"github.com/myriarch/myriarch/agent/verify"
+	"github.com/myriarch/myriarch/internal/testenv"
 )
 
 const benchSize = 256 << 20
@@ -91,9 +92,7 @@ func BenchmarkFetchSHA256Only(b *testing.B) {
 // BenchmarkCurlSHA256 is the baseline: `curl -s URL | sha256sum` on the same
 // file from the same loopback server (no disk write).
 func BenchmarkCurlSHA256(b *testing.B) {
-	if _, err := exec.LookPath("curl"); err != nil {
-		b.Skip("curl not installed: no baseline")
-	}
+	testenv.Tool(b, "curl", "curl")
 	srv, _ := benchServer(b)
 	b.SetBytes(benchSize)
 	b.ResetTimer()
@@ -110,9 +109,7 @@ func BenchmarkCurlSHA256(b *testing.B) {
 // same file, so a shared machine's load hits all three alike; it reports
 // each rate and the ratios to curl.
 func BenchmarkVsCurl(b *testing.B) {
-	if _, err := exec.LookPath("curl"); err != nil {
-		b.Skip("curl not installed: no baseline")
-	}
+	testenv.Tool(b, "curl", "curl")
 	srv, path := benchServer(b)
 	pub, priv, _ := minisign.GenerateKey(nil)
 	f, _ := os.Open(path)

@@ -17,30 +17,11 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/myriarch/myriarch/internal/testenv"
 	"github.com/myriarch/myriarch/internal/vars"
 )
 
 const testImage = "myriarch-providers-test:latest"
-
-// dockerForTest connects to the engine named by DOCKER_HOST. With no engine
-// it skips, unless MYRIARCH_REQUIRE_DOCKER=1 (CI), where it fails.
-func dockerForTest(t *testing.T) *client.Client {
-	t.Helper()
-	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_, err = cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true})
-	}
-	if err != nil {
-		if os.Getenv("MYRIARCH_REQUIRE_DOCKER") == "1" {
-			t.Fatalf("MYRIARCH_REQUIRE_DOCKER=1 but no Docker engine answers at %q: %v", os.Getenv("DOCKER_HOST"), err)
-		}
-		t.Skipf("no Docker engine answers at %q (start one with test/docker/up.sh): %v", os.Getenv("DOCKER_HOST"), err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	return cli
-}
 
 // buildTestImage builds a FROM scratch image around a static Go binary that
 // sleeps until SIGTERM: nothing is pulled.
@@ -163,7 +144,7 @@ func waitFor(t *testing.T, ctx context.Context, sets <-chan []vars.Mapping, what
 // running before it starts is listed, one started later arrives through
 // events, and a stopped one is removed.
 func TestDockerProvider(t *testing.T) {
-	cli := dockerForTest(t)
+	cli := testenv.Docker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	buildTestImage(t, ctx, cli)
@@ -244,7 +225,7 @@ func TestDockerProvider(t *testing.T) {
 // TestDockerProviderThroughManager checks the docker mappings reach a
 // snapshot with their provider name and priority.
 func TestDockerProviderThroughManager(t *testing.T) {
-	cli := dockerForTest(t)
+	cli := testenv.Docker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	buildTestImage(t, ctx, cli)

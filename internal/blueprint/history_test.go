@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/myriarch/myriarch/internal/testenv"
 )
 
 // gitRepo is a throwaway Git work tree built by a test.
@@ -21,9 +23,7 @@ type gitRepo struct {
 
 func newGitRepo(t *testing.T) *gitRepo {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed; the Git-history render needs it")
-	}
+	testenv.Tool(t, "git", "git")
 	r := &gitRepo{t: t, dir: t.TempDir()}
 	r.git("init", "-q")
 	return r

@@ -7,6 +7,8 @@ import (
 
 	"github.com/moby/moby/client"
 	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/internal/testenv"
 )
 
 // BenchmarkContainerSwapDowntime measures how long the collector does not
@@ -16,7 +18,7 @@ import (
 //
 //	DOCKER_HOST=$(make -s docker-up) go test -run '^$' -bench ContainerSwapDowntime -benchtime 5x ./test/container/
 func BenchmarkContainerSwapDowntime(b *testing.B) {
-	cli := dockerClient(b)
+	cli := testenv.Docker(b)
 	ctx := context.Background()
 	k := newKeys(b)
 	repo := randName("myriarch-ct-img-")

@@ -15,6 +15,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	ctr "github.com/myriarch/myriarch/agent/container"
+	"github.com/myriarch/myriarch/internal/testenv"
 )
 
 // childEnv makes the test binary act as an updater process that installs
@@ -80,7 +81,7 @@ func runChild() int {
 // named <name> running: the new version when the new container had been
 // started and is healthy, the old one otherwise.
 func TestCrashAtEveryStep(t *testing.T) {
-	cli := dockerClient(t)
+	cli := testenv.Docker(t)
 	k := newKeys(t)
 	repo := randName("myriarch-ct-img-")
 	loadImage(t, cli, fakeImage(t, imageSpec{version: "0.1.0"}), repo+":0.1.0")

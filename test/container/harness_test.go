@@ -63,26 +63,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// dockerClient returns a client for DOCKER_HOST, skipping the test when no
-// engine answers (failing when MYRIARCH_REQUIRE_DOCKER=1).
-func dockerClient(t testing.TB) *client.Client {
-	t.Helper()
-	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_, err = cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true})
-		cancel()
-	}
-	if err != nil {
-		if os.Getenv("MYRIARCH_REQUIRE_DOCKER") == "1" {
-			t.Fatalf("no Docker engine at DOCKER_HOST=%q: %v", os.Getenv("DOCKER_HOST"), err)
-		}
-		t.Skipf("no Docker engine at DOCKER_HOST=%q (run `make docker-up`): %v", os.Getenv("DOCKER_HOST"), err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	return cli
-}
-
 // fakeCollector builds ./fakecollector once, statically (CGO_ENABLED=0),
 // for FROM scratch images.
 func fakeCollector(t testing.TB) []byte {

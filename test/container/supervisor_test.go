@@ -19,6 +19,7 @@ import (
 
 	ctr "github.com/myriarch/myriarch/agent/container"
 	"github.com/myriarch/myriarch/agent/supervisorstate"
+	"github.com/myriarch/myriarch/internal/testenv"
 	"github.com/myriarch/myriarch/test/peers/peerbuild"
 )
 
@@ -96,7 +97,7 @@ func TestRealSupervisorImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the upstream OpAMP Supervisor image; not in -short mode")
 	}
-	cli := dockerClient(t)
+	cli := testenv.Docker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	peers, err := peerbuild.Ensure(ctx, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})))
@@ -214,7 +215,7 @@ func TestRealSupervisorImage(t *testing.T) {
 
 // The updater image of packaging/docker runs FROM scratch.
 func TestUpdaterImage(t *testing.T) {
-	cli := dockerClient(t)
+	cli := testenv.Docker(t)
 	dir := t.TempDir()
 	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X github.com/myriarch/myriarch/internal/buildinfo.Version=9.8.7",
 		"-o", filepath.Join(dir, "myriarch-updater"), "../../cmd/myriarch-updater")

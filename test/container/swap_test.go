@@ -27,6 +27,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	ctr "github.com/myriarch/myriarch/agent/container"
+	"github.com/myriarch/myriarch/internal/testenv"
 )
 
 const (
@@ -79,7 +80,7 @@ func basicAuth() map[string]string {
 // credentials from the offer, started before the old container is removed,
 // with every setting carried over and the supervisor instance UID kept.
 func TestUpgradeByDigestPull(t *testing.T) {
-	cli := dockerClient(t)
+	cli := testenv.Docker(t)
 	ctx := context.Background()
 	host, _ := testRegistry(t)
 	k := newKeys(t)
@@ -262,7 +263,7 @@ func publishTarball(t testing.TB, k keys, img v1.Image, ref, dir, file string) (
 // then ImageLoad and the version label check. The storage dir here is the
 // image's anonymous VOLUME: the engine re-attaches it by name.
 func TestUpgradeFromSignedTarball(t *testing.T) {
-	cli := dockerClient(t)
+	cli := testenv.Docker(t)
 	ctx := context.Background()
 	k := newKeys(t)
 	repo := randName("myriarch-ct-img-")
@@ -312,7 +313,7 @@ func TestUpgradeFromSignedTarball(t *testing.T) {
 // A tarball whose image says another version is refused after loading,
 // before anything runs.
 func TestTarballVersionLabelMismatch(t *testing.T) {
-	cli := dockerClient(t)
+	cli := testenv.Docker(t)
 	ctx := context.Background()
 	k := newKeys(t)
 	repo := randName("myriarch-ct-img-")
@@ -352,7 +353,7 @@ func TestRollbackWhenNewImageUnhealthy(t *testing.T) {
 }
 
 func testRollback(t *testing.T, bad imageSpec, want string) {
-	cli := dockerClient(t)
+	cli := testenv.Docker(t)
 	ctx := context.Background()
 	k := newKeys(t)
 	repo := randName("myriarch-ct-img-")
@@ -411,7 +412,7 @@ func testRollback(t *testing.T, bad imageSpec, want string) {
 // any pull), and a digest the registry does not have fails the pull; in
 // both cases the running container is untouched.
 func TestDigestMismatchRefused(t *testing.T) {
-	cli := dockerClient(t)
+	cli := testenv.Docker(t)
 	ctx := context.Background()
 	host, pulls := testRegistry(t)
 	k := newKeys(t)
@@ -462,7 +463,7 @@ func TestDigestMismatchRefused(t *testing.T) {
 // Containers using settings the updater cannot reproduce are refused with
 // the setting named, before anything is downloaded or touched.
 func TestUnsupportedSettingRefused(t *testing.T) {
-	cli := dockerClient(t)
+	cli := testenv.Docker(t)
 	ctx := context.Background()
 	k := newKeys(t)
 	repo := randName("myriarch-ct-img-")

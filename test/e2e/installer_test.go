@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/myriarch/myriarch/internal/testenv"
 	"github.com/myriarch/myriarch/test/e2e/site"
 	"github.com/myriarch/myriarch/test/peers/peerbuild"
 	"github.com/myriarch/myriarch/test/peers/peerrun"
@@ -26,9 +27,7 @@ import (
 // with the updater in process control running the generated supervisor
 // config, and checks that the server sees the site attributes and the pairing.
 func TestScriptInstalledSite(t *testing.T) {
-	if _, err := exec.LookPath("minisign"); err != nil {
-		t.Fatalf("install.sh needs the minisign CLI (Debian package minisign): %v", err)
-	}
+	testenv.Tool(t, "minisign", "minisign")
 	e := newEnv(t)
 	arts := filepath.Join(e.root, "artifacts")
 	os.MkdirAll(arts, 0o755)
