@@ -41,6 +41,9 @@ func ParseByteSize(s string) (ByteSize, error) {
 	return ByteSize(n * mult), nil
 }
 
+// ExpectedYAML implements yamlstrict.Expecter.
+func (ByteSize) ExpectedYAML() string { return "a size such as 1GiB or 500MB" }
+
 // UnmarshalYAML implements yaml.Unmarshaler.
 func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {

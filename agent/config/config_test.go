@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/myriarch/myriarch/internal/yamlstrict"
 )
 
 const minimal = "server:\n  endpoint: ws://127.0.0.1:4320/v1/opamp\n  token: t\n"
@@ -45,7 +47,7 @@ func TestNewDefaultConfigOnlyLacksServer(t *testing.T) {
 	if err == nil {
 		t.Fatal("default config without endpoint validated")
 	}
-	for _, e := range validationErrors(err) {
+	for _, e := range yamlstrict.Flatten(err) {
 		var fe *FieldError
 		if !errors.As(e, &fe) || !strings.HasPrefix(fe.Path, "server.") {
 			t.Errorf("unexpected default-config problem: %v", e)

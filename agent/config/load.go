@@ -1,16 +1,12 @@
 package config
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"reflect"
-	"slices"
-	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/myriarch/myriarch/internal/yamlstrict"
 )
 
 // Load reads the YAML file at path over NewDefaultConfig and validates it.
@@ -32,51 +28,25 @@ func Load(path string) (*Config, error) {
 // the (possibly partial) config and every problem found.
 func Parse(data []byte) (*Config, []error) {
 	cfg := NewDefaultConfig()
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return cfg, []error{fmt.Errorf("invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))}
+	root, err := yamlstrict.Parse(data)
+	if err != nil {
+		return cfg, []error{err}
 	}
-	d := newDecoder()
-	if len(root.Content) > 0 {
-		d.decode(&root, reflect.ValueOf(cfg).Elem(), "")
-	}
-	problems := d.problems
-	for _, e := range validationErrors(cfg.Validate()) {
+	d := yamlstrict.NewDecoder()
+	d.Decode(root, reflect.ValueOf(cfg).Elem(), "")
+	problems := d.Problems()
+	for _, e := range yamlstrict.Flatten(cfg.Validate()) {
 		var fe *FieldError
 		if errors.As(e, &fe) {
-			if d.failed[fe.Path] {
+			if d.Failed(fe.Path) {
 				continue // already reported as undecodable
 			}
 			if fe.Line == 0 {
-				fe.Line = d.lines[fe.Path]
+				fe.Line = d.Line(fe.Path)
 			}
 		}
 		problems = append(problems, e)
 	}
-	// File order reads best; problems about absent keys (line 0) go last.
-	slices.SortStableFunc(problems, func(a, b error) int { return cmp.Compare(lineKey(a), lineKey(b)) })
+	yamlstrict.SortByLine(problems)
 	return cfg, problems
-}
-
-func lineKey(e error) int {
-	var fe *FieldError
-	if errors.As(e, &fe) && fe.Line > 0 {
-		return fe.Line
-	}
-	return math.MaxInt
-}
-
-// validationErrors flattens an errors.Join tree into its leaves.
-func validationErrors(err error) []error {
-	if err == nil {
-		return nil
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, validationErrors(e)...)
-		}
-		return out
-	}
-	return []error{err}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"aead.dev/minisign"
+
+	"github.com/myriarch/myriarch/internal/yamlstrict"
 )
 
 // Validate reports every problem in c at once (errors.Join of *FieldError),
@@ -81,7 +83,7 @@ func (c *Config) Validate() error {
 	}
 
 	if err := c.Providers.Validate(); err != nil {
-		for _, e := range validationErrors(err) {
+		for _, e := range yamlstrict.Flatten(err) {
 			var fe *FieldError
 			if errors.As(e, &fe) || strings.HasPrefix(e.Error(), "providers") {
 				errs = append(errs, e)
