@@ -62,7 +62,8 @@ peers:
 # deb and rpm packages of myriarch-updater and myriarchd (packaging/nfpm, built with nfpm).
 .PHONY: packages
 packages: build
-	$(GO) run ./packaging/nfpm/build -bin $(BIN) -packaging packaging -version $(VERSION) -out $(BIN)/packages
+	cd packaging/nfpm/build && $(GO) run . -bin $(abspath $(BIN)) -packaging $(abspath packaging) \
+	  -version $(VERSION) -out $(abspath $(BIN)/packages)
 
 # Start a private Docker engine for the container-mode tests (installs docker.io when needed);
 # prints the DOCKER_HOST to export, e.g. `export DOCKER_HOST=$$(make -s docker-up)`.

@@ -1,7 +1,8 @@
 // Command build makes the deb and rpm packages of myriarch-updater and myriarchd from
-// already built binaries, with nfpm as a library: `make packages` runs
+// already built binaries, with nfpm as a library. It is a module of its own so that nfpm
+// and its requirements stay out of the product's go.mod. `make packages` runs
 //
-//	go run ./packaging/nfpm/build -bin bin -version 0.1.0 -out bin/packages
+//	cd packaging/nfpm/build && go run . -bin ../../../bin -packaging ../.. -version 0.1.0 -out ../../../bin/packages
 //
 // The package contents are declared in packaging/nfpm/<name>.yaml (nfpm's own format, so
 // the nfpm command line can build them too with BIN, PACKAGING, VERSION and ARCH set).
