@@ -1,5 +1,6 @@
 // Package admin is myriarchd's operator API: JSON over HTTP on the admin
-// listener, every route behind the admin bearer token except /metrics.
+// listener, every route behind the admin bearer token except /metrics,
+// /healthz and /readyz.
 package admin
 
 import (
@@ -33,7 +34,10 @@ type Deps struct {
 	// (the previous estate stays in force).
 	ReloadEstate func() error
 	Metrics      http.Handler
-	Log          *slog.Logger
+	// Ready names what keeps the server from being ready (GET /readyz);
+	// nil or an empty answer is ready.
+	Ready func() []string
+	Log   *slog.Logger
 	// OnTokenRevoked is told after a revocation (pairing re-evaluation).
 	OnTokenRevoked func(cred store.Credential)
 }
@@ -57,6 +61,8 @@ func New(d Deps) *API {
 	if d.Metrics != nil {
 		a.mux.Handle("GET /metrics", d.Metrics)
 	}
+	a.mux.HandleFunc("GET /healthz", healthz)
+	a.mux.HandleFunc("GET /readyz", a.readyz)
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusNotFound, "no such route: "+r.Method+" "+r.URL.Path)
 	})
