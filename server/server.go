@@ -55,7 +55,10 @@ type Options struct {
 	// artifact download URLs (default: derived from the bound address).
 	PublicURL string
 	Heartbeat time.Duration
-	Log       *slog.Logger
+	// InsecureListen allows plain-text OpAMP on an address that is not
+	// loopback (e.g. behind a TLS-terminating proxy).
+	InsecureListen bool
+	Log            *slog.Logger
 }
 
 // Validate reports every problem with the options.
@@ -76,7 +79,37 @@ func (o *Options) Validate() error {
 	if o.ClientCA != "" && o.TLSCert == "" {
 		errs = append(errs, errors.New("--client-ca needs --tls-cert and --tls-key"))
 	}
+	if o.Heartbeat < 0 {
+		errs = append(errs, fmt.Errorf("--heartbeat must not be negative, got %s", o.Heartbeat))
+	}
+	if o.Listen != "" && o.plainPublic() && !o.InsecureListen {
+		errs = append(errs, fmt.Errorf("--listen %s is not a loopback address and no TLS is configured: "+
+			"agents' enrollment tokens would cross the network in clear text; "+
+			"configure --tls-cert and --tls-key, or pass --insecure-listen if TLS ends in front of myriarchd", o.Listen))
+	}
 	return errors.Join(errs...)
+}
+
+// plainPublic reports whether OpAMP would be served without TLS on an
+// address other hosts can reach.
+func (o *Options) plainPublic() bool {
+	return o.TLSCert == "" && !isLoopback(o.Listen)
+}
+
+// isLoopback reports whether a listen address only accepts connections
+// from this host: 127.0.0.0/8, ::1 or localhost. An empty host (":4320")
+// or an unspecified address (0.0.0.0, ::) listens on every interface.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	host, _, _ = strings.Cut(host, "%") // zone, as in fe80::1%eth0
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Server is a running myriarchd.
@@ -112,6 +145,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.plainPublic() {
+		opts.Log.Warn("OpAMP is served without TLS on an address other hosts can reach (--insecure-listen)", "listen", opts.Listen)
 	}
 	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
