@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -134,6 +135,9 @@ type Server struct {
 	adminHTTP        *http.Server
 	wg               sync.WaitGroup
 
+	// What /readyz reports on.
+	storeOpen, estateLoaded, opampUp, adminUp, closing atomic.Bool
+
 	offers    *offers.Engine
 	artifacts *artifacts.Handler
 }
@@ -165,6 +169,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.store = db
+	s.storeOpen.Store(true)
+	s.estateLoaded.Store(opts.Estate == "")
 	if s.tokens, err = credentials.Open(ctx, db); err != nil {
 		db.Close()
 		return nil, err
@@ -202,6 +208,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		Registry:     s.registry,
 		Disconnector: s.opamp,
 		Metrics:      s.metrics.Handler(),
+		Ready:        s.notReady,
 		Log:          s.log.With("component", "admin"),
 	}
 	if opts.Estate != "" {
@@ -299,6 +306,7 @@ func (s *Server) applyEstate(e *estate.Estate) {
 	s.estateMu.Lock()
 	defer s.estateMu.Unlock()
 	s.estate = e
+	s.estateLoaded.Store(true)
 	inv := registry.Inventory{ByUID: map[uuid.UUID]map[string]string{}, ByToken: map[string]map[string]string{}}
 	for _, it := range e.Inventory {
 		if it.Token != "" {
@@ -324,15 +332,20 @@ func (s *Server) Start() error {
 		return fmt.Errorf("admin listen %s: %w", s.opts.AdminListen, err)
 	}
 	s.adminHTTP = &http.Server{Handler: s.admin, ReadHeaderTimeout: 10 * time.Second}
+	// Bound listeners queue connections until they are served: both are up.
+	s.opampUp.Store(true)
+	s.adminUp.Store(true)
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
+		defer s.opampUp.Store(false)
 		if err := s.opamp.Serve(s.opampLn, s.opampMux, s.tlsConfig); err != nil {
 			s.log.Error("opamp listener stopped", "err", err)
 		}
 	}()
 	go func() {
 		defer s.wg.Done()
+		defer s.adminUp.Store(false)
 		if err := s.adminHTTP.Serve(s.adminLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("admin listener stopped", "err", err)
 		}
@@ -360,6 +373,7 @@ func (s *Server) AdminToken() string { return s.adminToken }
 // Close shuts down: no new connections, agent connections closed, pending
 // state flushed, database closed. It honours ctx for in-flight requests.
 func (s *Server) Close(ctx context.Context) error {
+	s.closing.Store(true)
 	var errs []error
 	if s.opampLn != nil {
 		errs = append(errs, s.opamp.Close(ctx))
@@ -370,8 +384,31 @@ func (s *Server) Close(ctx context.Context) error {
 	if s.opampLn == nil {
 		s.offers.Close()
 	}
+	s.storeOpen.Store(false)
 	errs = append(errs, s.registry.Close(), s.store.Close())
 	return errors.Join(errs...)
+}
+
+// notReady names what keeps the server from serving agents and operators
+// (nothing once the store is open, the estate loaded and both listeners up).
+func (s *Server) notReady() []string {
+	var out []string
+	if s.closing.Load() {
+		out = append(out, "shutting down")
+	}
+	if !s.storeOpen.Load() {
+		out = append(out, "store not open")
+	}
+	if !s.estateLoaded.Load() {
+		out = append(out, "estate not loaded")
+	}
+	if !s.opampUp.Load() {
+		out = append(out, "OpAMP listener not serving")
+	}
+	if !s.adminUp.Load() {
+		out = append(out, "admin listener not serving")
+	}
+	return out
 }
 
 // Run serves until ctx ends, then shuts down within a few seconds.
