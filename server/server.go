@@ -179,12 +179,16 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		db.Close()
 		return nil, err
 	}
-	s.metrics = metrics.New(func() map[string]int {
-		out := map[string]int{}
-		for k, n := range s.registry.Counts() {
-			out[string(k)] = n
-		}
-		return out
+	s.metrics = metrics.New(metrics.Sources{
+		Connected: func() map[string]int {
+			out := map[string]int{}
+			for k, n := range s.registry.Counts() {
+				out[string(k)] = n
+			}
+			return out
+		},
+		Agents: metrics.RegistryAgents(s.registry),
+		Offers: s.offerStates,
 	})
 	admission := backpressure.New(backpressure.Options{Rate: admissionRate})
 	s.opamp, err = opampsrv.New(s.registry, s.tokens, s.log.With("component", "opamp"),
@@ -387,6 +391,15 @@ func (s *Server) Close(ctx context.Context) error {
 	s.storeOpen.Store(false)
 	errs = append(errs, s.registry.Close(), s.store.Close())
 	return errors.Join(errs...)
+}
+
+// offerStates counts collectors by offer state for the metrics.
+func (s *Server) offerStates() map[string]int {
+	counts, err := metrics.FleetOfferStates(s.admin, s.adminToken)
+	if err != nil {
+		s.log.Warn("metrics: offer states unreadable", "err", err)
+	}
+	return counts
 }
 
 // notReady names what keeps the server from serving agents and operators

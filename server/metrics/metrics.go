@@ -3,11 +3,27 @@ package metrics
 
 import (
 	"net/http"
+	"runtime"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/myriarch/myriarch/internal/buildinfo"
 )
+
+// Sources are what the gauges sample at scrape time. A nil source leaves
+// its gauge out.
+type Sources struct {
+	// Connected returns online agents by kind.
+	Connected func() map[string]int
+	// Agents calls count once for every registered agent, online or not,
+	// with its kind and reported version (see RegistryAgents).
+	Agents func(count func(kind, version string))
+	// Offers returns collectors by offer state (see FleetOfferStates);
+	// nil when they cannot be read.
+	Offers func() map[string]int
+}
 
 // Metrics holds the server's instruments.
 type Metrics struct {
@@ -16,9 +32,8 @@ type Metrics struct {
 	rejects  *prometheus.CounterVec
 }
 
-// New creates the instruments. connected is sampled at scrape time and
-// returns online agents by kind.
-func New(connected func() map[string]int) *Metrics {
+// New creates the instruments.
+func New(src Sources) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		messages: prometheus.NewCounter(prometheus.CounterOpts{
@@ -28,8 +43,23 @@ func New(connected func() map[string]int) *Metrics {
 			Name: "myriarch_opamp_rejects_total", Help: "Refused connections and messages, by reason.",
 		}, []string{"reason"}),
 	}
-	m.reg.MustRegister(m.messages, m.rejects, &connectedCollector{fn: connected},
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "myriarch_build_info",
+		Help:        "The running myriarchd's version and Go version (always 1).",
+		ConstLabels: prometheus.Labels{"version": buildinfo.Version, "goversion": runtime.Version()},
+	})
+	build.Set(1)
+	m.reg.MustRegister(m.messages, m.rejects, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if src.Connected != nil {
+		m.reg.MustRegister(&connectedCollector{fn: src.Connected})
+	}
+	if src.Agents != nil {
+		m.reg.MustRegister(&agentsCollector{each: src.Agents})
+	}
+	if src.Offers != nil {
+		m.reg.MustRegister(&offersCollector{fn: src.Offers})
+	}
 	return m
 }
 
@@ -42,17 +72,4 @@ func (m *Metrics) Reject(reason string) { m.rejects.WithLabelValues(reason).Inc(
 // Handler serves the text exposition format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
-}
-
-var connectedDesc = prometheus.NewDesc("myriarch_agents_connected", "Online agents by kind.", []string{"kind"}, nil)
-
-type connectedCollector struct{ fn func() map[string]int }
-
-func (c *connectedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- connectedDesc }
-
-func (c *connectedCollector) Collect(ch chan<- prometheus.Metric) {
-	counts := c.fn()
-	for _, k := range []string{"collector", "updater", "bridge", "unknown"} {
-		ch <- prometheus.MustNewConstMetric(connectedDesc, prometheus.GaugeValue, float64(counts[k]), k)
-	}
 }
