@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -26,89 +25,122 @@ type agentRow struct {
 	} `json:"offer"`
 }
 
+const agentsUsage = `usage: myriarchd agents <subcommand> [flags]
+
+subcommands:
+  list [--kind KIND] [--json]   list every agent: kind, version, host, pairing, offer
+  show UID                      one agent as JSON, with its history
+
+Each subcommand prints its flags with --help.
+`
+
 func agentsCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: myriarchd agents list [--kind K] [--json] | show UID")
+	switch {
+	case len(args) == 0:
+		fmt.Fprint(stderr, agentsUsage)
 		return 2
-	}
-	fs := flag.NewFlagSet("agents "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	client := clientFlags(fs)
-	kind := fs.String("kind", "", "only this kind (list)")
-	asJSON := fs.Bool("json", false, "print JSON (list)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
-	}
-	c, err := client()
-	if err != nil {
-		fmt.Fprintln(stderr, "myriarchd agents:", err)
-		return 1
+	case isHelp(args[0]):
+		fmt.Fprint(stdout, agentsUsage)
+		return 0
 	}
 	switch args[0] {
 	case "list":
-		var rows []agentRow
-		var docs []any
-		err := eachAgentsPage(c, *kind, func(raw []json.RawMessage) error {
-			for _, r := range raw {
-				if *asJSON {
-					var v any
-					if err := json.Unmarshal(r, &v); err != nil {
-						return err
-					}
-					docs = append(docs, v)
-					continue
-				}
-				var a agentRow
-				if err := json.Unmarshal(r, &a); err != nil {
-					return err
-				}
-				rows = append(rows, a)
-			}
-			return nil
-		})
-		if err != nil {
-			fmt.Fprintln(stderr, "myriarchd agents list:", err)
-			return 1
-		}
-		if *asJSON {
-			if docs == nil {
-				docs = []any{}
-			}
-			return printJSON(stdout, map[string]any{"agents": docs})
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "INSTANCE UID\tKIND\tONLINE\tSERVICE\tVERSION\tHOST\tPAIRING\tOFFER\tLAST SEEN")
-		for _, a := range rows {
-			pairing, offer := "-", "-"
-			if a.Pairing != nil {
-				pairing = a.Pairing.State
-			}
-			if a.Offer != nil {
-				offer = a.Offer.State
-				if a.Offer.Version != "" {
-					offer += " " + a.Offer.Version
-				}
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\t%s\t%s\t%s\n", a.InstanceUID, a.Kind, a.Online,
-				a.Identifying["service.name"], a.Identifying["service.version"], a.Attributes["host.name"], pairing, offer, a.LastSeen)
-		}
-		tw.Flush()
-		return 0
+		return agentsList(args[1:], stdout, stderr)
 	case "show":
-		if fs.NArg() != 1 {
-			fmt.Fprintln(stderr, "usage: myriarchd agents show UID")
-			return 2
-		}
-		var v any
-		if err := c.do("GET", "/api/v1/agents/"+url.PathEscape(fs.Arg(0)), nil, &v); err != nil {
-			fmt.Fprintln(stderr, "myriarchd agents show:", err)
-			return 1
-		}
-		return printJSON(stdout, v)
+		return agentsShow(args[1:], stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "myriarchd agents: unknown subcommand %q\n", args[0])
+		fmt.Fprintf(stderr, "myriarchd agents: unknown subcommand %q\n%s", args[0], agentsUsage)
 		return 2
 	}
+}
+
+func agentsList(args []string, stdout, stderr io.Writer) int {
+	c := newCommand("agents list", "agents list [--kind KIND] [--json] [flags]",
+		"Lists every registered agent, online or not, a page of the admin API at a time.")
+	client := clientFlags(c.fs)
+	kind := c.fs.String("kind", "", "only agents of this `KIND`: collector, updater, bridge or unknown")
+	asJSON := c.fs.Bool("json", false, "print JSON")
+	if code, done := c.parse(args, stdout, stderr); done {
+		return code
+	}
+	if c.fs.NArg() > 0 {
+		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
+	}
+	cl, err := client()
+	if err != nil {
+		fmt.Fprintln(stderr, "myriarchd agents list:", err)
+		return 1
+	}
+	var rows []agentRow
+	var docs []any
+	err = eachAgentsPage(cl, *kind, func(raw []json.RawMessage) error {
+		for _, r := range raw {
+			if *asJSON {
+				var v any
+				if err := json.Unmarshal(r, &v); err != nil {
+					return err
+				}
+				docs = append(docs, v)
+				continue
+			}
+			var a agentRow
+			if err := json.Unmarshal(r, &a); err != nil {
+				return err
+			}
+			rows = append(rows, a)
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "myriarchd agents list:", err)
+		return 1
+	}
+	if *asJSON {
+		if docs == nil {
+			docs = []any{}
+		}
+		return printJSON(stdout, map[string]any{"agents": docs})
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "INSTANCE UID\tKIND\tONLINE\tSERVICE\tVERSION\tHOST\tPAIRING\tOFFER\tLAST SEEN")
+	for _, a := range rows {
+		pairing, offer := "-", "-"
+		if a.Pairing != nil {
+			pairing = a.Pairing.State
+		}
+		if a.Offer != nil {
+			offer = a.Offer.State
+			if a.Offer.Version != "" {
+				offer += " " + a.Offer.Version
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\t%s\t%s\t%s\n", a.InstanceUID, a.Kind, a.Online,
+			a.Identifying["service.name"], a.Identifying["service.version"], a.Attributes["host.name"], pairing, offer, a.LastSeen)
+	}
+	tw.Flush()
+	return 0
+}
+
+func agentsShow(args []string, stdout, stderr io.Writer) int {
+	c := newCommand("agents show", "agents show [flags] UID", "Prints one agent as the admin API shows it, with its event history.")
+	client := clientFlags(c.fs)
+	if code, done := c.parse(args, stdout, stderr); done {
+		return code
+	}
+	if c.fs.NArg() != 1 {
+		return c.usageError(stderr, "want one instance UID")
+	}
+	cl, err := client()
+	if err != nil {
+		fmt.Fprintln(stderr, "myriarchd agents show:", err)
+		return 1
+	}
+	var v any
+	if err := cl.do("GET", "/api/v1/agents/"+url.PathEscape(c.fs.Arg(0)), nil, &v); err != nil {
+		fmt.Fprintln(stderr, "myriarchd agents show:", err)
+		return 1
+	}
+	return printJSON(stdout, v)
 }
 
 // agentsPageSize is how many agents `agents list` asks for per request, so

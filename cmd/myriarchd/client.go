@@ -22,9 +22,9 @@ type adminClient struct {
 
 // clientFlags adds the connection flags every client command shares.
 func clientFlags(fs *flag.FlagSet) func() (*adminClient, error) {
-	addr := fs.String("admin", envOr("MYRIARCH_ADMIN", "http://127.0.0.1:4321"), "admin API base URL")
-	tokenFile := fs.String("admin-token-file", "", "admin token file")
-	dataDir := fs.String("data-dir", envOr("MYRIARCH_DATA_DIR", "/var/lib/myriarchd"), "server data dir (reads its admin.token)")
+	addr := fs.String("admin", envOr("MYRIARCH_ADMIN", "http://127.0.0.1:4321"), "admin API base `URL` (env MYRIARCH_ADMIN)")
+	tokenFile := fs.String("admin-token-file", envOr("MYRIARCH_ADMIN_TOKEN_FILE", ""), "admin token `FILE` (env MYRIARCH_ADMIN_TOKEN_FILE; default <data-dir>/admin.token; MYRIARCH_ADMIN_TOKEN holds the token itself)")
+	dataDir := fs.String("data-dir", envOr("MYRIARCH_DATA_DIR", defaultDataDir), "server data `DIR` whose admin.token to read (env MYRIARCH_DATA_DIR)")
 	return func() (*adminClient, error) {
 		tok := os.Getenv("MYRIARCH_ADMIN_TOKEN")
 		if tok == "" {

@@ -13,10 +13,13 @@ import (
 const usage = `usage: myriarchd <command> [flags]
 
 commands:
-  serve                       run the server
+  serve                       run the server (settings: myriarchd serve --help)
   token create|list|revoke    manage enrollment tokens (admin API)
   agents list|show UID        show agents (admin API)
   version                     print the version
+  help [config]               print this text, or the settings of serve as Markdown
+
+Every command prints its usage with --help.
 `
 
 func main() {
@@ -30,19 +33,48 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "serve":
-		return serve(args[1:], stderr)
+		return serve(args[1:], stdout, stderr)
 	case "token":
 		return tokenCmd(args[1:], stdout, stderr)
 	case "agents":
 		return agentsCmd(args[1:], stdout, stderr)
-	case "version":
-		fmt.Fprintln(stdout, "myriarchd", buildinfo.Version)
-		return 0
-	case "-h", "--help", "help":
+	case "version", "--version", "-version":
+		return versionCmd(args[1:], stdout, stderr)
+	case "help":
+		return helpCmd(args[1:], stdout, stderr)
+	case "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
 		fmt.Fprintf(stderr, "myriarchd: unknown command %q\n%s", args[0], usage)
 		return 2
 	}
+}
+
+func versionCmd(args []string, stdout, stderr io.Writer) int {
+	c := newCommand("version", "version", "Prints the version of this build.")
+	if code, done := c.parse(args, stdout, stderr); done {
+		return code
+	}
+	if c.fs.NArg() > 0 {
+		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
+	}
+	fmt.Fprintln(stdout, "myriarchd", buildinfo.Version)
+	return 0
+}
+
+func helpCmd(args []string, stdout, stderr io.Writer) int {
+	c := newCommand("help", "help [config]", "Prints the commands, or with config every setting of serve\n(flag, environment variable, config file key, default) as a Markdown table.")
+	if code, done := c.parse(args, stdout, stderr); done {
+		return code
+	}
+	switch {
+	case c.fs.NArg() == 0:
+		fmt.Fprint(stdout, usage)
+	case c.fs.NArg() == 1 && c.fs.Arg(0) == "config":
+		printReference(stdout)
+	default:
+		return c.usageError(stderr, "unknown topic %q", c.fs.Arg(0))
+	}
+	return 0
 }

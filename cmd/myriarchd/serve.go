@@ -2,44 +2,56 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
-	"time"
 
 	"github.com/myriarch/myriarch/server"
 )
 
-func serve(args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o server.Options
-	var logFormat, logLevel string
-	fs.StringVar(&o.DataDir, "data-dir", "/var/lib/myriarchd", "state directory (SQLite database, admin token)")
-	fs.StringVar(&o.Listen, "listen", "127.0.0.1:4320", "OpAMP listen address (path /v1/opamp)")
-	fs.StringVar(&o.AdminListen, "admin-listen", "127.0.0.1:4321", "admin API listen address")
-	fs.StringVar(&o.Estate, "estate", "", "estate directory (inventory, fleets, packages)")
-	fs.StringVar(&o.TLSCert, "tls-cert", "", "TLS certificate for the OpAMP listener")
-	fs.StringVar(&o.TLSKey, "tls-key", "", "TLS key for the OpAMP listener")
-	fs.StringVar(&o.ClientCA, "client-ca", "", "CA bundle for client certificates (mutual TLS)")
-	fs.StringVar(&o.AdminTokenFile, "admin-token-file", "", "admin token file (default <data-dir>/admin.token, generated)")
-	fs.StringVar(&o.PublicURL, "public-url", "", "base URL agents reach the OpAMP listener at (for artifact URLs; default from --listen)")
-	fs.DurationVar(&o.Heartbeat, "heartbeat", 30*time.Second, "heartbeat interval offered to agents")
-	fs.StringVar(&logFormat, "log-format", "text", "text or json")
-	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn, error")
-	if err := fs.Parse(args); err != nil {
-		return 2
+// serveCommand parses serve's flags and resolves every setting; done says
+// there is nothing to run (help printed: 0; a usage or config problem: 2).
+func serveCommand(args []string, getenv func(string) (string, bool), stdout, stderr io.Writer) (cfg serveConfig, code int, done bool) {
+	cfg = defaultServeConfig()
+	c := newCommand("serve", "serve [flags]", serveAbout)
+	c.flags = printSettings
+	bindFlags(c.fs, &cfg)
+	if code, done := c.parse(args, stdout, stderr); done {
+		return cfg, code, true
 	}
-	log, err := newLogger(stderr, logFormat, logLevel)
+	if c.fs.NArg() > 0 {
+		return cfg, c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0)), true
+	}
+	if err := resolve(c.fs, &cfg, getenv); err != nil {
+		fmt.Fprintln(stderr, "myriarchd serve:", err)
+		return cfg, 2, true
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintln(stderr, "myriarchd serve:", strings.ReplaceAll(err.Error(), "\n", "\n  "))
+		return cfg, 2, true
+	}
+	return cfg, 0, false
+}
+
+func serve(args []string, stdout, stderr io.Writer) int {
+	cfg, code, done := serveCommand(args, os.LookupEnv, stdout, stderr)
+	if done {
+		return code
+	}
+	log, err := newLogger(stderr, cfg.LogFormat, cfg.LogLevel)
 	if err != nil {
 		fmt.Fprintln(stderr, "myriarchd serve:", err)
 		return 2
 	}
+	o := cfg.Options
 	o.Log = log
+	if cfg.ConfigFile != "" {
+		log.Info("configuration read", "file", cfg.ConfigFile)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	reload := make(chan struct{}, 1)
@@ -63,15 +75,15 @@ func serve(args []string, stderr io.Writer) int {
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: %w", level, err)
+		return nil, fmt.Errorf("log level %q: %w", level, err)
 	}
 	opts := &slog.HandlerOptions{Level: lv}
-	switch format {
+	switch strings.ToLower(format) {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	default:
-		return nil, fmt.Errorf("--log-format %q: must be text or json", format)
+		return nil, fmt.Errorf("log format %q: must be text or json", format)
 	}
 }

@@ -2,9 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -23,73 +23,127 @@ func (l labelFlags) Set(s string) error {
 	return nil
 }
 
+const tokenUsage = `usage: myriarchd token <subcommand> [flags]
+
+subcommands:
+  create --name NAME [--label key=value]...   create an enrollment token (its secret is shown once)
+  list [--json]                               list the tokens (never their secrets)
+  revoke ID                                   revoke a token and disconnect its agents
+
+Each subcommand prints its flags with --help.
+`
+
 func tokenCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: myriarchd token create --name NAME [--label k=v]... | list | revoke ID")
+	switch {
+	case len(args) == 0:
+		fmt.Fprint(stderr, tokenUsage)
 		return 2
-	}
-	fs := flag.NewFlagSet("token "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	client := clientFlags(fs)
-	name := fs.String("name", "", "token name (create)")
-	labels := labelFlags{}
-	fs.Var(labels, "label", "label key=value (create; repeatable)")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
-	}
-	c, err := client()
-	if err != nil {
-		fmt.Fprintln(stderr, "myriarchd token:", err)
-		return 1
+	case isHelp(args[0]):
+		fmt.Fprint(stdout, tokenUsage)
+		return 0
 	}
 	switch args[0] {
 	case "create":
-		var out map[string]any
-		if err := c.do("POST", "/api/v1/tokens", map[string]any{"name": *name, "labels": map[string]string(labels)}, &out); err != nil {
-			fmt.Fprintln(stderr, "myriarchd token create:", err)
-			return 1
-		}
-		return printJSON(stdout, out)
+		return tokenCreate(args[1:], stdout, stderr)
 	case "list":
-		var out struct {
-			Tokens []struct {
-				ID        string            `json:"id"`
-				Name      string            `json:"name"`
-				Labels    map[string]string `json:"labels"`
-				CreatedAt string            `json:"createdAt"`
-				RevokedAt string            `json:"revokedAt"`
-			} `json:"tokens"`
-		}
-		if err := c.do("GET", "/api/v1/tokens", nil, &out); err != nil {
-			fmt.Fprintln(stderr, "myriarchd token list:", err)
-			return 1
-		}
-		if *asJSON {
-			return printJSON(stdout, out)
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tLABELS\tCREATED\tREVOKED")
-		for _, t := range out.Tokens {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, joinLabels(t.Labels), t.CreatedAt, t.RevokedAt)
-		}
-		tw.Flush()
-		return 0
+		return tokenList(args[1:], stdout, stderr)
 	case "revoke":
-		if fs.NArg() != 1 {
-			fmt.Fprintln(stderr, "usage: myriarchd token revoke ID")
-			return 2
-		}
-		var out map[string]any
-		if err := c.do("DELETE", "/api/v1/tokens/"+fs.Arg(0), nil, &out); err != nil {
-			fmt.Fprintln(stderr, "myriarchd token revoke:", err)
-			return 1
-		}
-		return printJSON(stdout, out)
+		return tokenRevoke(args[1:], stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "myriarchd token: unknown subcommand %q\n", args[0])
+		fmt.Fprintf(stderr, "myriarchd token: unknown subcommand %q\n%s", args[0], tokenUsage)
 		return 2
 	}
+}
+
+func tokenCreate(args []string, stdout, stderr io.Writer) int {
+	c := newCommand("token create", "token create --name NAME [--label key=value]... [flags]",
+		"Creates an enrollment token and prints it as JSON; its secret is shown this once.")
+	client := clientFlags(c.fs)
+	name := c.fs.String("name", "", "token name (required)")
+	labels := labelFlags{}
+	c.fs.Var(labels, "label", "label `KEY=VALUE` of the agents enrolling with it (repeatable)")
+	if code, done := c.parse(args, stdout, stderr); done {
+		return code
+	}
+	switch {
+	case c.fs.NArg() > 0:
+		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
+	case *name == "":
+		return c.usageError(stderr, "--name is required")
+	}
+	cl, err := client()
+	if err != nil {
+		fmt.Fprintln(stderr, "myriarchd token create:", err)
+		return 1
+	}
+	var out map[string]any
+	if err := cl.do("POST", "/api/v1/tokens", map[string]any{"name": *name, "labels": map[string]string(labels)}, &out); err != nil {
+		fmt.Fprintln(stderr, "myriarchd token create:", err)
+		return 1
+	}
+	return printJSON(stdout, out)
+}
+
+func tokenList(args []string, stdout, stderr io.Writer) int {
+	c := newCommand("token list", "token list [--json] [flags]", "Lists the enrollment tokens, revoked ones included, never their secrets.")
+	client := clientFlags(c.fs)
+	asJSON := c.fs.Bool("json", false, "print JSON")
+	if code, done := c.parse(args, stdout, stderr); done {
+		return code
+	}
+	if c.fs.NArg() > 0 {
+		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
+	}
+	cl, err := client()
+	if err != nil {
+		fmt.Fprintln(stderr, "myriarchd token list:", err)
+		return 1
+	}
+	var out struct {
+		Tokens []struct {
+			ID        string            `json:"id"`
+			Name      string            `json:"name"`
+			Labels    map[string]string `json:"labels"`
+			CreatedAt string            `json:"createdAt"`
+			RevokedAt string            `json:"revokedAt"`
+		} `json:"tokens"`
+	}
+	if err := cl.do("GET", "/api/v1/tokens", nil, &out); err != nil {
+		fmt.Fprintln(stderr, "myriarchd token list:", err)
+		return 1
+	}
+	if *asJSON {
+		return printJSON(stdout, out)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tLABELS\tCREATED\tREVOKED")
+	for _, t := range out.Tokens {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, joinLabels(t.Labels), t.CreatedAt, t.RevokedAt)
+	}
+	tw.Flush()
+	return 0
+}
+
+func tokenRevoke(args []string, stdout, stderr io.Writer) int {
+	c := newCommand("token revoke", "token revoke [flags] ID", "Revokes a token: agents enrolled with it are disconnected and refused from then on.")
+	client := clientFlags(c.fs)
+	if code, done := c.parse(args, stdout, stderr); done {
+		return code
+	}
+	if c.fs.NArg() != 1 {
+		return c.usageError(stderr, "want one token ID")
+	}
+	cl, err := client()
+	if err != nil {
+		fmt.Fprintln(stderr, "myriarchd token revoke:", err)
+		return 1
+	}
+	var out map[string]any
+	if err := cl.do("DELETE", "/api/v1/tokens/"+url.PathEscape(c.fs.Arg(0)), nil, &out); err != nil {
+		fmt.Fprintln(stderr, "myriarchd token revoke:", err)
+		return 1
+	}
+	return printJSON(stdout, out)
 }
 
 func joinLabels(m map[string]string) string {

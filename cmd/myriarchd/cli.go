@@ -1,0 +1,93 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+)
+
+// command is one (sub)command's flag set with its usage text: a synopsis
+// line, an optional description and the flags.
+type command struct {
+	fs       *flag.FlagSet
+	synopsis string // after "usage: myriarchd "
+	about    string
+	// flags prints the flags; nil prints fs's defaults.
+	flags func(w io.Writer)
+}
+
+func newCommand(name, synopsis, about string) *command {
+	c := &command{fs: flag.NewFlagSet(name, flag.ContinueOnError), synopsis: synopsis, about: about}
+	c.fs.SetOutput(io.Discard) // parse reports problems itself
+	c.fs.Usage = func() {}
+	return c
+}
+
+func (c *command) usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: myriarchd %s\n", c.synopsis)
+	if c.about != "" {
+		fmt.Fprintf(w, "\n%s\n", c.about)
+	}
+	hasFlags := false
+	c.fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if !hasFlags {
+		return
+	}
+	fmt.Fprintln(w, "\nflags:")
+	if c.flags != nil {
+		c.flags(w)
+		return
+	}
+	printFlags(w, c.fs)
+}
+
+// printFlags lists fs's flags as --name ARG with their usage and default.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(f)
+		name := "--" + f.Name
+		if arg != "" {
+			name += " " + arg
+		}
+		fmt.Fprintf(w, "  %s\n        %s", name, usage)
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "map[]" {
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// parse parses args. -h or --help prints the usage to stdout (exit 0); a
+// bad flag prints the problem and the usage to stderr (exit 2). done says
+// the command has nothing more to do.
+func (c *command) parse(args []string, stdout, stderr io.Writer) (code int, done bool) {
+	err := c.fs.Parse(args)
+	switch {
+	case err == nil:
+		return 0, false
+	case errors.Is(err, flag.ErrHelp):
+		c.usage(stdout)
+		return 0, true
+	default:
+		fmt.Fprintf(stderr, "myriarchd %s: %v\n", c.fs.Name(), err)
+		c.usage(stderr)
+		return 2, true
+	}
+}
+
+// usageError prints a problem with the arguments and the usage to stderr; exit 2.
+func (c *command) usageError(stderr io.Writer, format string, args ...any) int {
+	fmt.Fprintf(stderr, "myriarchd %s: %s\n", c.fs.Name(), fmt.Sprintf(format, args...))
+	c.usage(stderr)
+	return 2
+}
+
+// isHelp reports whether arg asks for help in place of a subcommand.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
+}

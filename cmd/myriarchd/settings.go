@@ -1,0 +1,139 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/myriarch/myriarch/server"
+)
+
+// defaultDataDir is where the server keeps its state, and where the client
+// commands read the generated admin token (the packaged unit's
+// StateDirectory=myriarch).
+const defaultDataDir = "/var/lib/myriarch"
+
+// serveConfig is everything `myriarchd serve` is configured with.
+type serveConfig struct {
+	server.Options
+	ConfigFile string
+	LogFormat  string
+	LogLevel   string
+}
+
+func defaultServeConfig() serveConfig {
+	return serveConfig{
+		Options: server.Options{
+			DataDir:     defaultDataDir,
+			Listen:      "127.0.0.1:4320",
+			AdminListen: "127.0.0.1:4321",
+			Heartbeat:   30 * time.Second,
+		},
+		LogFormat: "text",
+		LogLevel:  "info",
+	}
+}
+
+// setting is one of serve's settings: a flag, an environment variable
+// (MYRIARCH_ and the upper-case key) and a config file key (the flag's name
+// with _ for -). This table is the only list of them: the flags, the
+// variables, the file's keys and the reference (`myriarchd help config`)
+// all come from it.
+type setting struct {
+	flag  string
+	arg   string // the value's placeholder in help; "" for a boolean
+	usage string
+	field func(*serveConfig) any // *string, *bool or *time.Duration
+	// choices, when set, are the only values allowed (case-insensitive).
+	choices []string
+	// noFile: not a key of the config file (the file's own path).
+	noFile bool
+}
+
+var settings = []setting{
+	{flag: "config", arg: "FILE", noFile: true,
+		usage: "YAML config file holding any of the other settings",
+		field: func(c *serveConfig) any { return &c.ConfigFile }},
+	{flag: "data-dir", arg: "DIR",
+		usage: "state directory (SQLite database, generated admin token)",
+		field: func(c *serveConfig) any { return &c.DataDir }},
+	{flag: "listen", arg: "ADDR",
+		usage: "OpAMP listen address (path /v1/opamp) and artifact downloads; not loopback needs TLS or --insecure-listen",
+		field: func(c *serveConfig) any { return &c.Listen }},
+	{flag: "admin-listen", arg: "ADDR",
+		usage: "admin API listen address (also /metrics, /healthz, /readyz)",
+		field: func(c *serveConfig) any { return &c.AdminListen }},
+	{flag: "estate", arg: "DIR",
+		usage: "estate directory (inventory, fleets, packages); none: no fleets",
+		field: func(c *serveConfig) any { return &c.Estate }},
+	{flag: "tls-cert", arg: "FILE",
+		usage: "TLS certificate (PEM) for the OpAMP listener",
+		field: func(c *serveConfig) any { return &c.TLSCert }},
+	{flag: "tls-key", arg: "FILE",
+		usage: "TLS private key (PEM) for the OpAMP listener",
+		field: func(c *serveConfig) any { return &c.TLSKey }},
+	{flag: "client-ca", arg: "FILE",
+		usage: "CA bundle for agents' client certificates (mutual TLS; needs --tls-cert)",
+		field: func(c *serveConfig) any { return &c.ClientCA }},
+	{flag: "admin-token-file", arg: "FILE",
+		usage: "admin token file (default <data-dir>/admin.token, generated on first start)",
+		field: func(c *serveConfig) any { return &c.AdminTokenFile }},
+	{flag: "public-url", arg: "URL",
+		usage: "base URL agents reach the OpAMP listener at, for artifact URLs (default from --listen)",
+		field: func(c *serveConfig) any { return &c.PublicURL }},
+	{flag: "heartbeat", arg: "DURATION",
+		usage: "heartbeat interval offered to agents",
+		field: func(c *serveConfig) any { return &c.Heartbeat }},
+	{flag: "log-format", arg: "FORMAT", choices: []string{"text", "json"},
+		usage: "log format",
+		field: func(c *serveConfig) any { return &c.LogFormat }},
+	{flag: "log-level", arg: "LEVEL", choices: []string{"debug", "info", "warn", "error"},
+		usage: "lowest level logged",
+		field: func(c *serveConfig) any { return &c.LogLevel }},
+	{flag: "insecure-listen",
+		usage: "allow plain-text OpAMP on a --listen address that is not loopback (TLS ends in front of myriarchd)",
+		field: func(c *serveConfig) any { return &c.InsecureListen }},
+}
+
+// key is the setting's config file key.
+func (s *setting) key() string { return strings.ReplaceAll(s.flag, "-", "_") }
+
+// env is the setting's environment variable.
+func (s *setting) env() string {
+	return "MYRIARCH_" + strings.ToUpper(strings.ReplaceAll(s.flag, "-", "_"))
+}
+
+// allows reports whether v is one of the choices (any value when there are none).
+func (s *setting) allows(v string) bool {
+	if len(s.choices) == 0 {
+		return true
+	}
+	for _, c := range s.choices {
+		if strings.EqualFold(v, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// mustBe says what the choices are.
+func (s *setting) mustBe() string {
+	if len(s.choices) == 2 {
+		return fmt.Sprintf("must be %s or %s", s.choices[0], s.choices[1])
+	}
+	return "must be one of " + strings.Join(s.choices, ", ")
+}
+
+// value formats the setting's value in cfg ("" for an empty string).
+func (s *setting) value(cfg *serveConfig) string {
+	switch p := s.field(cfg).(type) {
+	case *string:
+		return *p
+	case *bool:
+		return strconv.FormatBool(*p)
+	case *time.Duration:
+		return p.String()
+	}
+	panic(fmt.Sprintf("setting %s: unsupported type %T", s.flag, s.field(cfg)))
+}
