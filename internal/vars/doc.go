@@ -2,8 +2,7 @@
 // evaluates them against provider data (one context set plus one set per
 // dynamic mapping) and renders documents whose inputs multiply per mapping.
 //
-// The syntax is decided in issue 9 and differs from Elastic Agent on purpose
-// in a few places:
+// The syntax differs from Elastic Agent's on purpose in a few places:
 //
 //   - ${BODY} is a reference, $${BODY} renders as the literal ${BODY}, and a
 //     body with an unquoted ':' is the OpenTelemetry Collector's own syntax and

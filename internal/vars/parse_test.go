@@ -51,8 +51,8 @@ func jsonOf(t testing.TB, v any) string {
 	return s
 }
 
-// TestRenderValue covers every syntax, lookup, typing and formatting rule of
-// issue 9 through the value front end.
+// TestRenderValue covers every syntax, lookup, typing and formatting rule
+// through the value front end.
 func TestRenderValue(t *testing.T) {
 	data := testData(t)
 	tests := []struct {

@@ -2,9 +2,8 @@
 
 // Command load simulates N OpAMP agents (N/2 hosts, each a collector as the
 // upstream Supervisor reports it and its myriarch-updater) against a
-// myriarchd process it starts on loopback, runs the scenarios of issue 11
-// (ramp, steady state, reconnect storm, rollout, churn) and prints what it
-// measured. It is bounded: every phase has a time limit and the whole run
+// myriarchd process it starts on loopback, runs the scenarios (ramp, steady
+// state, reconnect storm, rollout, churn) and prints what it measured. It is bounded: every phase has a time limit and the whole run
 // stops by itself after -deadline.
 //
 //	go run ./test/load -n 10000
