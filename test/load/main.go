@@ -3,8 +3,9 @@
 // Command load simulates N OpAMP agents (N/2 hosts, each a collector as the
 // upstream Supervisor reports it and its myriarch-updater) against a
 // myriarchd process it starts on loopback, runs the scenarios (ramp, steady
-// state, reconnect storm, rollout, churn) and prints what it measured. It is bounded: every phase has a time limit and the whole run
-// stops by itself after -deadline.
+// state, reconnect storm, rollout, churn) and prints what it measured. It is
+// bounded: every phase has a time limit and the whole run stops by itself
+// after -deadline.
 //
 //	go run ./test/load -n 10000
 package main
