@@ -585,18 +585,22 @@ WantedBy=multi-user.target
 EOF
 }
 
+# The updater's unit is agent/service.SystemdUnit for $BIN and $UPD_CONF, word for word
+# (the installer tests check it; go test ./agent/service -update renders the packaged one).
 updater_unit() {
 	cat <<EOF
 # myriarch-updater: installs new collector versions on this host and restarts
-# otelcol-supervisor.service for them. Installed by installer/install.sh or the
-# myriarch-updater deb/rpm package.
+# otelcol-supervisor.service for them. Installed by the myriarch-updater deb/rpm package,
+# installer/install.sh or myriarch-updater install (all the same unit).
 [Unit]
 Description=myriarch-updater (collector updates for this host)
 Documentation=https://github.com/myriarch/myriarch
 After=network-online.target
 Wants=network-online.target
+# No start rate limit: the updater is what repairs the host's collector.
+StartLimitIntervalSec=0
 # A package install enables the unit before any configuration exists: it starts once
-# /etc/myriarch/updater.yaml is written.
+# its configuration file is written.
 ConditionPathExists=$UPD_CONF
 
 [Service]
@@ -604,6 +608,14 @@ Type=simple
 ExecStart=$BIN/myriarch-updater run --config $UPD_CONF
 Restart=on-failure
 RestartSec=5s
+# SIGTERM goes to the updater alone; it stops a supervisor it runs with SIGINT (the only
+# clean stop) and whatever is left is killed after TimeoutStopSec.
+KillMode=mixed
+KillSignal=SIGTERM
+TimeoutStopSec=150
+# Optional environment, e.g. HTTPS_PROXY and NO_PROXY.
+EnvironmentFile=-/etc/default/myriarch-updater
+EnvironmentFile=-/etc/sysconfig/myriarch-updater
 # It replaces files under /opt/myriarch, writes /var/lib and restarts the supervisor
 # service (or talks to Docker), so it runs as root; /usr, /boot and /etc stay read-only.
 NoNewPrivileges=yes

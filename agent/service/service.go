@@ -6,6 +6,8 @@ package service
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	kservice "github.com/kardianos/service"
 )
@@ -15,21 +17,22 @@ const Name = "myriarch-updater"
 
 // Config is the kardianos service definition for an updater that runs
 // `<executable> run --config <configPath>`. An empty executable means the
-// running binary.
+// running binary. On systemd it installs SystemdUnit (unit.go), the unit the
+// package ships.
 func Config(configPath, executable string) *kservice.Config {
+	executable = resolveExecutable(executable)
 	return &kservice.Config{
 		Name:        Name,
 		DisplayName: "Myriarch Updater",
 		Description: "Myriarch updater: keeps the OpenTelemetry Collector up to date and paired with the myriarch server",
 		Executable:  executable,
 		Arguments:   []string{"run", "--config", configPath},
-		Dependencies: []string{
-			"After=network-online.target",
-			"Wants=network-online.target",
-		},
+		// No Dependencies: the unit orders itself after network-online.target, and on
+		// Windows kardianos would pass them to the SCM as names of services to wait for.
 		Option: kservice.KeyValue{
-			// systemd (our own unit: see unit.go)
-			"SystemdScript": systemdUnit,
+			// systemd: the rendered unit. kardianos reads it as its template; the unit
+			// holds no {{ unless a path does, which then fails the install.
+			"SystemdScript": SystemdUnit(executable, configPath),
 			// Windows SCM: restart 5 s after a failure; forget failures after a day.
 			"OnFailure":              "restart",
 			"OnFailureDelayDuration": "5s",
@@ -38,6 +41,23 @@ func Config(configPath, executable string) *kservice.Config {
 			"DelayedAutoStart":       true,
 		},
 	}
+}
+
+// resolveExecutable makes executable absolute, the running binary when it is empty,
+// as kardianos does. When that fails it stays as given and kardianos' install reports
+// the same failure.
+func resolveExecutable(executable string) string {
+	if executable == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return ""
+		}
+		executable = exe
+	}
+	if abs, err := filepath.Abs(executable); err == nil {
+		return abs
+	}
+	return executable
 }
 
 // Manager installs and controls the service.
