@@ -395,11 +395,10 @@ func (s *Server) Close(ctx context.Context) error {
 
 // offerStates counts collectors by offer state for the metrics.
 func (s *Server) offerStates() map[string]int {
-	counts, err := metrics.FleetOfferStates(s.admin, s.adminToken)
-	if err != nil {
-		s.log.Warn("metrics: offer states unreadable", "err", err)
+	if s.offers == nil {
+		return nil
 	}
-	return counts
+	return s.offers.StateCounts()
 }
 
 // notReady names what keeps the server from serving agents and operators

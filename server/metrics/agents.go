@@ -20,9 +20,6 @@ const maxAgentSeries = 1000
 
 const otherVersion = "other"
 
-// agentPage is how many agents RegistryAgents snapshots per registry lock.
-const agentPage = 1000
-
 type agentKey struct{ kind, version string }
 
 type agentsCollector struct {
@@ -55,22 +52,11 @@ func validUTF8(s string) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
-// RegistryAgents walks every agent of reg, a page at a time so the
-// registry's lock is held only briefly, counting each with its kind and its
+// RegistryAgents counts every agent of reg with its kind and its
 // service.version, the version the admin API and `myriarchd agents list`
-// show.
+// show, in one pass under the registry's read lock.
 func RegistryAgents(reg *registry.Registry) func(count func(kind, version string)) {
 	return func(count func(kind, version string)) {
-		q := registry.PageQuery{Limit: agentPage}
-		for {
-			page, more := reg.Page(q)
-			for i := range page {
-				count(string(page[i].Kind), page[i].Identifying["service.version"])
-			}
-			if !more || len(page) == 0 {
-				return
-			}
-			q.After, q.HasAfter = page[len(page)-1].UID, true
-		}
+		reg.EachKindVersion(func(kind registry.Kind, version string) { count(string(kind), version) })
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/offers"
 	"github.com/myriarch/myriarch/server/registry"
@@ -73,15 +72,12 @@ type nopSender struct{}
 
 func (nopSender) Send(uuid.UUID, *protobufs.ServerToAgent) bool { return true }
 
-// fleet is a registry, an offers engine and the admin API wired as
-// myriarchd wires them, loaded with collector/updater pairs.
+// fleet is a registry and an offers engine wired as myriarchd wires them,
+// loaded with collector/updater pairs.
 type fleet struct {
 	reg *registry.Registry
 	eng *offers.Engine
-	api *admin.API
 }
-
-const adminToken = "adm"
 
 func (f *fleet) close() {
 	f.eng.Close()
@@ -150,7 +146,5 @@ func newFleet(tb testing.TB, pairs int) *fleet {
 		reg.Close()
 		tb.Fatal(err)
 	}
-	api := admin.New(admin.Deps{AdminToken: adminToken, Registry: reg, Log: log})
-	eng.Routes(api)
-	return &fleet{reg: reg, eng: eng, api: api}
+	return &fleet{reg: reg, eng: eng}
 }

@@ -20,8 +20,8 @@ type Sources struct {
 	// Agents calls count once for every registered agent, online or not,
 	// with its kind and reported version (see RegistryAgents).
 	Agents func(count func(kind, version string))
-	// Offers returns collectors by offer state (see FleetOfferStates);
-	// nil when they cannot be read.
+	// Offers returns collectors by offer state (offers.Engine.StateCounts);
+	// a known state missing from it reads 0; nil leaves the gauge out.
 	Offers func() map[string]int
 }
 
