@@ -28,12 +28,14 @@ vet:
 # go.mod and go.sum list exactly what the code imports.
 tidy:
 	$(GO) mod tidy -diff
+	cd packaging/nfpm/build && $(GO) mod tidy -diff
 
 # Docker tests run against DOCKER_HOST when it answers, else against a private engine
 # that test/docker/up.sh starts. A test whose tool or engine is missing fails.
 unit:
 	DOCKER_HOST=$$(bash test/setup.sh docker) && export DOCKER_HOST && \
 	  $(GO) test -race -count=1 -timeout 20m ./...
+	cd packaging/nfpm/build && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # Windows must keep compiling even though the tests run on Linux.
 crossbuild:
