@@ -213,32 +213,6 @@ func TestRealSupervisorImage(t *testing.T) {
 	}
 }
 
-// The updater image of packaging/docker runs FROM scratch.
-func TestUpdaterImage(t *testing.T) {
-	cli := testenv.Docker(t)
-	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X github.com/myriarch/myriarch/internal/buildinfo.Version=9.8.7",
-		"-o", filepath.Join(dir, "myriarch-updater"), "../../cmd/myriarch-updater")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build updater: %v\n%s", err, out)
-	}
-	tag := randName("myriarch-ct-updater-") + ":9.8.7"
-	dockerCLI(t, "build", "-q", "-f", filepath.Join(packagingDir, "Dockerfile.updater"), "--build-arg", "VERSION=9.8.7", "-t", tag, dir)
-	t.Cleanup(func() { removeImage(cli, tag) })
-	out := dockerCLI(t, "run", "--rm", "--network", "host", tag, "version")
-	if !strings.Contains(out, "9.8.7") {
-		t.Fatalf("updater image `version` printed %q", out)
-	}
-	img, err := cli.ImageInspect(context.Background(), tag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if img.Config.Labels[ctr.VersionLabel] != "9.8.7" || len(img.RootFS.Layers) > 3 {
-		t.Errorf("updater image: labels %v, %d layers", img.Config.Labels, len(img.RootFS.Layers))
-	}
-}
-
 // watchCollectorGap polls (every 50 ms) whether the collector's real run is
 // up in <name> or <name>-next and returns a stop function giving the
 // longest interval without it.
