@@ -15,6 +15,8 @@ need=(
   shellcheck:shellcheck
   systemd-analyze:systemd
   dpkg-deb:dpkg
+  rpm:rpm
+  useradd:passwd
   unshare:util-linux
   git:git
   curl:curl
