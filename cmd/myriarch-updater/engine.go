@@ -22,6 +22,10 @@ type restartRequest struct{ reason string }
 
 func (r *restartRequest) Error() string { return "restart requested: " + r.reason }
 
+// ExitCode makes `run` exit with exitRestart (service.ExitCode); the
+// Windows service reports it as its service-specific exit code.
+func (r *restartRequest) ExitCode() int { return exitRestart }
+
 // exitRestart is the exit status after a self-update (non-zero so systemd's
 // Restart=on-failure and Windows service recovery start the new binary).
 const exitRestart = 3

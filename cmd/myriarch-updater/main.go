@@ -119,22 +119,26 @@ func cmdValidate(path string, stdout, stderr io.Writer) int {
 }
 
 func cmdRun(ctx context.Context, path string, stderr io.Writer) int {
-	cfg, ok := load(path, stderr)
-	if !ok {
+	out := service.OpenLog()
+	defer out.Close()
+	cfg, err := config.Load(path)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		if out.System() { // a Windows service's stderr goes nowhere
+			out.Logger(config.NewDefaultConfig().Log.NewHandler, stderr).Error("cannot start: invalid configuration", "err", err)
+		}
 		return 1
 	}
-	log := cfg.Log.NewLogger(stderr)
-	err := service.Run(ctx, func(ctx context.Context) error { return runUpdater(ctx, cfg, log) })
+	log := out.Logger(cfg.Log.NewHandler, stderr)
+	err = service.Run(ctx, log, func(ctx context.Context) error { return runUpdater(ctx, cfg, log) })
 	var restart *restartRequest
 	switch {
 	case errors.As(err, &restart):
 		log.Info("exiting so the service manager starts the new updater", "reason", restart.reason)
-		return exitRestart
 	case err != nil:
 		log.Error("updater failed", "err", err)
-		return 1
 	}
-	return 0
+	return service.ExitCode(err)
 }
 
 func cmdInspect(ctx context.Context, path string, providersOnly, watch bool, stdout, stderr io.Writer) int {
