@@ -17,7 +17,9 @@
 // Reconnection: opamp-go's clients retry failed connections with
 // exponential backoff (500 ms growing to 60 s) with ±50 % random jitter, and
 // honour a server's Retry-After; the updater keeps its state across
-// reconnects and the server can ask for full state at any time.
+// reconnects and the server can ask for full state at any time. Run records
+// whether it is connected in state_dir/connection.json (ReadConnection), so
+// `myriarch-updater status` can tell without asking the running process.
 package updater
 
 import (
@@ -218,6 +220,7 @@ func (u *Updater) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("updater: %w", err)
 	}
+	conn := newConnectionRecord(u.cfg.StateDir, publicEndpoint(u.serverURL), u.scheme == "ws" || u.scheme == "wss", u.log)
 	settings := types.StartSettings{
 		OpAMPServerURL:        u.serverURL,
 		Header:                http.Header{"User-Agent": {ServiceName + "/" + buildinfo.Version}},
@@ -231,8 +234,12 @@ func (u *Updater) Run(ctx context.Context) error {
 		Capabilities:      Capabilities, //nolint:staticcheck // see above
 		HeartbeatInterval: u.opts.heartbeat,
 		Callbacks: types.Callbacks{
-			OnConnect: func(context.Context) { u.log.Info("connected to server", "endpoint", u.serverURL) },
+			OnConnect: func(context.Context) {
+				conn.connected()
+				u.log.Info("connected to server", "endpoint", u.serverURL)
+			},
 			OnConnectFailed: func(_ context.Context, err error) {
+				conn.failed(err)
 				u.log.Debug("connection to server failed, retrying with backoff", "endpoint", u.serverURL, "err", err)
 			},
 			OnError: func(_ context.Context, e *protobufs.ServerErrorResponse) {
@@ -271,6 +278,7 @@ func (u *Updater) Run(ctx context.Context) error {
 	if err := u.client.Stop(stopCtx); err != nil {
 		u.log.Warn("stopping OpAMP client", "err", err)
 	}
+	conn.stopped()
 	u.log.Info("updater stopped")
 	return nil
 }
