@@ -14,7 +14,7 @@ import (
 type EnvVar struct {
 	Name string // MYRIARCH_…
 	Key  string // the YAML key it overrides
-	Doc  string
+	Doc  string // a few words
 }
 
 // envVar is an EnvVar with how it applies.
@@ -31,18 +31,18 @@ type envVar struct {
 var environment = []envVar{
 	{EnvVar: EnvVar{"MYRIARCH_SERVER_ENDPOINT", "server.endpoint", "the OpAMP server URL"},
 		apply: func(c *Config, v string) { c.Server.Endpoint = v }},
-	{EnvVar: EnvVar{"MYRIARCH_ENROLLMENT_TOKEN", "server.token", "the enrollment token (replaces server.token and server.token_file)"},
+	{EnvVar: EnvVar{"MYRIARCH_ENROLLMENT_TOKEN", "server.token", "the enrollment token"},
 		apply: func(c *Config, v string) { c.Server.Token, c.Server.TokenFile = v, "" }},
-	{EnvVar: EnvVar{"MYRIARCH_ENROLLMENT_TOKEN_FILE", "server.token_file", "a file holding the enrollment token, re-read at every connection (replaces server.token and server.token_file)"},
+	{EnvVar: EnvVar{"MYRIARCH_ENROLLMENT_TOKEN_FILE", "server.token_file", "a file holding the token"},
 		answers: "server.token",
 		apply:   func(c *Config, v string) { c.Server.TokenFile, c.Server.Token = v, "" }},
 	{EnvVar: EnvVar{"MYRIARCH_MODE", "mode", "binary or container"},
 		apply: func(c *Config, v string) { c.Mode = v }},
-	{EnvVar: EnvVar{"MYRIARCH_CONTAINER_NAME", "container.name", "the collector container (container mode)"},
+	{EnvVar: EnvVar{"MYRIARCH_CONTAINER_NAME", "container.name", "the collector container"},
 		apply: func(c *Config, v string) { c.Container.Name = v }},
-	{EnvVar: EnvVar{"MYRIARCH_STATE_DIR", "state_dir", "the updater's state directory"},
+	{EnvVar: EnvVar{"MYRIARCH_STATE_DIR", "state_dir", "the state directory"},
 		apply: func(c *Config, v string) { c.StateDir = v }},
-	{EnvVar: EnvVar{"MYRIARCH_MINISIGN_PUBLIC_KEYS", "trust.minisign_public_keys", "comma-separated minisign public keys that may sign packages (replaces the list)"},
+	{EnvVar: EnvVar{"MYRIARCH_MINISIGN_PUBLIC_KEYS", "trust.minisign_public_keys", "comma-separated keys"},
 		apply: func(c *Config, v string) {
 			c.Trust.MinisignPublicKeys = nil
 			for k := range strings.SplitSeq(v, ",") {
@@ -149,6 +149,20 @@ func (o *overrides) attribute(fe *FieldError) {
 // defaults with the environment over them; with none set, a missing file
 // is an error.
 func LoadEnv(path string, getenv func(string) (string, bool)) (*Config, error) {
+	cfg, err := loadPartial(path, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// LoadPartial is Load for read-only views of the updater (`status`): it
+// also returns the configuration when it has problems, as far as it could
+// be decoded, with Load's error. The configuration is nil only when the
+// file cannot be read.
+func LoadPartial(path string) (*Config, error) { return loadPartial(path, os.LookupEnv) }
+
+func loadPartial(path string, getenv func(string) (string, bool)) (*Config, error) {
 	env := readEnv(getenv)
 	source := path
 	data, err := os.ReadFile(path)
@@ -160,7 +174,7 @@ func LoadEnv(path string, getenv func(string) (string, bool)) (*Config, error) {
 	}
 	cfg, problems := parse(data, &env)
 	if len(problems) > 0 {
-		return nil, &Error{File: source, Problems: problems}
+		return cfg, &Error{File: source, Problems: problems}
 	}
 	return cfg, nil
 }

@@ -198,3 +198,15 @@ func TestEnvironmentTable(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadPartialKeepsWhatDecoded(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "updater.yaml", "server: {endpoint: ws://h/v1/opamp, token_file: /nonexistent}\nstate_dir: /var/lib/x\n")
+	cfg, err := LoadPartial(path)
+	var ce *Error
+	if !errors.As(err, &ce) || cfg == nil || cfg.StateDir != "/var/lib/x" {
+		t.Errorf("LoadPartial = %+v, %v", cfg, err)
+	}
+	if cfg, err := LoadPartial(filepath.Join(t.TempDir(), "missing.yaml")); cfg != nil || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %+v, %v", cfg, err)
+	}
+}
