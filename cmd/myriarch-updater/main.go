@@ -1,7 +1,31 @@
-// Command myriarch-updater is the host agent that keeps an OpenTelemetry
-// Collector (run by the upstream OpAMP Supervisor) paired with the myriarch
-// server and, later, up to date. This file only parses the command line; the
-// work lives in agent/….
+// Command myriarch-updater is the host agent of myriarch. It connects to
+// the myriarch server over OpAMP, reports itself and pairs itself with the
+// host's OpenTelemetry Collector (run by the upstream OpAMP Supervisor, or
+// in a container), and installs the collector versions the server offers,
+// and new versions of itself: each download is verified (SHA-256 and a
+// minisign signature from a locally pinned key), switched to, checked for
+// health, and rolled back when it does not come up. It runs as an OS
+// service (systemd on Linux, the SCM on Windows) or in the foreground, for
+// example as a container's entrypoint.
+//
+// The configuration is a YAML file (--config); the MYRIARCH_* variables
+// listed by `myriarch-updater help` override its keys, and without the file
+// they and the defaults are the whole configuration.
+//
+// Exit status:
+//
+//	0  success
+//	1  failure: invalid configuration, the updater or a service command
+//	   failed; `status` could not read everything it reports
+//	2  usage error
+//	3  `run` only: the updater replaced its own binary (a self-update) or
+//	   restored the previous one (a self-update that did not come up), and
+//	   exits so that the service manager starts the binary now in place.
+//	   Non-zero on purpose: systemd's Restart=on-failure and the Windows
+//	   service's failure actions restart the service 5 s later. Run by hand,
+//	   start it again yourself.
+//
+// This file only parses the command line; the work lives in agent/….
 package main
 
 import (
@@ -14,6 +38,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/myriarch/myriarch/agent/config"
 	"github.com/myriarch/myriarch/agent/providers"
@@ -25,7 +50,8 @@ import (
 const usage = `usage: myriarch-updater <command> [--config FILE]
 
 commands:
-  run        run in the foreground (what the service runs)
+  run        run in the foreground (what the service runs): connect to the server,
+             install the collector (and updater) versions it offers
   validate   check the configuration; prints every problem with its YAML path and line
   inspect    print the AgentDescription it would report, as JSON, without connecting
              (--providers [--watch]: print the variable-substitution providers' data instead)
@@ -33,20 +59,45 @@ commands:
   uninstall  remove the OS service
   start      start the OS service
   stop       stop the OS service
-  status     print the OS service status
+  status     print the OS service state and what the state dir records: the server
+             connection, the collector, the supervisor, the offer in progress and the
+             last install results (--json: as JSON); safe while the service runs
   version    print the version
 
---config defaults to ` + "%s" + `
+--config defaults to %s
+
+environment (each overrides the file's key; without the file, the defaults and
+these are the configuration; empty is unset):
+%s
+  A token variable replaces both server.token and server.token_file (set only
+  one of them); the token file is read again at every connection.
+
+exit status:
+  0  success
+  1  failure (status: something it reports could not be read)
+  2  usage error
+  3  run: exited after a self-update so that the service manager starts the new
+     binary (the service restarts it; by hand, start it again)
 `
 
 func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func printUsage(w io.Writer) { fmt.Fprintf(w, usage, config.DefaultPath()) }
+func printUsage(w io.Writer) { fmt.Fprintf(w, usage, config.DefaultPath(), envUsage()) }
 
-// run executes one command and returns the process exit code: 0 success,
-// 1 failure, 2 usage error.
+// envUsage lists config.Environment, one variable a line.
+func envUsage() string {
+	var b strings.Builder
+	for _, v := range config.Environment() {
+		fmt.Fprintf(&b, "  %-31s %-27s %s\n", v.Name, v.Key, v.Doc)
+	}
+	return b.String()
+}
+
+// run executes one command and returns the process exit code (see the
+// package documentation): 0 success, 1 failure, 2 usage error, 3 `run`
+// exited to be restarted after a self-update.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		printUsage(stderr)
@@ -65,10 +116,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("myriarch-updater "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", config.DefaultPath(), "configuration file")
-	var inspectProviders, watch *bool
-	if cmd == "inspect" {
+	var inspectProviders, watch, asJSON *bool
+	switch cmd {
+	case "inspect":
 		inspectProviders = fs.Bool("providers", false, "print the providers' context and mappings as JSON")
 		watch = fs.Bool("watch", false, "with --providers: keep printing every new snapshot")
+	case "status":
+		asJSON = fs.Bool("json", false, "print the status as JSON")
 	}
 	if err := fs.Parse(rest); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -92,7 +146,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		return cmdInspect(ctx, *configPath, *inspectProviders, *watch, stdout, stderr)
-	case "install", "uninstall", "start", "stop", "status":
+	case "status":
+		return cmdStatus(*configPath, *asJSON, stdout, stderr, newServiceStatus)
+	case "install", "uninstall", "start", "stop":
 		return cmdService(cmd, *configPath, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "myriarch-updater: unknown command %q\n", cmd)
@@ -114,7 +170,14 @@ func cmdValidate(path string, stdout, stderr io.Writer) int {
 	if _, ok := load(path, stderr); !ok {
 		return 1
 	}
-	fmt.Fprintf(stdout, "config %s: valid\n", path)
+	source := path
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		source = "from the environment (no file " + path + ")"
+	}
+	fmt.Fprintf(stdout, "config %s: valid\n", source)
+	if vars := config.EnvInUse(); len(vars) > 0 {
+		fmt.Fprintf(stdout, "overridden by the environment: %s\n", strings.Join(vars, ", "))
+	}
 	return 0
 }
 
@@ -193,6 +256,10 @@ func cmdService(cmd, path string, stdout, stderr io.Writer) int {
 		if _, ok := load(abs, stderr); !ok {
 			return 1
 		}
+		if vars := config.EnvInUse(); len(vars) > 0 {
+			fmt.Fprintf(stderr, "warning: %s checked here come from this shell; the service does not inherit them "+
+				"(on Linux put them in /etc/default/%s)\n", strings.Join(vars, ", "), service.Name)
+		}
 	}
 	m, err := service.New(abs)
 	if err != nil {
@@ -208,18 +275,20 @@ func cmdService(cmd, path string, stdout, stderr io.Writer) int {
 		err = m.Start()
 	case "stop":
 		err = m.Stop()
-	case "status":
-		var st string
-		if st, err = m.Status(); err == nil {
-			fmt.Fprintf(stdout, "%s: %s\n", service.Name, st)
-		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "myriarch-updater %s: %v\n", cmd, err)
 		return 1
 	}
-	if cmd != "status" {
-		fmt.Fprintf(stdout, "%s: %s done (%s)\n", service.Name, cmd, m.Platform())
-	}
+	fmt.Fprintf(stdout, "%s: %s done (%s)\n", service.Name, cmd, m.Platform())
 	return 0
+}
+
+// newServiceStatus is the OS service that `status` reports on.
+func newServiceStatus(configPath string) (serviceStatus, error) {
+	m, err := service.New(configPath)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }

@@ -169,3 +169,34 @@ func TestUsageAndVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvironmentWithoutAFile is a container's configuration: no file,
+// MYRIARCH_* variables only; validate and inspect see what run would.
+func TestEnvironmentWithoutAFile(t *testing.T) {
+	dir := t.TempDir()
+	token := filepath.Join(dir, "token")
+	if err := os.WriteFile(token, []byte("from-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MYRIARCH_SERVER_ENDPOINT", "wss://opamp.example.com:4320/v1/opamp")
+	t.Setenv("MYRIARCH_ENROLLMENT_TOKEN_FILE", token)
+	t.Setenv("MYRIARCH_STATE_DIR", filepath.Join(dir, "state"))
+	missing := filepath.Join(dir, "updater.yaml")
+
+	code, stdout, stderr := runCmd(t, "validate", "--config", missing)
+	if code != 0 || !strings.Contains(stdout, "config from the environment (no file "+missing+"): valid") ||
+		!strings.Contains(stdout, "overridden by the environment: MYRIARCH_SERVER_ENDPOINT, MYRIARCH_ENROLLMENT_TOKEN_FILE, MYRIARCH_STATE_DIR") {
+		t.Errorf("validate: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCmd(t, "inspect", "--config", missing)
+	var d updater.Description
+	if code != 0 || json.Unmarshal([]byte(stdout), &d) != nil || d.NonIdentifying[updater.AttrServerEndpoint] != "wss://opamp.example.com:4320/v1/opamp" {
+		t.Errorf("inspect: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	t.Setenv("MYRIARCH_ENROLLMENT_TOKEN", "also")
+	code, _, stderr = runCmd(t, "validate", "--config", missing)
+	if code != 1 || !strings.Contains(stderr, "set only one of MYRIARCH_ENROLLMENT_TOKEN and MYRIARCH_ENROLLMENT_TOKEN_FILE") {
+		t.Errorf("both token variables: exit %d, %q", code, stderr)
+	}
+}
