@@ -13,6 +13,7 @@ import (
 	kservice "github.com/kardianos/service"
 
 	"github.com/myriarch/myriarch/internal/buildinfo"
+	"github.com/myriarch/myriarch/internal/testenv"
 )
 
 // fakeService stands for the OS service manager.
@@ -110,12 +111,14 @@ func copyFixture(t *testing.T) string {
 
 func TestStatusCases(t *testing.T) {
 	tests := []struct {
-		name     string
-		change   func(t *testing.T, root string)
-		service  fakeService
-		newErr   error
-		wantCode int
-		want     []string
+		name   string
+		change func(t *testing.T, root string)
+		// unprivileged runs the case without root's power to read any file.
+		unprivileged bool
+		service      fakeService
+		newErr       error
+		wantCode     int
+		want         []string
 	}{
 		{
 			name:     "service query fails",
@@ -163,11 +166,9 @@ func TestStatusCases(t *testing.T) {
 			},
 		},
 		{
-			name: "state readable by root only",
+			name:         "state readable by root only",
+			unprivileged: true,
 			change: func(t *testing.T, root string) {
-				if os.Geteuid() == 0 {
-					t.Skip("root reads everything")
-				}
 				if err := os.Chmod(filepath.Join(root, "state", "collector-installed.json"), 0); err != nil {
 					t.Fatal(err)
 				}
@@ -190,6 +191,9 @@ func TestStatusCases(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.unprivileged && testenv.Unprivileged(t) {
+				return
+			}
 			root := copyFixture(t)
 			cfg := filepath.Join(root, "updater.yaml")
 			tmpl, err := os.ReadFile(filepath.Join(root, "updater.yaml.tmpl"))
