@@ -86,5 +86,6 @@ type Store interface {
 	Tokens
 	Agents
 	State
+	Configs
 	Close() error
 }

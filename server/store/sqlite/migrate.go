@@ -43,6 +43,15 @@ var migrations = []string{
 		key TEXT PRIMARY KEY,
 		value BLOB NOT NULL
 	);`,
+	// 2: rendered configurations (one row per distinct body) and assignments.
+	`CREATE TABLE config_bodies (
+		hash TEXT PRIMARY KEY,
+		body BLOB NOT NULL
+	) WITHOUT ROWID;
+	CREATE TABLE config_assignments (
+		uid BLOB PRIMARY KEY,
+		data BLOB NOT NULL
+	) WITHOUT ROWID;`,
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
