@@ -47,6 +47,7 @@ type API struct {
 	d          Deps
 	mux        *http.ServeMux
 	decorators []Decorator
+	filters    map[string]FilterFunc
 }
 
 // New builds the routes. Features add their own with Handle.

@@ -72,6 +72,11 @@ func (a *API) listAgents(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusBadRequest, bad)
 		return
 	}
+	preds, bad := a.listFilters(r)
+	if bad != "" {
+		WriteError(w, http.StatusBadRequest, bad)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	buf := make([]byte, 0, flushAt+flushAt/2)
@@ -87,6 +92,11 @@ func (a *API) listAgents(w http.ResponseWriter, r *http.Request) {
 		}
 		var page []registry.Agent
 		page, more = a.d.Registry.Page(pq)
+		if len(page) > 0 {
+			// The next chunk starts after the last agent examined, kept or not.
+			pq.After, pq.HasAfter = page[len(page)-1].UID, true
+		}
+		page = keep(page, preds)
 		js = a.render(page, js[:0])
 		for _, j := range js {
 			if n > 0 {
@@ -101,9 +111,6 @@ func (a *API) listAgents(w http.ResponseWriter, r *http.Request) {
 				}
 				buf = buf[:0]
 			}
-		}
-		if len(page) > 0 {
-			pq.After, pq.HasAfter = page[len(page)-1].UID, true
 		}
 		if !more || (q.limit > 0 && n >= q.limit) {
 			break
