@@ -23,12 +23,15 @@ type agentRow struct {
 		Version string `json:"version"`
 		State   string `json:"state"`
 	} `json:"offer"`
+	Assignment *struct {
+		SyncState string `json:"syncState"`
+	} `json:"assignment"`
 }
 
 const agentsUsage = `usage: myriarchd agents <subcommand> [flags]
 
 subcommands:
-  list [--kind KIND] [--json]   list every agent: kind, version, host, pairing, offer
+  list [--kind KIND] [--json]   list every agent: kind, version, host, pairing, offer, sync state
   show UID                      one agent as JSON, with its history
 
 Each subcommand prints its flags with --help.
@@ -102,9 +105,12 @@ func agentsList(args []string, stdout, stderr io.Writer) int {
 		return printJSON(stdout, map[string]any{"agents": docs})
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "INSTANCE UID\tKIND\tONLINE\tSERVICE\tVERSION\tHOST\tPAIRING\tOFFER\tLAST SEEN")
+	fmt.Fprintln(tw, "INSTANCE UID\tKIND\tONLINE\tSERVICE\tVERSION\tHOST\tPAIRING\tOFFER\tSYNC\tLAST SEEN")
 	for _, a := range rows {
-		pairing, offer := "-", "-"
+		pairing, offer, sync := "-", "-", "-"
+		if a.Assignment != nil && a.Assignment.SyncState != "" {
+			sync = a.Assignment.SyncState
+		}
 		if a.Pairing != nil {
 			pairing = a.Pairing.State
 		}
@@ -114,8 +120,8 @@ func agentsList(args []string, stdout, stderr io.Writer) int {
 				offer += " " + a.Offer.Version
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\t%s\t%s\t%s\n", a.InstanceUID, a.Kind, a.Online,
-			a.Identifying["service.name"], a.Identifying["service.version"], a.Attributes["host.name"], pairing, offer, a.LastSeen)
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.InstanceUID, a.Kind, a.Online,
+			a.Identifying["service.name"], a.Identifying["service.version"], a.Attributes["host.name"], pairing, offer, sync, a.LastSeen)
 	}
 	tw.Flush()
 	return 0
