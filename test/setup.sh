@@ -25,6 +25,9 @@ need=(
   /usr/share/zoneinfo/iso3166.tab:tzdata
   /usr/share/zoneinfo/zone1970.tab:tzdata
   /etc/ssl/certs/ca-certificates.crt:ca-certificates
+  # Debian keeps the server binaries off PATH, one directory per major version.
+  '/usr/lib/postgresql/*/bin/initdb:postgresql'
+  '/usr/lib/postgresql/*/bin/postgres:postgresql'
 )
 
 tools() {
@@ -32,7 +35,7 @@ tools() {
   for entry in "${need[@]}"; do
     what=${entry%%:*} pkg=${entry#*:}
     case $what in
-      /*) [ -e "$what" ] && continue ;;
+      /*) compgen -G "$what" >/dev/null && continue ;;
       *) command -v "$what" >/dev/null 2>&1 && continue ;;
     esac
     case " ${missing[*]-} " in *" $pkg "*) ;; *) missing+=("$pkg") ;; esac
