@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/myriarch/myriarch/server/store"
 )
 
 // migrations are applied in order; PRAGMA user_version records how many ran.
@@ -54,13 +56,17 @@ var migrations = []string{
 	) WITHOUT ROWID;`,
 }
 
+// SchemaVersion is the schema version this binary migrates a database to;
+// every store backend has the same versions.
+func SchemaVersion() int { return len(migrations) }
+
 func migrate(ctx context.Context, db *sql.DB) error {
 	var version int
 	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
 		return err
 	}
 	if version > len(migrations) {
-		return fmt.Errorf("database schema version %d is newer than this myriarchd (%d)", version, len(migrations))
+		return &store.SchemaTooNewError{Found: version, Known: len(migrations)}
 	}
 	for i := version; i < len(migrations); i++ {
 		tx, err := db.BeginTx(ctx, nil)

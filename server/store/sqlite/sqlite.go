@@ -191,13 +191,8 @@ func (d *DB) loadEvents(ctx context.Context, keepEvents int) (map[[16]byte][]sto
 			return
 		}
 		// Rows are in seq order: keep those within keepEvents of the newest.
-		newest := int64(evs[len(evs)-1].Seq)
-		i := 0
-		for i < len(evs) && int64(evs[i].Seq) <= newest-int64(keepEvents) {
-			i++
-		}
-		if i < len(evs) {
-			events[cur] = evs[i:len(evs):len(evs)]
+		if kept := store.NewestEvents(evs, keepEvents); kept != nil {
+			events[cur] = kept
 		}
 		evs = nil
 	}

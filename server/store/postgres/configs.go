@@ -1,0 +1,92 @@
+package postgres
+
+import (
+	"context"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// LoadConfigs implements store.Configs.
+func (d *DB) LoadConfigs(ctx context.Context) (map[[16]byte][]byte, map[string][]byte, error) {
+	assignments := map[[16]byte][]byte{}
+	rows, err := d.pool.Query(ctx, `SELECT uid, data FROM config_assignments`)
+	if err != nil {
+		return nil, nil, err
+	}
+	for rows.Next() {
+		var uid, data []byte
+		if err := rows.Scan(&uid, &data); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		if len(uid) == 16 {
+			assignments[[16]byte(uid)] = data
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	bodies := map[string][]byte{}
+	rows, err = d.pool.Query(ctx, `SELECT hash, body FROM config_bodies`)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var hash string
+		var body []byte
+		if err := rows.Scan(&hash, &body); err != nil {
+			return nil, nil, err
+		}
+		bodies[hash] = body
+	}
+	return assignments, bodies, rows.Err()
+}
+
+// WriteConfigs implements store.Configs: bodies are added (a hash already
+// stored keeps its body), assignments upserted, then bodies deleted.
+func (d *DB) WriteConfigs(ctx context.Context, b store.ConfigBatch) error {
+	if len(b.Assignments) == 0 && len(b.Bodies) == 0 && len(b.DeleteBodies) == 0 {
+		return nil
+	}
+	hashes := make([]string, 0, len(b.Bodies))
+	for h := range b.Bodies {
+		hashes = append(hashes, h)
+	}
+	slices.Sort(hashes)
+	uids := sortedKeys(b.Assignments)
+	return d.inTx(ctx, func(tx pgx.Tx) error {
+		for lo := 0; lo < len(hashes); lo += chunk {
+			part := hashes[lo:min(lo+chunk, len(hashes))]
+			bodies := make([][]byte, len(part))
+			for i, h := range part {
+				bodies[i] = nonNil(b.Bodies[h])
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO config_bodies(hash, body) SELECT * FROM unnest($1::text[], $2::bytea[])
+				ON CONFLICT (hash) DO NOTHING`, part, bodies); err != nil {
+				return err
+			}
+		}
+		for lo := 0; lo < len(uids); lo += chunk {
+			part := uids[lo:min(lo+chunk, len(uids))]
+			keys, data := make([][]byte, len(part)), make([][]byte, len(part))
+			for i, uid := range part {
+				keys[i], data[i] = uid[:], nonNil(b.Assignments[uid])
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO config_assignments(uid, data) SELECT * FROM unnest($1::bytea[], $2::bytea[])
+				ON CONFLICT (uid) DO UPDATE SET data = excluded.data`, keys, data); err != nil {
+				return err
+			}
+		}
+		if len(b.DeleteBodies) > 0 {
+			if _, err := tx.Exec(ctx, `DELETE FROM config_bodies WHERE hash = ANY($1::text[])`, b.DeleteBodies); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,105 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// migrations are applied in order; myriarch_schema.version records how
+// many ran. Version N holds the same tables as the SQLite store's version
+// N. Never edit a released migration: append a new one (to both stores).
+//
+// Times are Unix nanoseconds as in SQLite (exact round trips). Event
+// messages carry agents' text, which PostgreSQL's text type could refuse
+// (NUL, invalid UTF-8) and so block a whole batch: they are bytea.
+var migrations = []string{
+	// 1: tokens, agents, events, state.
+	`CREATE TABLE tokens (
+		id TEXT PRIMARY KEY,
+		name TEXT NOT NULL UNIQUE,
+		labels TEXT NOT NULL,
+		hash BYTEA NOT NULL,
+		created_at BIGINT NOT NULL,
+		revoked_at BIGINT
+	);
+	CREATE TABLE agents (
+		uid BYTEA PRIMARY KEY,
+		cred_kind TEXT NOT NULL,
+		cred_id TEXT NOT NULL,
+		kind TEXT NOT NULL,
+		description BYTEA NOT NULL,
+		capabilities BIGINT NOT NULL,
+		health BYTEA NOT NULL,
+		token_labels TEXT NOT NULL,
+		first_seen BIGINT NOT NULL,
+		last_seen BIGINT NOT NULL,
+		extra BYTEA NOT NULL
+	);
+	CREATE TABLE events (
+		uid BYTEA NOT NULL,
+		seq BIGINT NOT NULL,
+		time BIGINT NOT NULL,
+		type TEXT NOT NULL,
+		message BYTEA NOT NULL,
+		PRIMARY KEY (uid, seq)
+	);
+	CREATE TABLE state (
+		key TEXT PRIMARY KEY,
+		value BYTEA NOT NULL
+	);`,
+	// 2: rendered configurations (one row per distinct body) and assignments.
+	`CREATE TABLE config_bodies (
+		hash TEXT PRIMARY KEY,
+		body BYTEA NOT NULL
+	);
+	CREATE TABLE config_assignments (
+		uid BYTEA PRIMARY KEY,
+		data BYTEA NOT NULL
+	);`,
+}
+
+// SchemaVersion is the schema version this binary migrates a database to.
+func SchemaVersion() int { return len(migrations) }
+
+// migrate brings the database to SchemaVersion in one transaction that
+// holds the migration lock, so instances starting together migrate once:
+// the others wait for the lock and find nothing left to do.
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockMigrate); err != nil {
+			return fmt.Errorf("migration lock: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS myriarch_schema (version INT NOT NULL)`); err != nil {
+			return err
+		}
+		var version int
+		err := tx.QueryRow(ctx, `SELECT version FROM myriarch_schema`).Scan(&version)
+		switch {
+		case err == pgx.ErrNoRows:
+			if _, err := tx.Exec(ctx, `INSERT INTO myriarch_schema(version) VALUES (0)`); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		}
+		if version > len(migrations) {
+			return &store.SchemaTooNewError{Found: version, Known: len(migrations)}
+		}
+		for i := version; i < len(migrations); i++ {
+			if _, err := tx.Exec(ctx, migrations[i]); err != nil {
+				return fmt.Errorf("migration %d: %w", i+1, err)
+			}
+		}
+		if version < len(migrations) {
+			if _, err := tx.Exec(ctx, `UPDATE myriarch_schema SET version = $1`, len(migrations)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,108 @@
+package storetest
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// agent makes a distinct, fully populated record for i.
+func agent(i int, now time.Time) store.Agent {
+	return store.Agent{
+		UID:          [16]byte{byte(i >> 16), byte(i >> 8), byte(i), 0xa5},
+		Credential:   store.Credential{Kind: []string{"token", "certificate"}[i%2], ID: fmt.Sprint("cred-", i%7)},
+		Kind:         []string{"collector", "updater", "unknown"}[i%3],
+		Description:  []byte(fmt.Sprintf("desc-%d\x00\xff", i)),
+		Capabilities: uint64(i) | 1<<63, // the top bit survives a signed column
+		Health:       []byte{1, byte(i)},
+		TokenLabels:  map[string]string{"i": fmt.Sprint(i), "site.id": "par-01"},
+		FirstSeen:    now.Add(-time.Duration(i) * time.Nanosecond),
+		LastSeen:     now.Add(time.Duration(i) * time.Millisecond),
+		Extra:        []byte(fmt.Sprintf(`{"n":%d}`, i)),
+	}
+}
+
+// sameAgent compares records as the registry reads them: an empty byte
+// field or label map is the same as a missing one.
+func sameAgent(a, b store.Agent) bool {
+	return a.UID == b.UID && a.Credential == b.Credential && a.Kind == b.Kind &&
+		bytes.Equal(a.Description, b.Description) && a.Capabilities == b.Capabilities &&
+		bytes.Equal(a.Health, b.Health) && maps.Equal(a.TokenLabels, b.TokenLabels) &&
+		a.FirstSeen.Equal(b.FirstSeen) && a.LastSeen.Equal(b.LastSeen) && bytes.Equal(a.Extra, b.Extra)
+}
+
+// loadAll reads every agent by UID, failing on a duplicate.
+func loadAll(t *testing.T, db store.Store, keep int) (map[[16]byte]store.Agent, map[[16]byte][]store.Event) {
+	t.Helper()
+	list, events, err := db.LoadAgents(ctx, keep)
+	must(t, err)
+	out := make(map[[16]byte]store.Agent, len(list))
+	for _, a := range list {
+		if _, dup := out[a.UID]; dup {
+			t.Fatalf("agent %x loaded twice", a.UID)
+		}
+		out[a.UID] = a
+	}
+	for uid, evs := range events {
+		if len(evs) == 0 {
+			t.Fatalf("agent %x has an empty event list (want no entry)", uid)
+		}
+	}
+	return out, events
+}
+
+func testAgentsRoundTrip(t *testing.T, h *handle) {
+	now := time.Unix(1700000000, 987654321).UTC()
+	var want []store.Agent
+	for i := range 20 {
+		want = append(want, agent(i, now))
+	}
+	// Empty fields: no description yet, no health, no labels, no extra.
+	want = append(want, store.Agent{UID: [16]byte{0xee}, Credential: store.Credential{Kind: "token", ID: "x"},
+		Kind: "unknown", FirstSeen: now, LastSeen: now})
+	must(t, h.db.Write(ctx, store.Batch{Agents: want}))
+	// An upsert replaces every field of the row.
+	changed := agent(3, now.Add(time.Hour))
+	changed.UID = want[3].UID
+	changed.Kind, changed.Description, changed.Extra = "collector", []byte("new"), nil
+	changed.TokenLabels = nil
+	want[3] = changed
+	// A batch naming an agent twice keeps the last.
+	first := changed
+	first.Kind = "updater"
+	must(t, h.db.Write(ctx, store.Batch{Agents: []store.Agent{first, changed}}))
+	h.beforeAndAfterRestart(func(db store.Store) {
+		got, events := loadAll(t, db, 10)
+		if len(got) != len(want) || len(events) != 0 {
+			t.Fatalf("%d agents and %d event lists, want %d and 0", len(got), len(events), len(want))
+		}
+		for _, w := range want {
+			if g := got[w.UID]; !sameAgent(g, w) {
+				t.Errorf("agent %x read back as\n%+v\nwant\n%+v", w.UID, g, w)
+			}
+		}
+	})
+}
+
+func testLastSeen(t *testing.T, h *handle) {
+	now := time.Unix(1700000000, 0).UTC()
+	a, b := agent(1, now), agent(2, now)
+	must(t, h.db.Write(ctx, store.Batch{Agents: []store.Agent{a, b}}))
+	later, earlier := a.LastSeen.Add(time.Minute), b.LastSeen.Add(-time.Minute)
+	unknown := [16]byte{0xff}
+	must(t, h.db.Write(ctx, store.Batch{LastSeen: map[[16]byte]time.Time{a.UID: later, b.UID: earlier, unknown: later}}))
+	got, _ := loadAll(t, h.restart(), 0)
+	if len(got) != 2 {
+		t.Fatalf("%d agents, want 2 (a heartbeat of an unknown agent adds no row)", len(got))
+	}
+	if !got[a.UID].LastSeen.Equal(later) || !got[b.UID].LastSeen.Equal(b.LastSeen) {
+		t.Fatalf("last seen %v and %v, want %v and %v (never backwards)", got[a.UID].LastSeen, got[b.UID].LastSeen, later, b.LastSeen)
+	}
+	if !sameAgent(got[b.UID], b) {
+		t.Fatalf("a heartbeat changed more than last seen: %+v", got[b.UID])
+	}
+}

@@ -1,0 +1,58 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// LoadAgents is the number of agents of the load path (10 000 with -short).
+const LoadAgents = 100000
+
+// testLoadPath is what a start of a fleet of 100 000 agents does to the
+// store: registrations flushed in batches of 10 000 (each agent with its
+// first events), one heartbeat flush of every agent, then a restart that
+// loads them all. The durations are logged (no thresholds: BENCHMARKS.md
+// records the figures).
+func testLoadPath(t *testing.T, h *handle) {
+	n := LoadAgents
+	if testing.Short() {
+		n = 10000
+	}
+	now := time.Unix(1700000000, 0).UTC()
+	start := time.Now()
+	for lo := 0; lo < n; lo += 10000 {
+		b := store.Batch{Events: map[[16]byte][]store.Event{}, KeepEvent: 200}
+		for i := lo; i < min(lo+10000, n); i++ {
+			a := agent(i, now)
+			b.Agents = append(b.Agents, a)
+			b.Events[a.UID] = events(i, 1, 2, now)
+		}
+		must(t, h.db.Write(ctx, b))
+	}
+	wrote := time.Since(start)
+	start = time.Now()
+	seen := make(map[[16]byte]time.Time, n)
+	later := now.Add(time.Hour)
+	for i := range n {
+		seen[agent(i, now).UID] = later
+	}
+	must(t, h.db.Write(ctx, store.Batch{LastSeen: seen}))
+	beat := time.Since(start)
+	db := h.restart()
+	start = time.Now()
+	got, evs := loadAll(t, db, 200)
+	loaded := time.Since(start)
+	if len(got) != n || len(evs) != n {
+		t.Fatalf("loaded %d agents and %d event lists, want %d", len(got), len(evs), n)
+	}
+	for _, i := range []int{0, n / 2, n - 1} {
+		w := agent(i, now)
+		w.LastSeen = later
+		if !sameAgent(got[w.UID], w) || !sameEvents(map[[16]byte][]store.Event{w.UID: evs[w.UID]}, map[[16]byte][]store.Event{w.UID: events(i, 1, 2, now)}) {
+			t.Fatalf("agent %d read back as %+v with events %v", i, got[w.UID], evs[w.UID])
+		}
+	}
+	t.Logf("%d agents: registered in %s, one heartbeat flush of all in %s, loaded in %s", n, wrote, beat, loaded)
+}
