@@ -33,7 +33,6 @@ import (
 	"github.com/myriarch/myriarch/server/opampsrv"
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/store"
-	"github.com/myriarch/myriarch/server/store/sqlite"
 )
 
 // admissionRate bounds new agent WebSocket connections per second (with a
@@ -44,7 +43,10 @@ const admissionRate = 1000
 
 // Options are myriarchd serve's flags.
 type Options struct {
-	DataDir        string
+	DataDir string
+	// Store is where state is kept: StoreSQLite (or "") for a file in
+	// DataDir, or a postgres:// URL, shared by several instances.
+	Store          string
 	Listen         string // OpAMP (and artifacts)
 	AdminListen    string
 	Estate         string // optional estate directory
@@ -67,6 +69,9 @@ func (o *Options) Validate() error {
 	var errs []error
 	if o.DataDir == "" {
 		errs = append(errs, errors.New("--data-dir is required"))
+	}
+	if err := o.storeProblem(); err != nil {
+		errs = append(errs, err)
 	}
 	if o.Listen == "" {
 		errs = append(errs, errors.New("--listen is required"))
@@ -164,7 +169,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if s.adminToken, err = adminToken(opts); err != nil {
 		return nil, err
 	}
-	db, err := sqlite.Open(ctx, opts.DataDir)
+	db, err := openStore(ctx, opts)
 	if err != nil {
 		return nil, err
 	}

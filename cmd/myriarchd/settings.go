@@ -26,6 +26,7 @@ func defaultServeConfig() serveConfig {
 	return serveConfig{
 		Options: server.Options{
 			DataDir:     defaultDataDir,
+			Store:       server.StoreSQLite,
 			Listen:      "127.0.0.1:4320",
 			AdminListen: "127.0.0.1:4321",
 			Heartbeat:   30 * time.Second,
@@ -58,6 +59,9 @@ var settings = []setting{
 	{flag: "data-dir", arg: "DIR",
 		usage: "state directory (SQLite database, generated admin token)",
 		field: func(c *serveConfig) any { return &c.DataDir }},
+	{flag: "store", arg: "STORE",
+		usage: "where state is kept: sqlite (a file in --data-dir) or a postgres://user@host/db URL that several instances share",
+		field: func(c *serveConfig) any { return &c.Store }},
 	{flag: "listen", arg: "ADDR",
 		usage: "OpAMP listen address (path /v1/opamp) and artifact downloads; not loopback needs TLS or --insecure-listen",
 		field: func(c *serveConfig) any { return &c.Listen }},

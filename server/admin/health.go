@@ -2,6 +2,7 @@ package admin
 
 import (
 	"net/http"
+	"strings"
 )
 
 // healthz answers whether the process serves HTTP at all: 200 "ok".
@@ -20,15 +21,33 @@ type ReadyBody struct {
 
 // readyz answers 200 when the server is ready to serve agents and
 // operators, else 503 naming what is not.
-func (a *API) readyz(w http.ResponseWriter, _ *http.Request) {
-	var missing []string
-	if a.d.Ready != nil {
-		missing = a.d.Ready()
+func (a *API) readyz(w http.ResponseWriter, r *http.Request) { readyz(a.d.Ready)(w, r) }
+
+func readyz(ready func() []string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		var missing []string
+		if ready != nil {
+			missing = ready()
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		if len(missing) > 0 {
+			WriteJSON(w, http.StatusServiceUnavailable, ReadyBody{NotReady: missing})
+			return
+		}
+		WriteJSON(w, http.StatusOK, ReadyBody{Ready: true})
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	if len(missing) > 0 {
-		WriteJSON(w, http.StatusServiceUnavailable, ReadyBody{NotReady: missing})
-		return
-	}
-	WriteJSON(w, http.StatusOK, ReadyBody{Ready: true})
+}
+
+// Starting is the admin listener of a server that cannot build its API
+// yet (its store is not reachable): /healthz and /readyz as usual (ready
+// names what is missing), every other route 503.
+func Starting(ready func() []string) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", healthz)
+	mux.HandleFunc("GET /readyz", readyz(ready))
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", "5")
+		WriteError(w, http.StatusServiceUnavailable, "myriarchd is starting: "+strings.Join(ready(), "; "))
+	})
+	return mux
 }
