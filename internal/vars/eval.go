@@ -10,6 +10,19 @@ import (
 type Set struct {
 	data    *Data
 	mapping *Mapping
+	// flat, when set, is the context instead of data: see FlatSet.
+	flat map[string]string
+}
+
+// FlatSet returns a context-only vars set over flat string data: the
+// variable ${a.b.c} is the entry "a.b.c" of m, exactly as written (no
+// nesting), which is how attribute views are keyed. A nil map has no
+// variables.
+func FlatSet(m map[string]string) Set {
+	if m == nil {
+		m = map[string]string{}
+	}
+	return Set{flat: m}
 }
 
 // ContextSet returns the context-only vars set.
@@ -34,6 +47,12 @@ func (s Set) Lookup(path []string) (any, bool) {
 	switch {
 	case s.mapping != nil && path[0] == s.mapping.Provider:
 		cur, ok = s.mapping.Vars, true
+	case s.flat != nil:
+		v, ok := s.flat[strings.Join(path, ".")]
+		if !ok {
+			return nil, false
+		}
+		return v, true
 	case s.data != nil:
 		cur, ok = s.data.context[path[0]]
 	}
