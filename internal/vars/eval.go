@@ -156,3 +156,26 @@ func (t *Template) Render(set Set) (v any, ok bool, err error) {
 	st := evalState{set: set}
 	return st.render(t)
 }
+
+// Expand renders t for a consumer that has its own $-escaping, such as
+// the OpenTelemetry Collector: literal text stays exactly as written (an
+// escaped $${…} keeps both dollars, a collector reference is untouched),
+// and every reference's value is passed through quote, which makes it
+// literal for the consumer. Errors are *MissingError.
+func (t *Template) Expand(set Set, quote func(string) string) (string, error) {
+	st := evalState{set: set}
+	var b strings.Builder
+	b.Grow(t.sizeHint)
+	for _, p := range t.parts {
+		if p.ref == nil {
+			b.WriteString(p.raw)
+			continue
+		}
+		v, _, err := st.eval(p.ref)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(quote(scalarText(v)))
+	}
+	return b.String(), nil
+}

@@ -347,3 +347,24 @@ func mustParse(t *testing.T, src string) *Template {
 	}
 	return tpl
 }
+
+func TestExpandKeepsLiteralTextAsWritten(t *testing.T) {
+	ctx := FlatSet(map[string]string{"site.id": "a$b", "x.y": "${env:SECRET}"})
+	dollars := func(s string) string { return strings.ReplaceAll(s, "$", "$$") }
+	for src, want := range map[string]string{
+		"${site.id}":                    "a$$b",
+		"pre $${site.id} ${site.id} $":  "pre $${site.id} a$$b $",
+		"${env:HOME}/${site.id}":        "${env:HOME}/a$$b",
+		"${x.y}":                        "$${env:SECRET}",
+		"$${a.b}$${c.d} ${site.id} $$x": "$${a.b}$${c.d} a$$b $$x",
+		"${nope.x|'c$'}":                "c$$",
+	} {
+		got, err := mustParse(t, src).Expand(ctx, dollars)
+		if err != nil || got != want {
+			t.Errorf("%s: %q, %v; want %q", src, got, err, want)
+		}
+	}
+	if _, err := mustParse(t, "${no.such}").Expand(ctx, dollars); KindOf(err) != KindMissing {
+		t.Errorf("missing: %v", err)
+	}
+}
