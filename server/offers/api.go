@@ -239,7 +239,8 @@ func (e *Engine) fleetJSON(f *fleet) FleetJSON {
 		out.Rollout.MaxFailures = &mf
 	}
 	complete := true
-	for w, m := range f.counts {
+	for w := range f.waves.Len() {
+		m := f.waves.Counts(w)
 		name := "(no wave)"
 		if r := f.def.Rollout; r != nil && w < len(r.Waves) {
 			name = r.Waves[w]
@@ -252,7 +253,7 @@ func (e *Engine) fleetJSON(f *fleet) FleetJSON {
 				states[k] = v
 			}
 		}
-		wj := WaveJSON{Wave: name, Total: total(m), Open: f.gateOpen(w), UpToDate: m[UpToDate], Failed: m[Failed], States: states}
+		wj := WaveJSON{Wave: name, Total: f.waves.Total(w), Open: f.waves.GateOpen(w), UpToDate: m[UpToDate], Failed: m[Failed], States: states}
 		if wj.UpToDate+wj.Failed != wj.Total {
 			complete = false
 		}

@@ -101,10 +101,7 @@ type collector struct {
 	hash     []byte // per-package hash of the current offer
 	content  []byte // content_hash of the current offer's file
 	failed   map[string]bool
-	counted  bool // contributes to its fleet's wave counts
-	countSt  string
-	countWv  int
-	countFl  string
+	countFl  string // the fleet whose wave counts hold it
 }
 
 // Progress is the last download progress reported.
