@@ -1,0 +1,298 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Channel is the PostgreSQL notification channel of myriarchd instances.
+const Channel = "myriarch_changes"
+
+// Kinds of change.
+const (
+	// KindAgents: agent rows (and their events) were written; IDs are
+	// instance UIDs in hex.
+	KindAgents = "agents"
+	// KindTokens: enrollment tokens were created or revoked.
+	KindTokens = "tokens"
+)
+
+// maxPayload keeps a notification below PostgreSQL's 8000-byte limit.
+const maxPayload = 7000
+
+// Change is what another instance changed.
+type Change struct {
+	Kind string
+	IDs  []string
+	// Resync: changes may have been missed (the listening connection was
+	// lost, or more arrived than could be held): reload everything of Kind.
+	Resync bool
+}
+
+// NotifierOptions tune a Notifier; zero values take the defaults.
+type NotifierOptions struct {
+	// Interval batches what is published: at most one round of
+	// notifications per interval (default 100 ms).
+	Interval time.Duration
+	// MaxIDs bounds the IDs of one kind held for one round; past it one
+	// resync notification replaces them (default 20 000).
+	MaxIDs int
+	// Queue bounds the changes received but not yet handled; past it they
+	// are dropped for a resync of their kind (default 1 024).
+	Queue int
+}
+
+func (o *NotifierOptions) defaults() {
+	if o.Interval <= 0 {
+		o.Interval = 100 * time.Millisecond
+	}
+	if o.MaxIDs <= 0 {
+		o.MaxIDs = 20000
+	}
+	if o.Queue <= 0 {
+		o.Queue = 1024
+	}
+}
+
+// Notifier publishes this instance's changes and hands the other
+// instances' to a handler. Publish never blocks on the database: IDs are
+// collected and sent in batches. Call Start once, then Close.
+type Notifier struct {
+	pool *pgxpool.Pool
+	log  *slog.Logger
+	opts NotifierOptions
+	self string // this instance's id, to ignore its own notifications
+
+	mu       sync.Mutex
+	pending  map[string]map[string]struct{} // kind → IDs; guarded by mu
+	overflow map[string]bool                // kind → resync instead; guarded by mu
+	wake     chan struct{}
+
+	queue   chan Change
+	dropped sync.Map // kind → true: a resync is owed
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// NewNotifier prepares a notifier on pool's database.
+func NewNotifier(pool *pgxpool.Pool, log *slog.Logger, opts NotifierOptions) *Notifier {
+	opts.defaults()
+	var id [6]byte
+	rand.Read(id[:])
+	return &Notifier{
+		pool: pool, log: log, opts: opts, self: hex.EncodeToString(id[:]),
+		pending: map[string]map[string]struct{}{}, overflow: map[string]bool{},
+		wake: make(chan struct{}, 1), queue: make(chan Change, opts.Queue), stop: make(chan struct{}),
+	}
+}
+
+// ID names this instance in notifications.
+func (n *Notifier) ID() string { return n.self }
+
+// Publish tells the other instances that ids of kind changed (sent within
+// an interval, batched with other changes).
+func (n *Notifier) Publish(kind string, ids ...string) {
+	n.mu.Lock()
+	set := n.pending[kind]
+	if set == nil {
+		set = map[string]struct{}{}
+		n.pending[kind] = set
+	}
+	if !n.overflow[kind] {
+		for _, id := range ids {
+			set[id] = struct{}{}
+		}
+		if len(set) > n.opts.MaxIDs {
+			n.overflow[kind] = true
+			clear(set)
+		}
+	}
+	n.mu.Unlock()
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Start listens and publishes until Close; handle is called for each
+// change of another instance, one at a time, in the order received.
+func (n *Notifier) Start(handle func(Change)) {
+	n.wg.Add(3)
+	go n.publishLoop()
+	go n.listenLoop()
+	go n.handleLoop(handle)
+}
+
+// Close stops the notifier after sending what was published.
+func (n *Notifier) Close() {
+	select {
+	case <-n.stop:
+		return
+	default:
+		close(n.stop)
+	}
+	n.wg.Wait()
+	n.flush(context.Background())
+}
+
+func (n *Notifier) publishLoop() {
+	defer n.wg.Done()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-n.wake:
+		}
+		n.flush(context.Background())
+		select {
+		case <-n.stop:
+			return
+		case <-time.After(n.opts.Interval):
+		}
+	}
+}
+
+// flush sends what is pending, one notification per payload-full of IDs.
+func (n *Notifier) flush(ctx context.Context) {
+	n.mu.Lock()
+	var payloads []string
+	for kind, set := range n.pending {
+		if n.overflow[kind] {
+			payloads = append(payloads, n.self+"|"+kind+"|*")
+			continue
+		}
+		var b strings.Builder
+		for id := range set {
+			if b.Len() > 0 && b.Len()+len(id)+1 > maxPayload {
+				payloads = append(payloads, n.self+"|"+kind+"|"+b.String())
+				b.Reset()
+			}
+			if b.Len() > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(id)
+		}
+		if b.Len() > 0 || len(set) == 0 {
+			payloads = append(payloads, n.self+"|"+kind+"|"+b.String())
+		}
+	}
+	n.pending = map[string]map[string]struct{}{}
+	n.overflow = map[string]bool{}
+	n.mu.Unlock()
+	if len(payloads) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	batch := &pgx.Batch{}
+	for _, p := range payloads {
+		batch.Queue(`SELECT pg_notify($1, $2)`, Channel, p)
+	}
+	if err := n.pool.SendBatch(ctx, batch).Close(); err != nil {
+		// The others resync when their listening connection comes back; a
+		// lost notification while the database answers is not expected.
+		n.log.Warn("publishing changes to the other instances failed", "notifications", len(payloads), "err", err)
+	}
+}
+
+// listenLoop holds one connection that LISTENs; when it is lost it
+// reconnects with growing waits and owes every kind a resync.
+func (n *Notifier) listenLoop() {
+	defer n.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-n.stop; cancel() }()
+	wait := 200 * time.Millisecond
+	first := true
+	for ctx.Err() == nil {
+		err := n.listen(ctx, first)
+		if ctx.Err() != nil {
+			return
+		}
+		n.log.Warn("listening for the other instances' changes failed; reconnecting", "retry_in", wait, "err", err)
+		first = false
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 10*time.Second)
+	}
+}
+
+func (n *Notifier) listen(ctx context.Context, first bool) error {
+	conn, err := n.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// The connection is not returned to the pool: LISTEN is its state.
+	pg := conn.Hijack()
+	defer pg.Close(context.Background())
+	if _, err := pg.Exec(ctx, "LISTEN "+Channel); err != nil {
+		return err
+	}
+	if !first {
+		n.log.Info("listening for the other instances' changes again; reloading what may have been missed")
+		n.enqueue(Change{Kind: KindAgents, Resync: true})
+		n.enqueue(Change{Kind: KindTokens, Resync: true})
+	}
+	for {
+		msg, err := pg.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		from, rest, _ := strings.Cut(msg.Payload, "|")
+		kind, ids, ok := strings.Cut(rest, "|")
+		if !ok || from == n.self {
+			continue
+		}
+		c := Change{Kind: kind}
+		switch ids {
+		case "*":
+			c.Resync = true
+		case "":
+		default:
+			c.IDs = strings.Split(ids, ",")
+		}
+		n.enqueue(c)
+	}
+}
+
+// enqueue hands c to the handler, or, when the queue is full, owes its
+// kind a resync instead (a storm costs one reload, not unbounded memory).
+func (n *Notifier) enqueue(c Change) {
+	select {
+	case n.queue <- c:
+	default:
+		n.dropped.Store(c.Kind, true)
+	}
+}
+
+func (n *Notifier) handleLoop(handle func(Change)) {
+	defer n.wg.Done()
+	tick := time.NewTicker(n.opts.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case c := <-n.queue:
+			handle(c)
+		case <-tick.C:
+		}
+		n.dropped.Range(func(k, _ any) bool {
+			n.dropped.Delete(k)
+			handle(Change{Kind: k.(string), Resync: true})
+			return true
+		})
+	}
+}

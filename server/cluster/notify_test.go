@@ -1,0 +1,188 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/goleak"
+
+	"github.com/myriarch/myriarch/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	code := testenv.RunWithPostgres(m)
+	if code == 0 {
+		if err := goleak.Find(goleak.IgnoreTopFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck")); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines left running:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func pool(t *testing.T, dsn string) *pgxpool.Pool {
+	t.Helper()
+	p, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// recorder collects the changes a notifier hands on.
+type recorder struct {
+	mu      sync.Mutex
+	changes []Change
+}
+
+func (r *recorder) handle(c Change) {
+	r.mu.Lock()
+	r.changes = append(r.changes, c)
+	r.mu.Unlock()
+}
+
+// waitFor polls until cond holds over what was received.
+func (r *recorder) waitFor(t *testing.T, what string, cond func([]Change) bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r.mu.Lock()
+		ok := cond(r.changes)
+		got := slices.Clone(r.changes)
+		r.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: never received; got %+v", what, got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func ids(cs []Change, kind string) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range cs {
+		if c.Kind == kind {
+			for _, id := range c.IDs {
+				out[id] = true
+			}
+		}
+	}
+	return out
+}
+
+func resynced(cs []Change, kind string) bool {
+	return slices.ContainsFunc(cs, func(c Change) bool { return c.Kind == kind && c.Resync })
+}
+
+func start(t *testing.T, dsn string, opts NotifierOptions) (*Notifier, *recorder) {
+	n := NewNotifier(pool(t, dsn), slog.New(slog.DiscardHandler), opts)
+	r := &recorder{}
+	n.Start(r.handle)
+	t.Cleanup(n.Close)
+	return n, r
+}
+
+func TestNotifierBatchesToOthers(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	a, ra := start(t, dsn, NotifierOptions{})
+	_, rb := start(t, dsn, NotifierOptions{})
+	time.Sleep(200 * time.Millisecond) // both LISTEN (a notification before that is not for them)
+	want := map[string]bool{}
+	for i := range 2000 { // more than one payload
+		id := fmt.Sprintf("%032x", i)
+		want[id] = true
+		a.Publish(KindAgents, id)
+	}
+	a.Publish(KindTokens)
+	rb.waitFor(t, "every id", func(cs []Change) bool {
+		return len(ids(cs, KindAgents)) == len(want) && slices.ContainsFunc(cs, func(c Change) bool { return c.Kind == KindTokens })
+	})
+	rb.mu.Lock()
+	n := len(rb.changes)
+	rb.mu.Unlock()
+	if n > 20 {
+		t.Errorf("2 001 changes came in %d notifications, want a few", n)
+	}
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
+	if len(ra.changes) != 0 {
+		t.Errorf("an instance received its own changes: %+v", ra.changes[:1])
+	}
+}
+
+// More IDs than a round holds become one resync; so do more changes than
+// the receiver's queue holds.
+func TestNotifierStormsBecomeResyncs(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	a, _ := start(t, dsn, NotifierOptions{MaxIDs: 100, Interval: time.Hour})
+	_, rb := start(t, dsn, NotifierOptions{})
+	time.Sleep(200 * time.Millisecond)
+	for i := range 150 {
+		a.Publish(KindAgents, fmt.Sprint(i))
+	}
+	rb.waitFor(t, "a resync for 150 ids over a bound of 100", func(cs []Change) bool { return resynced(cs, KindAgents) })
+
+	blocked := make(chan struct{})
+	release := make(chan struct{})
+	c := NewNotifier(pool(t, dsn), slog.New(slog.DiscardHandler), NotifierOptions{Queue: 4})
+	rc := &recorder{}
+	var once sync.Once
+	c.Start(func(ch Change) {
+		once.Do(func() { close(blocked); <-release }) // a slow handler
+		rc.handle(ch)
+	})
+	defer c.Close()
+	time.Sleep(200 * time.Millisecond)
+	p := pool(t, dsn)
+	for i := range 50 {
+		if _, err := p.Exec(context.Background(), `SELECT pg_notify($1, $2)`, Channel, fmt.Sprintf("x|%s|%d", KindAgents, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-blocked
+	time.Sleep(300 * time.Millisecond)
+	close(release)
+	rc.waitFor(t, "a resync after the queue overflowed", func(cs []Change) bool { return resynced(cs, KindAgents) })
+}
+
+// A lost listening connection is re-established, and every kind is owed a
+// resync (what was published meanwhile was not received).
+func TestNotifierReconnectsAndResyncs(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	a, _ := start(t, dsn, NotifierOptions{})
+	_, rb := start(t, dsn, NotifierOptions{})
+	p := pool(t, dsn)
+	time.Sleep(200 * time.Millisecond)
+	if _, err := p.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+	rb.waitFor(t, "resyncs after the connection was lost", func(cs []Change) bool {
+		return resynced(cs, KindAgents) && resynced(cs, KindTokens)
+	})
+	// Listening again: A's and B's (both were terminated).
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		a.Publish(KindAgents, "after")
+		time.Sleep(100 * time.Millisecond)
+		rb.mu.Lock()
+		got := ids(rb.changes, KindAgents)["after"]
+		rb.mu.Unlock()
+		if got {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no change received after reconnecting")
+		}
+	}
+}
