@@ -26,6 +26,7 @@ import (
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/artifacts"
 	"github.com/myriarch/myriarch/server/backpressure"
+	"github.com/myriarch/myriarch/server/cluster"
 	"github.com/myriarch/myriarch/server/credentials"
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/metrics"
@@ -145,6 +146,9 @@ type Server struct {
 
 	offers    *offers.Engine
 	artifacts *artifacts.Handler
+
+	notifier *cluster.Notifier // nil without a PostgreSQL store
+	sync     *cluster.Sync
 }
 
 // New opens the data directory and builds every part, without listening yet.
@@ -169,19 +173,20 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if s.adminToken, err = adminToken(opts); err != nil {
 		return nil, err
 	}
-	db, err := openStore(ctx, opts)
+	opened, err := openStore(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
+	db := s.clusterStore(opened)
 	s.store = db
 	s.storeOpen.Store(true)
 	s.estateLoaded.Store(opts.Estate == "")
 	if s.tokens, err = credentials.Open(ctx, db); err != nil {
-		db.Close()
+		s.closeStore()
 		return nil, err
 	}
-	if s.registry, err = registry.Load(ctx, db, s.tokens, s.log.With("component", "registry"), registry.Options{}); err != nil {
-		db.Close()
+	if s.registry, err = registry.Load(ctx, db, s.tokens, s.log.With("component", "registry"), s.registryOptions()); err != nil {
+		s.closeStore()
 		return nil, err
 	}
 	s.metrics = metrics.New(metrics.Sources{
@@ -207,7 +212,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}})
 	if err != nil {
 		s.registry.Close()
-		db.Close()
+		s.closeStore()
 		return nil, err
 	}
 	s.opampMux.Handle(opampsrv.Path, s.opamp.Handler())
@@ -225,7 +230,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		e, err := estate.Load(opts.Estate)
 		if err != nil {
 			s.registry.Close()
-			db.Close()
+			s.closeStore()
 			return nil, err
 		}
 		s.applyEstate(e)
@@ -241,7 +246,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		offers.Options{BaseURL: s.BaseURL, Estate: s.estate})
 	if err != nil {
 		s.registry.Close()
-		db.Close()
+		s.closeStore()
 		return nil, err
 	}
 	s.opamp.AddHook(s.offers)
@@ -255,6 +260,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.offers.SetEstate(e)
 	})
 	s.estateMu.Unlock()
+	s.startCluster(opened)
 	return s, nil
 }
 
@@ -394,7 +400,7 @@ func (s *Server) Close(ctx context.Context) error {
 		s.offers.Close()
 	}
 	s.storeOpen.Store(false)
-	errs = append(errs, s.registry.Close(), s.store.Close())
+	errs = append(errs, s.registry.Close(), s.closeStore())
 	return errors.Join(errs...)
 }
 

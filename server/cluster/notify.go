@@ -123,12 +123,18 @@ func (n *Notifier) Publish(kind string, ids ...string) {
 	}
 }
 
-// Start listens and publishes until Close; handle is called for each
-// change of another instance, one at a time, in the order received.
-func (n *Notifier) Start(handle func(Change)) {
-	n.wg.Add(3)
+// Start listens and publishes until Close. What is received waits (in
+// the bounded queue) until Handle.
+func (n *Notifier) Start() {
+	n.wg.Add(2)
 	go n.publishLoop()
 	go n.listenLoop()
+}
+
+// Handle calls handle for each change of another instance, one at a time,
+// in the order received, until Close. Call it once, after Start.
+func (n *Notifier) Handle(handle func(Change)) {
+	n.wg.Add(1)
 	go n.handleLoop(handle)
 }
 

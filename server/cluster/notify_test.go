@@ -87,7 +87,8 @@ func resynced(cs []Change, kind string) bool {
 func start(t *testing.T, dsn string, opts NotifierOptions) (*Notifier, *recorder) {
 	n := NewNotifier(pool(t, dsn), slog.New(slog.DiscardHandler), opts)
 	r := &recorder{}
-	n.Start(r.handle)
+	n.Start()
+	n.Handle(r.handle)
 	t.Cleanup(n.Close)
 	return n, r
 }
@@ -124,12 +125,14 @@ func TestNotifierBatchesToOthers(t *testing.T) {
 // the receiver's queue holds.
 func TestNotifierStormsBecomeResyncs(t *testing.T) {
 	dsn := testenv.Postgres(t)
-	a, _ := start(t, dsn, NotifierOptions{MaxIDs: 100, Interval: time.Hour})
+	a, _ := start(t, dsn, NotifierOptions{MaxIDs: 100})
 	_, rb := start(t, dsn, NotifierOptions{})
 	time.Sleep(200 * time.Millisecond)
+	var many []string
 	for i := range 150 {
-		a.Publish(KindAgents, fmt.Sprint(i))
+		many = append(many, fmt.Sprint(i))
 	}
+	a.Publish(KindAgents, many...) // one round
 	rb.waitFor(t, "a resync for 150 ids over a bound of 100", func(cs []Change) bool { return resynced(cs, KindAgents) })
 
 	blocked := make(chan struct{})
@@ -137,7 +140,8 @@ func TestNotifierStormsBecomeResyncs(t *testing.T) {
 	c := NewNotifier(pool(t, dsn), slog.New(slog.DiscardHandler), NotifierOptions{Queue: 4})
 	rc := &recorder{}
 	var once sync.Once
-	c.Start(func(ch Change) {
+	c.Start()
+	c.Handle(func(ch Change) {
 		once.Do(func() { close(blocked); <-release }) // a slow handler
 		rc.handle(ch)
 	})

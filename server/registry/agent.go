@@ -34,6 +34,9 @@ type agent struct {
 	lastMsgSeq   uint64
 	seqKnown     bool
 	extra        []byte
+	// remoteUntil: connected to another instance sharing the database,
+	// online until this lease ends (see remote.go).
+	remoteUntil time.Time
 }
 
 // Agent is an immutable snapshot of one agent.
@@ -61,7 +64,7 @@ func (a *Agent) HasCapability(c protobufs.AgentCapabilities) bool {
 }
 
 func (a *agent) online(now time.Time, httpWindow time.Duration) bool {
-	return a.conns > 0 || (a.httpSeen && now.Sub(a.lastSeen) < httpWindow)
+	return a.conns > 0 || (a.httpSeen && now.Sub(a.lastSeen) < httpWindow) || now.Before(a.remoteUntil)
 }
 
 func (a *agent) snapshot(now time.Time, httpWindow time.Duration, withEvents bool) Agent {

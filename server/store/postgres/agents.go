@@ -189,12 +189,18 @@ func (d *DB) LoadAgents(ctx context.Context, keepEvents int) ([]store.Agent, map
 }
 
 func (d *DB) loadAgents(ctx context.Context) ([]store.Agent, error) {
+	return d.scanAgents(ctx, "")
+}
+
+// scanAgents reads the agents rows that where (a WHERE clause of args, or
+// "" for all) selects.
+func (d *DB) scanAgents(ctx context.Context, where string, args ...any) ([]store.Agent, error) {
 	var n int
-	if err := d.pool.QueryRow(ctx, `SELECT COUNT(*) FROM agents`).Scan(&n); err != nil {
+	if err := d.pool.QueryRow(ctx, `SELECT COUNT(*) FROM agents`+where, args...).Scan(&n); err != nil {
 		return nil, err
 	}
-	rows, err := d.pool.Query(ctx, `SELECT uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra FROM agents`,
-		binaryResults)
+	rows, err := d.pool.Query(ctx, `SELECT uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra FROM agents`+where,
+		append([]any{binaryResults}, args...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +235,14 @@ func (d *DB) loadAgents(ctx context.Context) ([]store.Agent, error) {
 }
 
 func (d *DB) loadEvents(ctx context.Context, keepEvents int) (map[[16]byte][]store.Event, error) {
-	rows, err := d.pool.Query(ctx, `SELECT uid, seq, time, type, message FROM events ORDER BY uid, seq`, binaryResults)
+	return d.scanEvents(ctx, keepEvents, "")
+}
+
+// scanEvents reads the events rows that where selects, keeping each
+// agent's newest keepEvents.
+func (d *DB) scanEvents(ctx context.Context, keepEvents int, where string, args ...any) (map[[16]byte][]store.Event, error) {
+	rows, err := d.pool.Query(ctx, `SELECT uid, seq, time, type, message FROM events`+where+` ORDER BY uid, seq`,
+		append([]any{binaryResults}, args...)...)
 	if err != nil {
 		return nil, err
 	}

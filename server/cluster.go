@@ -1,0 +1,71 @@
+package server
+
+import (
+	"time"
+
+	"github.com/myriarch/myriarch/server/cluster"
+	"github.com/myriarch/myriarch/server/registry"
+	"github.com/myriarch/myriarch/server/store"
+	"github.com/myriarch/myriarch/server/store/postgres"
+)
+
+// With a PostgreSQL store the instance shares the estate with every other
+// instance on the database: what it writes is announced to them, and what
+// they write is merged into its registry (server/cluster).
+
+// heartbeat is the interval offered to agents.
+func (o *Options) heartbeat() time.Duration {
+	if o.Heartbeat > 0 {
+		return o.Heartbeat
+	}
+	return 30 * time.Second
+}
+
+// clusterStore returns the store the parts use: db itself, or with a
+// PostgreSQL store db announcing its writes to the other instances.
+func (s *Server) clusterStore(db store.Store) store.Store {
+	pg, ok := db.(*postgres.DB)
+	if !ok {
+		return db
+	}
+	s.notifier = cluster.NewNotifier(pg.Pool(), s.log.With("component", "cluster"), cluster.NotifierOptions{})
+	// Listening from before the agents are loaded: what the others change
+	// meanwhile waits in the notifier's queue (or becomes a resync).
+	s.notifier.Start()
+	return cluster.Publishing(db, s.notifier)
+}
+
+// registryOptions: in a cluster, last-seen times are written every
+// heartbeat, since the other instances' leases of this instance's agents
+// are renewed from them.
+func (s *Server) registryOptions() registry.Options {
+	if s.notifier == nil {
+		return registry.Options{}
+	}
+	return registry.Options{SeenInterval: min(30*time.Second, s.opts.heartbeat())}
+}
+
+// startCluster starts applying the other instances' changes.
+func (s *Server) startCluster(db store.Store) {
+	pg, ok := db.(*postgres.DB)
+	if !ok || s.notifier == nil {
+		return
+	}
+	hb := s.opts.heartbeat()
+	s.sync = cluster.NewSync(pg, s.registry, s.tokens, s.opamp, cluster.SyncOptions{
+		Lease: 3 * hb, Sweep: hb, Log: s.log.With("component", "cluster")})
+	s.notifier.Handle(s.sync.Handle)
+	s.sync.Start()
+	s.log.Info("sharing the estate with the other instances on the store", "store", s.opts.storeName(), "instance", s.notifier.ID())
+}
+
+// closeStore stops listening, announces what was written last and closes the store.
+func (s *Server) closeStore() error {
+	if s.sync != nil {
+		s.sync.Close()
+	}
+	if s.notifier != nil {
+		s.notifier.Close()
+	}
+	return s.store.Close()
+}

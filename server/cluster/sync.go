@@ -1,0 +1,151 @@
+package cluster
+
+import (
+	"context"
+	"encoding/hex"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/myriarch/myriarch/server/registry"
+	"github.com/myriarch/myriarch/server/store"
+	"github.com/myriarch/myriarch/server/tokens"
+)
+
+// Source reads what the other instances wrote (the PostgreSQL store).
+type Source interface {
+	LoadAgents(ctx context.Context, keepEvents int) ([]store.Agent, map[[16]byte][]store.Event, error)
+	LoadAgentsByUID(ctx context.Context, uids [][16]byte, keepEvents int) ([]store.Agent, map[[16]byte][]store.Event, error)
+	SeenSince(ctx context.Context, t time.Time) (map[[16]byte]time.Time, error)
+}
+
+// Tokens is the instance's token book.
+type Tokens interface {
+	// Reload reads the tokens again and returns those newly revoked.
+	Reload(ctx context.Context) ([]tokens.Token, error)
+}
+
+// Disconnector closes this instance's connections of a credential.
+type Disconnector interface {
+	DisconnectCredential(cred store.Credential) int
+}
+
+// SyncOptions tune a Sync.
+type SyncOptions struct {
+	// Lease: an agent connected to another instance is online until this
+	// long after the last-seen time that instance wrote (3 heartbeats).
+	Lease time.Duration
+	// Sweep is how often leases are renewed from the database (a heartbeat).
+	Sweep time.Duration
+	Log   *slog.Logger
+}
+
+// Sync applies the other instances' changes to this instance: agents to
+// the registry, tokens to the book (disconnecting agents of tokens revoked
+// elsewhere), and renews the leases of agents connected elsewhere.
+type Sync struct {
+	src  Source
+	reg  *registry.Registry
+	book Tokens
+	disc Disconnector
+	opts SyncOptions
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// NewSync prepares a Sync; give its Handle to Notifier.Start, then Start it.
+func NewSync(src Source, reg *registry.Registry, book Tokens, disc Disconnector, opts SyncOptions) *Sync {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Sync{src: src, reg: reg, book: book, disc: disc, opts: opts, stop: make(chan struct{})}
+}
+
+func (s *Sync) leaseUntil(lastSeen time.Time) time.Time { return lastSeen.Add(s.opts.Lease) }
+
+// Handle applies one change of another instance.
+func (s *Sync) Handle(c Change) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	switch c.Kind {
+	case KindAgents:
+		var recs []store.Agent
+		var events map[[16]byte][]store.Event
+		var err error
+		if c.Resync {
+			recs, events, err = s.src.LoadAgents(ctx, registry.MaxEvents)
+		} else {
+			uids := make([][16]byte, 0, len(c.IDs))
+			for _, id := range c.IDs {
+				var uid [16]byte
+				if b, err := hex.DecodeString(id); err == nil && len(b) == 16 {
+					copy(uid[:], b)
+					uids = append(uids, uid)
+				}
+			}
+			if len(uids) == 0 {
+				return
+			}
+			recs, events, err = s.src.LoadAgentsByUID(ctx, uids, registry.MaxEvents)
+		}
+		if err != nil {
+			s.opts.Log.Warn("reading agents another instance changed failed", "resync", c.Resync, "err", err)
+			return
+		}
+		n := s.reg.Merge(recs, events, s.leaseUntil)
+		if c.Resync {
+			s.opts.Log.Info("agents reloaded from the store", "agents", len(recs), "merged", n)
+		}
+	case KindTokens:
+		revoked, err := s.book.Reload(ctx)
+		if err != nil {
+			s.opts.Log.Warn("reloading tokens another instance changed failed", "err", err)
+			return
+		}
+		for _, t := range revoked {
+			n := s.disc.DisconnectCredential(store.Credential{Kind: "token", ID: t.ID})
+			s.opts.Log.Info("token revoked on another instance; its agents here disconnected", "token", t.ID, "agents", n)
+		}
+	}
+}
+
+// Start renews leases every Sweep until Close.
+func (s *Sync) Start() {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTicker(s.opts.Sweep)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+				s.sweep()
+			}
+		}
+	}()
+}
+
+func (s *Sync) sweep() {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.Sweep)
+	defer cancel()
+	seen, err := s.src.SeenSince(ctx, time.Now().Add(-s.opts.Lease))
+	if err != nil {
+		s.opts.Log.Warn("renewing the leases of agents on other instances failed", "err", err)
+		return
+	}
+	s.reg.SeenElsewhere(seen, s.leaseUntil)
+}
+
+// Close stops the sweeps.
+func (s *Sync) Close() {
+	select {
+	case <-s.stop:
+		return
+	default:
+		close(s.stop)
+	}
+	s.wg.Wait()
+}

@@ -1,0 +1,140 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/internal/testenv"
+	"github.com/myriarch/myriarch/server"
+	"github.com/myriarch/myriarch/server/admin"
+	"github.com/myriarch/myriarch/server/registry"
+)
+
+// startInstances starts n myriarchd instances on one private PostgreSQL,
+// sharing an admin token, with a 1 s heartbeat (so leases are 3 s).
+func startInstances(t *testing.T, n int) []*testServer {
+	t.Helper()
+	pg := testenv.StartCluster(t)
+	tokenFile := filepath.Join(t.TempDir(), "admin.token")
+	if err := os.WriteFile(tokenFile, []byte("myradm_shared_by_every_instance_0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out []*testServer
+	for range n {
+		out = append(out, startServer(t, func(o *server.Options) {
+			o.Store = pg.DSN("postgres")
+			o.AdminTokenFile = tokenFile
+			o.Heartbeat = time.Second
+		}))
+	}
+	return out
+}
+
+func (ts *testServer) listUIDs() []string {
+	ts.t.Helper()
+	code, body := ts.api("GET", "/api/v1/agents", nil)
+	if code != http.StatusOK {
+		ts.t.Fatalf("list agents: %d %s", code, body)
+	}
+	var list struct {
+		Agents []admin.Agent `json:"agents"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		ts.t.Fatal(err)
+	}
+	var out []string
+	for _, a := range list.Agents {
+		out = append(out, a.InstanceUID)
+	}
+	return out
+}
+
+// Two instances on one database are one estate: a token made on one
+// admits agents on the other; an agent connected to one is listed, with
+// its labels and online, by the other; an agent that reconnects to the
+// other instance keeps its identity binding, labels and history; its
+// binding is enforced there too; a revocation on one disconnects it from
+// the other; and when an instance stops, the other shows its agents
+// offline once their lease (3 heartbeats) expires.
+func TestInstancesShareTheEstate(t *testing.T) {
+	ins := startInstances(t, 2)
+	a, b := ins[0], ins[1]
+	tok := a.createToken("edge", map[string]string{"wave": "1"})
+	other := b.createToken("other", nil)
+	deadline := time.Now().Add(15 * time.Second)
+	for b.Tokens().TokenName(tok.ID) == "" || a.Tokens().TokenName(other.ID) == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("a token created on one instance is unknown to the other")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	uid := newUID(t)
+	desc := func(host string) agentSpec {
+		return agentSpec{uid: uid, token: tok.Token,
+			identifying: kvs("service.name", "otelcol-contrib", "service.version", "0.149.0", "service.instance.id", uid.String()),
+			nonIdent:    kvs("host.name", host, "os.type", "linux")}
+	}
+	onA := a.connect(desc("h1"))
+	a.waitAgent(uid, "online on A", func(x admin.Agent) bool { return x.Online })
+	seenByB := b.waitAgent(uid, "listed by B, online, with its labels", func(x admin.Agent) bool {
+		return x.Online && x.Labels["wave"] == "1" && x.Attributes["host.name"] == "h1"
+	})
+	if !slices.Contains(b.listUIDs(), uid.String()) {
+		t.Fatal("B's agent listing lacks the agent connected to A")
+	}
+
+	// The agent moves to B (as behind a load balancer after A's connection dropped).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	onA.Stop(ctx)
+	cancel()
+	b.connect(desc("h2"))
+	moved := b.waitAgent(uid, "connected to B with its new description", func(x admin.Agent) bool {
+		return x.Online && x.Attributes["host.name"] == "h2"
+	})
+	if !moved.FirstSeen.Equal(seenByB.FirstSeen) || moved.Labels["wave"] != "1" {
+		t.Fatalf("the agent did not continue on B: first seen %v → %v, labels %v", seenByB.FirstSeen, moved.FirstSeen, moved.Labels)
+	}
+	registered := 0
+	for _, e := range moved.Events {
+		if e.Type == registry.EventRegistered {
+			registered++
+		}
+	}
+	if registered != 1 {
+		t.Fatalf("%d registered events on B, want the one from A (history continues)", registered)
+	}
+	a.waitAgent(uid, "A sees B's description", func(x admin.Agent) bool { return x.Attributes["host.name"] == "h2" && x.Online })
+
+	// The binding to the token holds on either instance.
+	thief := desc("h3")
+	thief.token = other.Token
+	a.connect(thief)
+	a.waitAgent(uid, "the other credential refused on A", func(x admin.Agent) bool {
+		_, ok := hasEvent(x, registry.EventIdentityConflict)
+		return ok
+	})
+
+	// Revoked on A: B disconnects it.
+	if code, body := a.api("DELETE", "/api/v1/tokens/"+tok.ID, nil); code != http.StatusOK {
+		t.Fatalf("revoke: %d %s", code, body)
+	}
+	b.waitAgent(uid, "disconnected from B after the revocation on A", func(x admin.Agent) bool { return !x.Online })
+
+	// An instance that stops: its agents go offline on the other once their lease ends.
+	tok2 := a.createToken("edge2", nil)
+	for b.Tokens().TokenName(tok2.ID) == "" {
+		time.Sleep(20 * time.Millisecond)
+	}
+	uid2 := newUID(t)
+	a.connect(agentSpec{uid: uid2, token: tok2.Token, identifying: kvs("service.name", "otelcol-contrib", "service.instance.id", uid2.String())})
+	b.waitAgent(uid2, "online on B via A", func(x admin.Agent) bool { return x.Online })
+	a.stop()
+	b.waitAgent(uid2, "offline on B after A stopped", func(x admin.Agent) bool { return !x.Online })
+}

@@ -1,0 +1,79 @@
+package registry
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// Merge takes agents that another myriarchd instance sharing the database
+// wrote (records with their newest events, as the store holds them): new
+// agents are added, known ones replaced. An agent connected to this
+// instance, or with changes not yet written, keeps what this instance
+// knows: its own record is the newer one and is written shortly. Nothing
+// merged is written back. Observers are told of every agent merged.
+// leaseUntil marks a merged agent online (connected elsewhere) until then.
+func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, leaseUntil func(lastSeen time.Time) time.Time) int {
+	dd := newDescDecoder()
+	var merged []uuid.UUID
+	r.mu.Lock()
+	for i := range recs {
+		uid := uuid.UUID(recs[i].UID)
+		a, ok := r.agents[uid]
+		if ok && (a.conns > 0 || r.pendingLocked(uid)) {
+			continue
+		}
+		fresh := &agent{}
+		r.fromRecord(dd, fresh, &recs[i], events[recs[i].UID])
+		fresh.remoteUntil = leaseUntil(recs[i].LastSeen)
+		if ok {
+			*a = *fresh
+		} else {
+			r.agents[uid] = fresh
+			r.noteNew(uid)
+		}
+		merged = append(merged, uid)
+	}
+	r.mu.Unlock()
+	r.notify(merged...)
+	return len(merged)
+}
+
+// pendingLocked reports whether uid has changes not yet written; caller holds r.mu.
+func (r *Registry) pendingLocked(uid uuid.UUID) bool {
+	_, row := r.pendingRows[uid]
+	_, evs := r.pendingEvents[uid]
+	return row || evs
+}
+
+// SeenElsewhere renews the leases of agents connected to other instances:
+// seen holds the last-seen times the database has (written by the
+// instance each agent is connected to); an agent not connected here is
+// online until leaseUntil of its time. Observers are told of agents that
+// come online or go offline by it.
+func (r *Registry) SeenElsewhere(seen map[[16]byte]time.Time, leaseUntil func(lastSeen time.Time) time.Time) {
+	now := r.opts.Now()
+	var changed []uuid.UUID
+	r.mu.Lock()
+	for _, a := range r.agents {
+		if a.conns > 0 {
+			continue
+		}
+		was := a.online(now, r.opts.HTTPOnlineWindow)
+		if t, ok := seen[a.uid]; ok {
+			a.remoteUntil = leaseUntil(t)
+			if t.After(a.lastSeen) {
+				a.lastSeen = t
+			}
+		} else {
+			a.remoteUntil = time.Time{}
+		}
+		if a.online(now, r.opts.HTTPOnlineWindow) != was {
+			changed = append(changed, a.uid)
+		}
+	}
+	r.mu.Unlock()
+	r.notify(changed...)
+}

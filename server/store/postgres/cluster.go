@@ -1,0 +1,49 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// These serve instances sharing the database (server/cluster): they read
+// what another instance wrote.
+
+// LoadAgentsByUID reads the named agents with their newest keepEvents events.
+func (d *DB) LoadAgentsByUID(ctx context.Context, uids [][16]byte, keepEvents int) ([]store.Agent, map[[16]byte][]store.Event, error) {
+	keys := make([][]byte, len(uids))
+	for i := range uids {
+		keys[i] = uids[i][:]
+	}
+	agents, err := d.scanAgents(ctx, ` WHERE uid = ANY($1::bytea[])`, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	events, err := d.scanEvents(ctx, keepEvents, ` WHERE uid = ANY($1::bytea[])`, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	return agents, events, nil
+}
+
+// SeenSince returns the last-seen time of every agent seen after t.
+func (d *DB) SeenSince(ctx context.Context, t time.Time) (map[[16]byte]time.Time, error) {
+	rows, err := d.pool.Query(ctx, `SELECT uid, last_seen FROM agents WHERE last_seen > $1`, t.UnixNano())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[[16]byte]time.Time{}
+	for rows.Next() {
+		var uid []byte
+		var ns int64
+		if err := rows.Scan(&uid, &ns); err != nil {
+			return nil, err
+		}
+		if len(uid) == 16 {
+			out[[16]byte(uid)] = time.Unix(0, ns).UTC()
+		}
+	}
+	return out, rows.Err()
+}
