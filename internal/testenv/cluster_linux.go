@@ -186,4 +186,3 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	}
 	return l.w.Write(p)
 }
-
