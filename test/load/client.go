@@ -42,10 +42,12 @@ type stats struct {
 	upgraded        atomic.Int64
 }
 
-// sim owns every simulated agent and the connections to one myriarchd.
+// sim owns every simulated agent and its connections to myriarchd: one
+// instance, or several sharing a PostgreSQL store, as behind a load
+// balancer (see urlFor).
 type sim struct {
 	cfg      config
-	url      string
+	urls     []string
 	header   http.Header
 	agents   []*agent
 	dialSem  chan struct{}
@@ -60,9 +62,11 @@ type sim struct {
 	httpClient *http.Client
 }
 
-func newSim(cfg config, url, token string, tlsConfig *tls.Config) *sim {
-	s := &sim{cfg: cfg, url: url, header: http.Header{"Authorization": {"Bearer " + token}},
-		dialSem: make(chan struct{}, cfg.dialConcurrency), httpURL: "http" + strings.TrimPrefix(url, "ws")}
+// newSim prepares the agents of cfg for the OpAMP URLs of one or more
+// instances (plain HTTP polls the first).
+func newSim(cfg config, urls []string, token string, tlsConfig *tls.Config) *sim {
+	s := &sim{cfg: cfg, urls: urls, header: http.Header{"Authorization": {"Bearer " + token}},
+		dialSem: make(chan struct{}, cfg.dialConcurrency), httpURL: "http" + strings.TrimPrefix(urls[0], "ws")}
 	s.target.Store(cfg.fromVersion)
 	// Spread source addresses over 127.0.0.0/8 so ephemeral ports never run out
 	// (28 000 per source address with the default port range).
@@ -120,6 +124,15 @@ func (s *sim) schedule(a *agent, d time.Duration) {
 	})
 }
 
+// urlFor is the address of an agent's attempt after failed consecutive
+// ones: agents are spread over the instances by index, and each failure
+// moves the next attempt to the next instance (as a load balancer takes a
+// dead backend out), so the agents of an instance that dies reconnect to
+// the others.
+func (s *sim) urlFor(idx, failed int) string {
+	return s.urls[(idx+failed)%len(s.urls)]
+}
+
 // attemptDone ends a's pending attempt.
 func (a *agent) attemptDone() {
 	a.mu.Lock()
@@ -162,7 +175,10 @@ func (s *sim) connect(a *agent) {
 	defer release()
 	s.st.dials.Add(1)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	ws, resp, err := s.dialer[a.idx%len(s.dialer)].DialContext(ctx, s.url, s.header)
+	a.mu.Lock()
+	url := s.urlFor(a.idx, a.attempt)
+	a.mu.Unlock()
+	ws, resp, err := s.dialer[a.idx%len(s.dialer)].DialContext(ctx, url, s.header)
 	cancel()
 	if err != nil {
 		a.mu.Lock()

@@ -147,3 +147,23 @@ func TestDescriptions(t *testing.T) {
 		t.Errorf("capabilities: collector %b, updater %b", cd.Capabilities, ud.Capabilities)
 	}
 }
+
+// Agents are spread over the instances, and an agent whose attempts fail
+// tries the next instance each time, so every instance is tried.
+func TestURLForSpreadsAndFailsOver(t *testing.T) {
+	s := &sim{urls: []string{"a", "b", "c"}}
+	spread := map[string]int{}
+	for idx := range 300 {
+		spread[s.urlFor(idx, 0)]++
+	}
+	if spread["a"] != 100 || spread["b"] != 100 || spread["c"] != 100 {
+		t.Fatalf("300 agents spread as %v", spread)
+	}
+	tried := map[string]bool{}
+	for failed := range 3 {
+		tried[s.urlFor(7, failed)] = true
+	}
+	if len(tried) != 3 {
+		t.Fatalf("three failed attempts tried %v", tried)
+	}
+}

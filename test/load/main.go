@@ -43,6 +43,7 @@ type config struct {
 	backoffBase     time.Duration
 	backoffCap      time.Duration
 	bin             string
+	store           string // myriarchd --store
 	work            string
 	fromVersion     string
 	toVersion       string
@@ -69,6 +70,7 @@ func main() {
 	flag.IntVar(&c.sourceAddrs, "source-addrs", 8, "loopback source addresses to spread connections over (127.1.x.y)")
 	flag.DurationVar(&c.backoffBase, "backoff", time.Second, "reconnect backoff base (jittered, doubling)")
 	flag.DurationVar(&c.backoffCap, "backoff-cap", 30*time.Second, "reconnect backoff cap")
+	flag.StringVar(&c.store, "store", "", "myriarchd --store (default: SQLite in the work directory), e.g. a postgres:// URL")
 	flag.StringVar(&c.bin, "myriarchd", "", "myriarchd binary (default: built from this module)")
 	flag.StringVar(&c.work, "work", "", "work directory (default: a new temporary directory, removed afterwards)")
 	flag.StringVar(&c.fromVersion, "from", "0.149.0", "collector version at the start")
@@ -167,7 +169,7 @@ func run(c config, out io.Writer) error {
 		return err
 	}
 	srv := &server{bin: c.bin, dataDir: filepath.Join(work, "data"), estate: estate, logPath: filepath.Join(work, "myriarchd.log"),
-		opampAddr: opampAddr, adminAddr: adminAddr, heartbeat: c.heartbeat}
+		opampAddr: opampAddr, adminAddr: adminAddr, heartbeat: c.heartbeat, store: c.store}
 	if c.serverEnv != "" {
 		srv.env = strings.Split(c.serverEnv, ",")
 	}
@@ -189,7 +191,7 @@ func run(c config, out io.Writer) error {
 	if code, err := srv.api("POST", "/api/v1/tokens", map[string]any{"name": "load", "labels": map[string]string{"channel": "stable"}}, &tok); err != nil || code != 201 {
 		return fmt.Errorf("create token: %d %v", code, err)
 	}
-	r := &runner{c: c, srv: srv, out: out, sim: newSim(c, scheme+opampAddr+"/v1/opamp", tok.Token, clientTLS)}
+	r := &runner{c: c, srv: srv, out: out, sim: newSim(c, []string{scheme + opampAddr + "/v1/opamp"}, tok.Token, clientTLS)}
 	r.reportf("# myriarch load: %d agents (%d hosts) over %s, heartbeat %s, fd limit %d, myriarchd env %q, %s\n", c.agents, c.hosts, c.transport, c.heartbeat, limit, c.serverEnv, time.Now().UTC().Format(time.RFC3339))
 	defer r.sim.closeAll()
 	hbCtx, hbStop := context.WithCancel(ctx)

@@ -20,6 +20,7 @@ import (
 // server is a myriarchd process on loopback.
 type server struct {
 	bin, dataDir, estate, logPath string
+	store                         string // --store; "": SQLite
 	tlsCert, tlsKey               string // -transport wss
 	opampAddr, adminAddr          string
 	heartbeat                     time.Duration
@@ -40,6 +41,9 @@ func (s *server) start() error {
 		"--log-format", "json", "--log-level", "warn")
 	if s.tlsCert != "" {
 		cmd.Args = append(cmd.Args, "--tls-cert", s.tlsCert, "--tls-key", s.tlsKey)
+	}
+	if s.store != "" {
+		cmd.Args = append(cmd.Args, "--store", s.store)
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), s.env...)
