@@ -1,8 +1,10 @@
 package server
 
 import (
+	"net/http"
 	"time"
 
+	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/cluster"
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/store"
@@ -52,15 +54,34 @@ func (s *Server) startCluster(db store.Store) {
 		return
 	}
 	hb := s.opts.heartbeat()
+	log := s.log.With("component", "cluster")
+	s.leader = cluster.NewLeader(pg.Pool(), cluster.LeaderOptions{Log: log})
 	s.sync = cluster.NewSync(pg, s.registry, s.tokens, s.opamp, cluster.SyncOptions{
-		Lease: 3 * hb, Sweep: hb, Log: s.log.With("component", "cluster")})
+		Lease: 3 * hb, Sweep: hb, Log: log, Instance: s.notifier.ID(), Leader: s.leader, Revision: s.estateRevision})
 	s.notifier.Handle(s.sync.Handle)
 	s.sync.Start()
+	s.leader.Start(s.sync.LeaderChanged)
+	s.admin.Handle("GET /api/v1/cluster", func(w http.ResponseWriter, _ *http.Request) {
+		admin.WriteJSON(w, http.StatusOK, s.sync.Status())
+	})
 	s.log.Info("sharing the estate with the other instances on the store", "store", s.opts.storeName(), "instance", s.notifier.ID())
+}
+
+// estateRevision is the revision of the estate in force ("" without one).
+func (s *Server) estateRevision() string {
+	s.estateMu.Lock()
+	defer s.estateMu.Unlock()
+	if s.estate == nil {
+		return ""
+	}
+	return s.estate.Revision
 }
 
 // closeStore stops listening, announces what was written last and closes the store.
 func (s *Server) closeStore() error {
+	if s.leader != nil {
+		s.leader.Close()
+	}
 	if s.sync != nil {
 		s.sync.Close()
 	}

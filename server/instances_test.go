@@ -13,6 +13,7 @@ import (
 	"github.com/myriarch/myriarch/internal/testenv"
 	"github.com/myriarch/myriarch/server"
 	"github.com/myriarch/myriarch/server/admin"
+	"github.com/myriarch/myriarch/server/cluster"
 	"github.com/myriarch/myriarch/server/registry"
 )
 
@@ -137,4 +138,91 @@ func TestInstancesShareTheEstate(t *testing.T) {
 	b.waitAgent(uid2, "online on B via A", func(x admin.Agent) bool { return x.Online })
 	a.stop()
 	b.waitAgent(uid2, "offline on B after A stopped", func(x admin.Agent) bool { return !x.Online })
+}
+
+// One instance leads (GET /api/v1/cluster on any instance names it); an
+// instance deployed with another estate than the leader's says so; when
+// the leader stops, another instance leads within a few seconds.
+func TestClusterLeaderAndEstateRevisions(t *testing.T) {
+	pg := testenv.StartCluster(t)
+	estA, estB := newEstate(t), newEstate(t)
+	estA.addVersion("0.149.0")
+	estB.addVersion("0.149.1")
+	start := func(dir string) *testServer {
+		return startServer(t, func(o *server.Options) {
+			o.Store, o.Estate, o.Heartbeat = pg.DSN("postgres"), dir, time.Second
+		})
+	}
+	a := start(estA.dir)
+	b := start(estB.dir)
+	c := start(estA.dir)
+	status := func(ts *testServer) cluster.Status {
+		code, body := ts.api("GET", "/api/v1/cluster", nil)
+		if code != http.StatusOK {
+			t.Fatalf("GET /api/v1/cluster: %d %s", code, body)
+		}
+		var st cluster.Status
+		if err := json.Unmarshal(body, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	var leader *testServer
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var leading []*testServer
+		agreed := true
+		for _, ts := range []*testServer{a, b, c} {
+			st := status(ts)
+			if st.Leading {
+				leading = append(leading, ts)
+			}
+			if st.Leader == nil || (len(leading) == 1 && st.Leader.Instance != status(leading[0]).Instance) {
+				agreed = false
+			}
+		}
+		if len(leading) > 1 {
+			t.Fatalf("%d instances lead at once", len(leading))
+		}
+		if len(leading) == 1 && agreed {
+			leader = leading[0]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the instances never agreed on one leader")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	odd := b // runs another estate than a and c
+	if leader == b {
+		odd = a // b leads: a and c differ from it
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for !status(odd).EstateMismatch {
+		if time.Now().After(deadline) {
+			t.Fatalf("an instance with another estate than the leader's does not say so: %+v", status(odd))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if st := status(leader); st.EstateMismatch {
+		t.Fatalf("the leader reports a mismatch with itself: %+v", st)
+	}
+	old := status(leader).Instance
+	leader.stop()
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		found := false
+		for _, ts := range []*testServer{a, b, c} {
+			if ts != leader && status(ts).Leading {
+				found = true
+			}
+		}
+		if found {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no instance took over from %s", old)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -149,6 +149,7 @@ type Server struct {
 
 	notifier *cluster.Notifier // nil without a PostgreSQL store
 	sync     *cluster.Sync
+	leader   *cluster.Leader
 }
 
 // New opens the data directory and builds every part, without listening yet.

@@ -17,6 +17,7 @@ type Source interface {
 	LoadAgents(ctx context.Context, keepEvents int) ([]store.Agent, map[[16]byte][]store.Event, error)
 	LoadAgentsByUID(ctx context.Context, uids [][16]byte, keepEvents int) ([]store.Agent, map[[16]byte][]store.Event, error)
 	SeenSince(ctx context.Context, t time.Time) (map[[16]byte]time.Time, error)
+	store.State
 }
 
 // Tokens is the instance's token book.
@@ -38,6 +39,11 @@ type SyncOptions struct {
 	// Sweep is how often leases are renewed from the database (a heartbeat).
 	Sweep time.Duration
 	Log   *slog.Logger
+	// Instance names this instance; Leader and Revision (its estate's
+	// revision), when set, make it publish or check the leader's state.
+	Instance string
+	Leader   *Leader
+	Revision func() string
 }
 
 // Sync applies the other instances' changes to this instance: agents to
@@ -49,6 +55,9 @@ type Sync struct {
 	book Tokens
 	disc Disconnector
 	opts SyncOptions
+
+	mu     sync.Mutex
+	status Status // guarded by mu
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -137,6 +146,15 @@ func (s *Sync) sweep() {
 		return
 	}
 	s.reg.SeenElsewhere(seen, s.leaseUntil)
+	s.checkLeader(ctx)
+}
+
+// LeaderChanged is given to Leader.Start: a new leader publishes its
+// state at once rather than at the next sweep.
+func (s *Sync) LeaderChanged(bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s.checkLeader(ctx)
 }
 
 // Close stops the sweeps.

@@ -1,0 +1,74 @@
+package cluster
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/internal/testenv"
+)
+
+// One of several candidates leads; when its connection ends another takes
+// over; when it closes another takes over; a restarted database keeps one
+// leader.
+func TestOneLeaderAndTakeover(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	const n = 3
+	var leaders [n]*Leader
+	var changes [n]atomic.Int32
+	for i := range n {
+		leaders[i] = NewLeader(pool(t, dsn), LeaderOptions{Check: 50 * time.Millisecond})
+		leaders[i].Start(func(bool) { changes[i].Add(1) })
+		defer leaders[i].Close()
+	}
+	// exactly one leads, stably
+	one := func(what string) int {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			who, count := -1, 0
+			for i, l := range leaders {
+				if l != nil && l.Leading() {
+					who, count = i, count+1
+				}
+			}
+			if count == 1 {
+				time.Sleep(200 * time.Millisecond) // and no second one appears
+				c2 := 0
+				for _, l := range leaders {
+					if l != nil && l.Leading() {
+						c2++
+					}
+				}
+				if c2 == 1 && leaders[who].Leading() {
+					return who
+				}
+			}
+			if count > 1 {
+				t.Fatalf("%s: %d leaders at once", what, count)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no leader", what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	first := one("at start")
+	// Its session ends (as when its process dies): another takes over.
+	p := pool(t, dsn)
+	if _, err := p.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_locks
+		WHERE locktype = 'advisory' AND granted AND objid = $1::bigint & x'ffffffff'::bigint`, lockLeader); err != nil {
+		t.Fatal(err)
+	}
+	second := one("after the leader's session ended")
+	if changes[first].Load() < 2 {
+		t.Errorf("the first leader was not told it lost the lead")
+	}
+	leaders[second].Close()
+	leaders[second] = nil
+	third := one("after the leader closed")
+	if third == second {
+		t.Fatal("a closed leader still leads")
+	}
+}

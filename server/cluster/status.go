@@ -1,0 +1,98 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// leaderKey is the store state key where the leader says who it is and
+// which estate revision it runs.
+const leaderKey = "cluster/leader"
+
+// LeaderState is what the leader publishes.
+type LeaderState struct {
+	Instance       string    `json:"instance"`
+	EstateRevision string    `json:"estateRevision"`
+	Since          time.Time `json:"since"`
+}
+
+// Status is this instance's view of the instances on the store
+// (GET /api/v1/cluster).
+type Status struct {
+	Instance       string       `json:"instance"`
+	Leading        bool         `json:"leading"`
+	Leader         *LeaderState `json:"leader"`
+	EstateRevision string       `json:"estateRevision"`
+	// EstateMismatch: this instance runs another estate revision than the
+	// leader (instances deployed with different estates).
+	EstateMismatch bool `json:"estateMismatch"`
+}
+
+// checkLeader publishes the leader's state (when this instance leads and
+// it changed) or reads it and compares estate revisions, warning once per
+// mismatch.
+func (s *Sync) checkLeader(ctx context.Context) {
+	if s.opts.Leader == nil {
+		return
+	}
+	rev := ""
+	if s.opts.Revision != nil {
+		rev = s.opts.Revision()
+	}
+	s.mu.Lock()
+	st := s.status
+	s.mu.Unlock()
+	st.Instance, st.Leading, st.EstateRevision = s.opts.Instance, s.opts.Leader.Leading(), rev
+	if st.Leading {
+		if st.Leader == nil || st.Leader.Instance != st.Instance || st.Leader.EstateRevision != rev {
+			ls := &LeaderState{Instance: st.Instance, EstateRevision: rev, Since: time.Now().UTC()}
+			b, _ := json.Marshal(ls)
+			if err := s.src.PutState(ctx, leaderKey, b); err != nil {
+				s.opts.Log.Warn("publishing the leader's state failed", "err", err)
+				return
+			}
+			st.Leader = ls
+		}
+	} else {
+		b, err := s.src.GetState(ctx, leaderKey)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			st.Leader = nil
+		case err != nil:
+			s.opts.Log.Warn("reading the leader's state failed", "err", err)
+			return
+		default:
+			var ls LeaderState
+			if err := json.Unmarshal(b, &ls); err != nil {
+				s.opts.Log.Warn("the leader's state is unreadable", "err", err)
+				return
+			}
+			st.Leader = &ls
+		}
+	}
+	mismatch := st.Leader != nil && st.Leader.EstateRevision != rev
+	if mismatch && !st.EstateMismatch {
+		s.opts.Log.Warn("this instance's estate differs from the leader's: deploy the same estate to every instance",
+			"revision", rev, "leader", st.Leader.Instance, "leader_revision", st.Leader.EstateRevision)
+	}
+	st.EstateMismatch = mismatch
+	s.mu.Lock()
+	s.status = st
+	s.mu.Unlock()
+}
+
+// Status is this instance's view of the instances (as of the last sweep).
+func (s *Sync) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.status
+	st.Instance = s.opts.Instance
+	if s.opts.Leader != nil {
+		st.Leading = s.opts.Leader.Leading()
+	}
+	return st
+}
