@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/myriarch/myriarch/internal/adminclient"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,7 +14,7 @@ import (
 // defaultDataDir is where the server keeps its state, and where the client
 // commands read the generated admin token (the packaged unit's
 // StateDirectory=myriarch).
-const defaultDataDir = "/var/lib/myriarch"
+const defaultDataDir = adminclient.DefaultDataDir
 
 // serveConfig is everything `myriarchd serve` is configured with.
 type serveConfig struct {

@@ -133,7 +133,7 @@ func (e *Engine) Routes(api *admin.API) {
 		}, nil
 	})
 	api.Handle("GET /api/v1/agents/{uid}/config", e.getConfig)
-	api.Handle("GET /api/v1/agents/{uid}/config/context", e.getContext)
+	api.Handle("GET /api/v1/agents/{uid}/context", e.getContext)
 	api.Handle("POST /api/v1/agents/{uid}/config/retry", func(w http.ResponseWriter, r *http.Request) {
 		uid, err := uuid.Parse(r.PathValue("uid"))
 		if err == nil {
