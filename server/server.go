@@ -45,13 +45,13 @@ const admissionRate = 1000
 
 // Options are myriarchd serve's flags.
 type Options struct {
-	DataDir        string
-	Listen         string // OpAMP (and artifacts)
-	AdminListen    string
-	Estate         string // optional estate directory
+	DataDir     string
+	Listen      string // OpAMP (and artifacts)
+	AdminListen string
+	Estate      string // optional estate directory
 	// EstatePoll, when positive, reloads the estate whenever its revision
 	// changes, checked at this interval.
-	EstatePoll time.Duration
+	EstatePoll     time.Duration
 	TLSCert        string
 	TLSKey         string
 	ClientCA       string

@@ -12,6 +12,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/internal/configrender"
+	"github.com/myriarch/myriarch/internal/intern"
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/store"
@@ -69,6 +70,10 @@ type Engine struct {
 	newBodies map[string][]byte
 	gone      []string
 
+	// strs shares equal strings of records (hashes, fleet names,
+	// revisions); guarded by mu.
+	strs intern.Table
+
 	outbox   *outbox
 	flushReq chan struct{}
 	stop     chan struct{}
@@ -98,6 +103,7 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 		fleets:    map[string]*fleetRollout{},
 		dirty:     map[uuid.UUID]struct{}{},
 		newBodies: map[string][]byte{},
+		strs:      intern.Table{Max: 1 << 16},
 		outbox:    newOutbox(),
 		flushReq:  make(chan struct{}, 1),
 		stop:      make(chan struct{}),
@@ -121,7 +127,8 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 	e.mu.Lock()
 	for uid, data := range assignments {
 		var p persisted
-		if json.Unmarshal(data, &p) != nil {
+		if err := p.unmarshal(data, e.strs.Bytes); err != nil {
+			e.log.Error("stored configuration assignment unreadable; the agent is assigned anew", "agent", uuid.UUID(uid), "err", err)
 			continue
 		}
 		r := &record{uid: uid}
@@ -174,7 +181,7 @@ func (e *Engine) absorb(a registry.Agent) bool {
 	if r.online && !a.Online {
 		r.sentHash = "" // a new connection is sent the desired config again
 	}
-	r.kind, r.view, r.online, r.firstSeen = a.Kind, a.Attributes, a.Online, a.FirstSeen
+	r.kind, r.view, r.online, r.connected, r.firstSeen = a.Kind, a.Attributes, a.Online, a.Connected, a.FirstSeen
 	r.accepts = a.HasCapability(protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig)
 	return true
 }
@@ -433,7 +440,7 @@ func (e *Engine) advance(r *record, f *fleetRollout) {
 	case f.waves.GateOpen(r.wave):
 		e.setDesired(r, r.assigned, "config_desired", "configuration "+short(r.assigned)+" is offered (wave open)")
 	}
-	if e.shouldSend(r) && r.online {
+	if r.connected && e.shouldSend(r) {
 		e.outbox.push(r.uid)
 	}
 }

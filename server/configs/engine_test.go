@@ -335,3 +335,46 @@ func label(t *testing.T, h *harness, uid uuid.UUID, wave string) {
 }
 
 func heartbeat() *protobufs.AgentToServer { return &protobufs.AgentToServer{} }
+
+// An agent that ran the desired configuration and reports it no longer
+// does is sent it again at once, not after the resend interval.
+func TestLostConfigIsSentAgain(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	h.clk.add(time.Minute)
+	col := uuid.New()
+	h.connect(col, "site.type=edge", "site.id=s1")
+	want := h.rec(col).desired
+	h.snd.waitSent(t, col, want)
+	h.status(col, want, applied, "")
+	resp := h.status(col, "", protobufs.RemoteConfigStatuses_RemoteConfigStatuses_UNSET, "")
+	if rc := resp.GetRemoteConfig(); rc == nil || hex.EncodeToString(rc.ConfigHash) != want {
+		if h.snd.n.Load() < 2 {
+			t.Fatal("the lost configuration was not sent again")
+		}
+	}
+}
+
+// A fleet whose Blueprint references a Component that does not exist
+// keeps the collectors' assigned configuration and names the problem.
+func TestMissingComponentIsARenderError(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	col := uuid.New()
+	h.connect(col, "site.type=edge", "site.id=s1")
+	before := h.rec(col).assigned
+	h.write("teams/data-flow/blueprints/gw.yaml", strings.Replace(gatewayBlueprint,
+		"    - component: batch\n", "    - component: batch\n    - component: infosec/redact@2\n", 1))
+	h.reload()
+	r := h.rec(col)
+	if r.assigned != before || !strings.Contains(r.err, "data-flow/gw") || !strings.Contains(r.err, "infosec/redact") {
+		t.Fatalf("assigned %s (was %s), error %q", short(r.assigned), short(before), r.err)
+	}
+	// Every collector of the fleet gets the same error without a render each.
+	h.e.mu.Lock()
+	n := len(h.e.bodies)
+	h.e.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d bodies", n)
+	}
+}

@@ -54,7 +54,7 @@ func (s *sender) Send(uid uuid.UUID, msg *protobufs.ServerToAgent) bool {
 
 // waitSent waits until the engine has delivered want to uid over its
 // WebSocket, and returns what was last delivered.
-func (s *sender) waitSent(t *testing.T, uid uuid.UUID, want string) string {
+func (s *sender) waitSent(t testing.TB, uid uuid.UUID, want string) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -87,7 +87,7 @@ func (c *countingStore) WriteConfigs(ctx context.Context, b store.ConfigBatch) e
 }
 
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string // estate
 	data   string
 	clk    *clock
@@ -144,7 +144,7 @@ rollout:
 // newHarness writes an estate with one fleet (edge, waves 1 and 2) on the
 // gateway Blueprint, and opens a registry on a fresh store. The engine is
 // started by start, so agents can be registered before it.
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	h := &harness{t: t, dir: t.TempDir(), data: t.TempDir(), clk: &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)},
 		snd: &sender{}, cred: store.Credential{Kind: "token", ID: "t"}, seq: map[uuid.UUID]uint64{}}

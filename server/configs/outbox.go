@@ -69,7 +69,7 @@ func (e *Engine) sender(s Sender) {
 		e.mu.Lock()
 		r := e.records[uid]
 		var rc *protobufs.AgentRemoteConfig
-		if r != nil && r.online && e.shouldSend(r) {
+		if r != nil && r.connected && e.shouldSend(r) {
 			rc = e.remoteConfig(r)
 		}
 		e.mu.Unlock()

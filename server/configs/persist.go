@@ -49,8 +49,7 @@ func (e *Engine) flush() {
 	b := store.ConfigBatch{Assignments: make(map[[16]byte][]byte, len(e.dirty)), Bodies: e.newBodies, DeleteBodies: e.gone}
 	for uid := range e.dirty {
 		if r := e.records[uid]; r != nil {
-			data, _ := json.Marshal(r.persisted())
-			b.Assignments[uid] = data
+			b.Assignments[uid] = r.persisted().marshal()
 		}
 	}
 	dirty := e.dirty

@@ -43,6 +43,7 @@ type record struct {
 	view      map[string]string
 	accepts   bool
 	online    bool
+	connected bool // over a WebSocket: sent at once, not in an answer
 	firstSeen time.Time
 
 	fleet     string

@@ -54,6 +54,11 @@ func (e *Engine) remoteConfigStatus(r *record, st *protobufs.RemoteConfigStatus)
 	prev := r.reported
 	r.reported = next
 	e.dirty[r.uid] = struct{}{}
+	if prev.Hash == r.desired && h != r.desired {
+		// It ran the desired configuration and no longer does (a full
+		// state report after a restart that lost it): send it again now.
+		r.sentHash = ""
+	}
 	_, known := e.bodies[h]
 	sent := known && (h == r.desired || h == r.applied || h == r.assigned || r.isFailed(h))
 	switch {
