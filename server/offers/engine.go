@@ -77,6 +77,9 @@ type Engine struct {
 	packages map[pkgKey]*estate.PackageVersion
 	offers   map[offerKey]builtOffer
 
+	// extensions add to the fleets API; guarded by mu.
+	extensions []FleetExtension
+
 	outbox   *queue
 	stopOnce sync.Once
 	wg       sync.WaitGroup
