@@ -204,6 +204,11 @@ func TestClusterLeaderAndEstateRevisions(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	code, body := odd.api("GET", "/api/v1/estate", nil)
+	var est server.EstateStatus
+	if err := json.Unmarshal(body, &est); code != http.StatusOK || err != nil || est.Cluster == nil || !est.Cluster.EstateMismatch {
+		t.Fatalf("GET /api/v1/estate on the instance with another estate: %d %s", code, body)
+	}
 	if st := status(leader); st.EstateMismatch {
 		t.Fatalf("the leader reports a mismatch with itself: %+v", st)
 	}

@@ -367,6 +367,9 @@ type EstateStatus struct {
 	Revision *string          `json:"revision"`
 	LoadedAt *time.Time       `json:"loadedAt"`
 	Errors   []estate.Problem `json:"errors"`
+	// Cluster, with a PostgreSQL store: the leader and whether this
+	// instance runs the leader's estate revision.
+	Cluster *cluster.Status `json:"cluster,omitempty"`
 }
 
 // EstateStatus reports the estate in force.
@@ -374,6 +377,10 @@ func (s *Server) EstateStatus() any {
 	s.estateMu.Lock()
 	defer s.estateMu.Unlock()
 	out := EstateStatus{Errors: []estate.Problem{}}
+	if s.sync != nil {
+		st := s.sync.Status()
+		out.Cluster = &st
+	}
 	if e := s.estate; e != nil {
 		rev, at := e.Revision, e.LoadedAt
 		out.Revision, out.LoadedAt = &rev, &at
