@@ -34,7 +34,8 @@ func (s *Server) clusterStore(db store.Store) store.Store {
 	// Listening from before the agents are loaded: what the others change
 	// meanwhile waits in the notifier's queue (or becomes a resync).
 	s.notifier.Start()
-	return cluster.Publishing(db, s.notifier)
+	s.publisher = cluster.Publishing(db, s.notifier)
+	return s.publisher
 }
 
 // registryOptions: in a cluster, last-seen times are written every
@@ -53,11 +54,13 @@ func (s *Server) startCluster(db store.Store) {
 	if !ok || s.notifier == nil {
 		return
 	}
+	s.publisher.SetElsewhere(func(uid [16]byte) bool { return s.registry.Elsewhere(uid) })
 	hb := s.opts.heartbeat()
 	log := s.log.With("component", "cluster")
 	s.leader = cluster.NewLeader(pg.Pool(), cluster.LeaderOptions{Log: log})
 	s.sync = cluster.NewSync(pg, s.registry, s.tokens, s.opamp, cluster.SyncOptions{
-		Lease: 3 * hb, Sweep: hb, Log: log, Instance: s.notifier.ID(), Leader: s.leader, Revision: s.estateRevision})
+		Lease: 3 * hb, Sweep: hb, Log: log, Instance: s.notifier.ID(), Leader: s.leader, Revision: s.estateRevision,
+		Configs: s.configs})
 	s.notifier.Handle(s.sync.Handle)
 	s.sync.Start()
 	s.leader.Start(s.sync.LeaderChanged)

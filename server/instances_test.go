@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/myriarch/myriarch/server"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/cluster"
+	"github.com/myriarch/myriarch/server/configs"
 	"github.com/myriarch/myriarch/server/registry"
 )
 
@@ -229,5 +231,59 @@ func TestClusterLeaderAndEstateRevisions(t *testing.T) {
 			t.Fatalf("no instance took over from %s", old)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Configuration assignments span instances: an agent's reported status and
+// failed hashes, written by the instance it is connected to, show on the
+// other; when it moves there, that instance sends it the desired (rolled
+// back) configuration and never the failed one.
+func TestConfigAssignmentsAcrossInstances(t *testing.T) {
+	pg := testenv.StartCluster(t)
+	est := newEstate(t)
+	est.mkdir("teams/data-flow/blueprints")
+	est.write("teams/data-flow/blueprints/gw.yaml", configBlueprint)
+	est.write("fleets/edge.yaml", "name: edge\nselector: {site.type: edge}\nconfig:\n  blueprint: data-flow/gw\n")
+	start := func() *testServer {
+		return startServer(t, func(o *server.Options) {
+			o.Store, o.Estate, o.EstatePoll, o.Heartbeat = pg.DSN("postgres"), est.dir, 50*time.Millisecond, time.Second
+		})
+	}
+	a, b := start(), start()
+	tok := a.createToken("edge", nil)
+	for b.Tokens().TokenName(tok.ID) == "" {
+		time.Sleep(20 * time.Millisecond)
+	}
+	col := a.startConfigCollector(tok.Token, "edge-007")
+	good := deref(assignmentOf(t, a.waitAgent(col.uid, "in sync on A", syncState(configs.SyncInSync))).Assigned)
+	b.waitAgent(col.uid, "in sync on B", func(x admin.Agent) bool {
+		as := assignmentOf(t, x)
+		return as.SyncState == configs.SyncInSync && deref(as.Reported.Hash) == good
+	})
+
+	est.write("teams/data-flow/blueprints/gw.yaml", strings.Replace(configBlueprint, "type: file", "type: nosuch", 1))
+	a.waitAgent(col.uid, "failed and rolled back on A", func(x admin.Agent) bool {
+		as := assignmentOf(t, x)
+		return as.SyncState == configs.SyncFailed && deref(as.Reported.Hash) == good && as.Reported.Status == "applied"
+	})
+	bad := deref(assignmentOf(t, a.mustAgent(col.uid)).Failed)
+	b.waitAgent(col.uid, "the failed hash known on B", func(x admin.Agent) bool {
+		as := assignmentOf(t, x)
+		return deref(as.Failed) == bad && deref(as.Desired) == good
+	})
+
+	// The collector moves to B.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	col.c.Stop(ctx)
+	cancel()
+	newUIDOverride = &col.uid
+	moved := b.startConfigCollector(tok.Token, "edge-007")
+	newUIDOverride = nil
+	waitFor(t, "B to send the desired configuration", func() bool { return moved.body(good) != nil })
+	if moved.body(bad) != nil {
+		t.Fatal("B sent the configuration that failed on A")
+	}
+	if as := assignmentOf(t, b.mustAgent(col.uid)); deref(as.Failed) != bad || as.SyncState != configs.SyncFailed {
+		t.Fatalf("on B after the move: %+v", as)
 	}
 }

@@ -166,9 +166,10 @@ type Server struct {
 	configs   *configs.Engine
 	artifacts *artifacts.Handler
 
-	notifier *cluster.Notifier // nil without a PostgreSQL store
-	sync     *cluster.Sync
-	leader   *cluster.Leader
+	notifier  *cluster.Notifier // nil without a PostgreSQL store
+	publisher *cluster.Publisher
+	sync      *cluster.Sync
+	leader    *cluster.Leader
 }
 
 // New opens the data directory and builds every part, without listening yet.

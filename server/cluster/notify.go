@@ -23,6 +23,9 @@ const (
 	KindAgents = "agents"
 	// KindTokens: enrollment tokens were created or revoked.
 	KindTokens = "tokens"
+	// KindConfigs: configuration assignments were written; IDs are
+	// instance UIDs in hex.
+	KindConfigs = "configs"
 )
 
 // maxPayload keeps a notification below PostgreSQL's 8000-byte limit.
@@ -248,8 +251,9 @@ func (n *Notifier) listen(ctx context.Context, first bool) error {
 	}
 	if !first {
 		n.log.Info("listening for the other instances' changes again; reloading what may have been missed")
-		n.enqueue(Change{Kind: KindAgents, Resync: true})
-		n.enqueue(Change{Kind: KindTokens, Resync: true})
+		for _, kind := range []string{KindAgents, KindTokens, KindConfigs} {
+			n.enqueue(Change{Kind: kind, Resync: true})
+		}
 	}
 	for {
 		msg, err := pg.WaitForNotification(ctx)

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/hex"
+	"sync/atomic"
 	"time"
 
 	"github.com/myriarch/myriarch/server/store"
@@ -10,19 +11,38 @@ import (
 )
 
 // Publishing wraps the store of an instance so that what it writes (agent
-// rows and their events, tokens) is announced to the other instances.
-// Heartbeat-only writes (last seen) are not announced: the others read
-// them in their lease sweep.
-func Publishing(st store.Store, n *Notifier) store.Store {
-	return &publishing{Store: st, n: n}
+// rows and their events, tokens, configuration assignments) is announced
+// to the other instances. Heartbeat-only writes (last seen) are not
+// announced: the others read them in their lease sweep.
+//
+// Each instance writes the records of the agents connected to it (or to
+// none): what it computes for an agent connected to another instance
+// (a merged agent evaluated again) is not written over that instance's
+// record. SetElsewhere says which agents those are.
+func Publishing(st store.Store, n *Notifier) *Publisher {
+	return &Publisher{Store: st, n: n}
 }
 
-type publishing struct {
+// Publisher is the store that Publishing returns.
+type Publisher struct {
 	store.Store
-	n *Notifier
+	n         *Notifier
+	elsewhere atomic.Pointer[func(uid [16]byte) bool]
 }
 
-func (p *publishing) Write(ctx context.Context, b store.Batch) error {
+// SetElsewhere sets the test of an agent connected to another instance
+// (call before traffic; until then every record is written).
+func (p *Publisher) SetElsewhere(fn func(uid [16]byte) bool) { p.elsewhere.Store(&fn) }
+
+func (p *Publisher) isElsewhere(uid [16]byte) bool {
+	fn := p.elsewhere.Load()
+	return fn != nil && (*fn)(uid)
+}
+
+func (p *Publisher) Write(ctx context.Context, b store.Batch) error {
+	if p.elsewhere.Load() != nil {
+		b = p.ownBatch(b)
+	}
 	if err := p.Store.Write(ctx, b); err != nil {
 		return err
 	}
@@ -39,7 +59,23 @@ func (p *publishing) Write(ctx context.Context, b store.Batch) error {
 	return nil
 }
 
-func (p *publishing) InsertToken(ctx context.Context, t tokens.Token) error {
+// ownBatch is b without the rows and events of agents connected elsewhere.
+func (p *Publisher) ownBatch(b store.Batch) store.Batch {
+	out := store.Batch{LastSeen: b.LastSeen, KeepEvent: b.KeepEvent, Events: make(map[[16]byte][]store.Event, len(b.Events))}
+	for _, a := range b.Agents {
+		if !p.isElsewhere(a.UID) {
+			out.Agents = append(out.Agents, a)
+		}
+	}
+	for uid, evs := range b.Events {
+		if !p.isElsewhere(uid) {
+			out.Events[uid] = evs
+		}
+	}
+	return out
+}
+
+func (p *Publisher) InsertToken(ctx context.Context, t tokens.Token) error {
 	if err := p.Store.InsertToken(ctx, t); err != nil {
 		return err
 	}
@@ -47,10 +83,33 @@ func (p *publishing) InsertToken(ctx context.Context, t tokens.Token) error {
 	return nil
 }
 
-func (p *publishing) RevokeToken(ctx context.Context, id string, at time.Time) error {
+func (p *Publisher) RevokeToken(ctx context.Context, id string, at time.Time) error {
 	if err := p.Store.RevokeToken(ctx, id, at); err != nil {
 		return err
 	}
 	p.n.Publish(KindTokens)
+	return nil
+}
+
+func (p *Publisher) WriteConfigs(ctx context.Context, b store.ConfigBatch) error {
+	if p.elsewhere.Load() != nil && len(b.Assignments) > 0 {
+		own := make(map[[16]byte][]byte, len(b.Assignments))
+		for uid, data := range b.Assignments {
+			if !p.isElsewhere(uid) {
+				own[uid] = data
+			}
+		}
+		b.Assignments = own
+	}
+	if err := p.Store.WriteConfigs(ctx, b); err != nil {
+		return err
+	}
+	ids := make([]string, 0, len(b.Assignments))
+	for uid := range b.Assignments {
+		ids = append(ids, hex.EncodeToString(uid[:]))
+	}
+	if len(ids) > 0 {
+		p.n.Publish(KindConfigs, ids...)
+	}
 	return nil
 }

@@ -17,7 +17,18 @@ type Source interface {
 	LoadAgents(ctx context.Context, keepEvents int) ([]store.Agent, map[[16]byte][]store.Event, error)
 	LoadAgentsByUID(ctx context.Context, uids [][16]byte, keepEvents int) ([]store.Agent, map[[16]byte][]store.Event, error)
 	SeenSince(ctx context.Context, t time.Time) (map[[16]byte]time.Time, error)
+	LoadConfigsByUID(ctx context.Context, uids [][16]byte) (map[[16]byte][]byte, error)
+	LoadBodies(ctx context.Context, hashes []string) (map[string][]byte, error)
+	store.Configs
 	store.State
+}
+
+// Configs is the instance's configuration engine.
+type Configs interface {
+	// Merge takes assignment records written elsewhere and returns the
+	// hashes it lacks a body for.
+	Merge(assignments map[[16]byte][]byte) (missing []string)
+	AddBodies(bodies map[string][]byte)
 }
 
 // Tokens is the instance's token book.
@@ -44,6 +55,8 @@ type SyncOptions struct {
 	Instance string
 	Leader   *Leader
 	Revision func() string
+	// Configs, when set, receives the configuration assignments written elsewhere.
+	Configs Configs
 }
 
 // Sync applies the other instances' changes to this instance: agents to
@@ -85,14 +98,7 @@ func (s *Sync) Handle(c Change) {
 		if c.Resync {
 			recs, events, err = s.src.LoadAgents(ctx, registry.MaxEvents)
 		} else {
-			uids := make([][16]byte, 0, len(c.IDs))
-			for _, id := range c.IDs {
-				var uid [16]byte
-				if b, err := hex.DecodeString(id); err == nil && len(b) == 16 {
-					copy(uid[:], b)
-					uids = append(uids, uid)
-				}
-			}
+			uids := parseUIDs(c.IDs)
 			if len(uids) == 0 {
 				return
 			}
@@ -106,6 +112,10 @@ func (s *Sync) Handle(c Change) {
 		if c.Resync {
 			s.opts.Log.Info("agents reloaded from the store", "agents", len(recs), "merged", n)
 		}
+	case KindConfigs:
+		if s.opts.Configs != nil {
+			s.mergeConfigs(ctx, c)
+		}
 	case KindTokens:
 		revoked, err := s.book.Reload(ctx)
 		if err != nil {
@@ -117,6 +127,39 @@ func (s *Sync) Handle(c Change) {
 			s.opts.Log.Info("token revoked on another instance; its agents here disconnected", "token", t.ID, "agents", n)
 		}
 	}
+}
+
+func (s *Sync) mergeConfigs(ctx context.Context, c Change) {
+	var assignments map[[16]byte][]byte
+	var err error
+	if c.Resync {
+		assignments, _, err = s.src.LoadConfigs(ctx)
+	} else if uids := parseUIDs(c.IDs); len(uids) > 0 {
+		assignments, err = s.src.LoadConfigsByUID(ctx, uids)
+	}
+	if err != nil {
+		s.opts.Log.Warn("reading configuration assignments another instance changed failed", "resync", c.Resync, "err", err)
+		return
+	}
+	if missing := s.opts.Configs.Merge(assignments); len(missing) > 0 {
+		bodies, err := s.src.LoadBodies(ctx, missing)
+		if err != nil {
+			s.opts.Log.Warn("reading configuration bodies another instance stored failed", "err", err)
+			return
+		}
+		s.opts.Configs.AddBodies(bodies)
+	}
+}
+
+// parseUIDs decodes hex instance UIDs, skipping malformed ones.
+func parseUIDs(ids []string) [][16]byte {
+	uids := make([][16]byte, 0, len(ids))
+	for _, id := range ids {
+		if b, err := hex.DecodeString(id); err == nil && len(b) == 16 {
+			uids = append(uids, [16]byte(b))
+		}
+	}
+	return uids
 }
 
 // Start renews leases every Sweep until Close.

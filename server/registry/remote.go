@@ -11,10 +11,10 @@ import (
 // Merge takes agents that another myriarchd instance sharing the database
 // wrote (records with their newest events, as the store holds them): new
 // agents are added, known ones replaced. An agent connected to this
-// instance, or with changes not yet written, keeps what this instance
-// knows: its own record is the newer one and is written shortly. Nothing
-// merged is written back. Observers are told of every agent merged.
-// leaseUntil marks a merged agent online (connected elsewhere) until then.
+// instance keeps what this instance knows: its own record is the newer
+// one. Nothing merged is written back. Observers are told of every agent
+// merged. leaseUntil marks a merged agent online (connected elsewhere)
+// until then.
 func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, leaseUntil func(lastSeen time.Time) time.Time) int {
 	dd := newDescDecoder()
 	var merged []uuid.UUID
@@ -22,7 +22,7 @@ func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, 
 	for i := range recs {
 		uid := uuid.UUID(recs[i].UID)
 		a, ok := r.agents[uid]
-		if ok && (a.conns > 0 || r.pendingLocked(uid)) {
+		if ok && a.conns > 0 {
 			continue
 		}
 		fresh := &agent{}
@@ -41,11 +41,14 @@ func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, 
 	return len(merged)
 }
 
-// pendingLocked reports whether uid has changes not yet written; caller holds r.mu.
-func (r *Registry) pendingLocked(uid uuid.UUID) bool {
-	_, row := r.pendingRows[uid]
-	_, evs := r.pendingEvents[uid]
-	return row || evs
+// Elsewhere reports whether uid is connected to another instance (not
+// here, and its lease there has not ended): that instance writes its
+// record, not this one.
+func (r *Registry) Elsewhere(uid uuid.UUID) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	a, ok := r.agents[uid]
+	return ok && a.conns == 0 && r.opts.Now().Before(a.remoteUntil)
 }
 
 // SeenElsewhere renews the leases of agents connected to other instances:

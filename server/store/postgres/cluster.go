@@ -47,3 +47,46 @@ func (d *DB) SeenSince(ctx context.Context, t time.Time) (map[[16]byte]time.Time
 	}
 	return out, rows.Err()
 }
+
+// LoadConfigsByUID reads the named agents' configuration assignments.
+func (d *DB) LoadConfigsByUID(ctx context.Context, uids [][16]byte) (map[[16]byte][]byte, error) {
+	keys := make([][]byte, len(uids))
+	for i := range uids {
+		keys[i] = uids[i][:]
+	}
+	rows, err := d.pool.Query(ctx, `SELECT uid, data FROM config_assignments WHERE uid = ANY($1::bytea[])`, keys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[[16]byte][]byte{}
+	for rows.Next() {
+		var uid, data []byte
+		if err := rows.Scan(&uid, &data); err != nil {
+			return nil, err
+		}
+		if len(uid) == 16 {
+			out[[16]byte(uid)] = data
+		}
+	}
+	return out, rows.Err()
+}
+
+// LoadBodies reads the configuration bodies of the given hashes.
+func (d *DB) LoadBodies(ctx context.Context, hashes []string) (map[string][]byte, error) {
+	rows, err := d.pool.Query(ctx, `SELECT hash, body FROM config_bodies WHERE hash = ANY($1::text[])`, hashes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string][]byte{}
+	for rows.Next() {
+		var h string
+		var b []byte
+		if err := rows.Scan(&h, &b); err != nil {
+			return nil, err
+		}
+		out[h] = b
+	}
+	return out, rows.Err()
+}
