@@ -11,11 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/protobufs"
+
 	"github.com/myriarch/myriarch/internal/testenv"
 	"github.com/myriarch/myriarch/server"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/cluster"
 	"github.com/myriarch/myriarch/server/configs"
+	"github.com/myriarch/myriarch/server/offers"
 	"github.com/myriarch/myriarch/server/registry"
 )
 
@@ -285,5 +289,57 @@ func TestConfigAssignmentsAcrossInstances(t *testing.T) {
 	}
 	if as := assignmentOf(t, b.mustAgent(col.uid)); deref(as.Failed) != bad || as.SyncState != configs.SyncFailed {
 		t.Fatalf("on B after the move: %+v", as)
+	}
+}
+
+// Pairing spans instances: an updater on A and its collector on B link on
+// both; a second updater claiming that collector from B makes it
+// ambiguous on both.
+func TestPairingAcrossInstances(t *testing.T) {
+	ins := startInstances(t, 2)
+	a, b := ins[0], ins[1]
+	tok := a.createToken("edge", nil)
+	for b.Tokens().TokenName(tok.ID) == "" {
+		time.Sleep(20 * time.Millisecond)
+	}
+	col, upd1, upd2 := newUID(t), newUID(t), newUID(t)
+	updater := func(uid uuid.UUID, host string) agentSpec {
+		return agentSpec{uid: uid, token: tok.Token,
+			identifying: kvs("service.name", "myriarch-updater", "service.version", "0.1.0", "service.instance.id", uid.String()),
+			nonIdent: kvs("host.name", host, "os.type", "linux", "host.arch", "amd64",
+				"dev.myriarch.collector.instance_uid", col.String(), "dev.myriarch.install.mode", "binary")}
+	}
+	b.connect(agentSpec{uid: col, token: tok.Token,
+		identifying:  kvs("service.name", "otelcol-contrib", "service.version", "0.149.0", "service.instance.id", col.String()),
+		nonIdent:     kvs("host.name", "h1", "os.type", "linux", "host.arch", "amd64"),
+		capabilities: baseCaps | protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig})
+	a.connect(updater(upd1, "h1"))
+	pairing := func(ts *testServer) offers.CollectorPairing {
+		var p struct {
+			Collectors []struct {
+				InstanceUID string `json:"instanceUid"`
+				offers.CollectorPairing
+			} `json:"collectors"`
+		}
+		ts.getJSON("/api/v1/pairings", &p)
+		for _, c := range p.Collectors {
+			if c.InstanceUID == col.String() {
+				return c.CollectorPairing
+			}
+		}
+		return offers.CollectorPairing{}
+	}
+	for _, ts := range []*testServer{a, b} {
+		waitFor(t, "the collector linked to the updater on the other instance", func() bool {
+			p := pairing(ts)
+			return p.State == "linked" && p.Updater != nil && *p.Updater == upd1.String()
+		})
+	}
+	b.connect(updater(upd2, "h1"))
+	for _, ts := range []*testServer{a, b} {
+		waitFor(t, "two claimants on two instances ambiguous", func() bool {
+			p := pairing(ts)
+			return p.State == "ambiguous" && len(p.Claimants) == 2
+		})
 	}
 }
