@@ -32,6 +32,7 @@ type agent struct {
 
 	mu          sync.Mutex
 	ws          *websocket.Conn
+	inst        int  // the instance ws is connected to (index in sim.urls)
 	httpUp      bool // plain HTTP: the last poll was answered
 	dialPending bool // a connection attempt (or HTTP retry) is scheduled
 	seq         uint64

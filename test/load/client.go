@@ -124,13 +124,26 @@ func (s *sim) schedule(a *agent, d time.Duration) {
 	})
 }
 
-// urlFor is the address of an agent's attempt after failed consecutive
-// ones: agents are spread over the instances by index, and each failure
-// moves the next attempt to the next instance (as a load balancer takes a
-// dead backend out), so the agents of an instance that dies reconnect to
-// the others.
-func (s *sim) urlFor(idx, failed int) string {
-	return s.urls[(idx+failed)%len(s.urls)]
+// instanceFor is the instance (index in urls) of an agent's attempt after
+// failed consecutive ones: agents are spread over the instances by index,
+// and each failure moves the next attempt to the next instance (as a load
+// balancer takes a dead backend out), so the agents of an instance that
+// dies reconnect to the others.
+func (s *sim) instanceFor(idx, failed int) int {
+	return (idx + failed) % len(s.urls)
+}
+
+// perInstance counts the agents connected to each instance.
+func (s *sim) perInstance() []int {
+	out := make([]int, len(s.urls))
+	for _, a := range s.agents {
+		a.mu.Lock()
+		if a.ws != nil {
+			out[a.inst]++
+		}
+		a.mu.Unlock()
+	}
+	return out
 }
 
 // attemptDone ends a's pending attempt.
@@ -176,9 +189,9 @@ func (s *sim) connect(a *agent) {
 	s.st.dials.Add(1)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	a.mu.Lock()
-	url := s.urlFor(a.idx, a.attempt)
+	inst := s.instanceFor(a.idx, a.attempt)
 	a.mu.Unlock()
-	ws, resp, err := s.dialer[a.idx%len(s.dialer)].DialContext(ctx, url, s.header)
+	ws, resp, err := s.dialer[a.idx%len(s.dialer)].DialContext(ctx, s.urls[inst], s.header)
 	cancel()
 	if err != nil {
 		a.mu.Lock()
@@ -213,6 +226,7 @@ func (s *sim) connect(a *agent) {
 	a.mu.Lock()
 	a.dialPending = false
 	a.ws = ws
+	a.inst = inst
 	a.gen++
 	a.attempt = 0
 	a.reconnectIn = 0

@@ -31,7 +31,7 @@ func TestUIDsDistinctAndValid(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	good := config{agents: 10, heartbeat: time.Second, dialConcurrency: 1, sourceAddrs: 1, churnPerMin: 0.01, scenarios: "ramp,steady", transport: "ws"}
+	good := config{instances: 1, agents: 10, heartbeat: time.Second, dialConcurrency: 1, sourceAddrs: 1, churnPerMin: 0.01, scenarios: "ramp,steady", transport: "ws"}
 	tests := []struct {
 		name string
 		mod  func(*config)
@@ -154,14 +154,14 @@ func TestURLForSpreadsAndFailsOver(t *testing.T) {
 	s := &sim{urls: []string{"a", "b", "c"}}
 	spread := map[string]int{}
 	for idx := range 300 {
-		spread[s.urlFor(idx, 0)]++
+		spread[s.urls[s.instanceFor(idx, 0)]]++
 	}
 	if spread["a"] != 100 || spread["b"] != 100 || spread["c"] != 100 {
 		t.Fatalf("300 agents spread as %v", spread)
 	}
 	tried := map[string]bool{}
 	for failed := range 3 {
-		tried[s.urlFor(7, failed)] = true
+		tried[s.urls[s.instanceFor(7, failed)]] = true
 	}
 	if len(tried) != 3 {
 		t.Fatalf("three failed attempts tried %v", tried)

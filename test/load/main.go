@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +45,8 @@ type config struct {
 	backoffCap      time.Duration
 	bin             string
 	store           string // myriarchd --store
+	instances       int
+	postgresPID     int
 	work            string
 	fromVersion     string
 	toVersion       string
@@ -57,7 +60,7 @@ type config struct {
 func main() {
 	var c config
 	flag.IntVar(&c.agents, "n", 10000, "number of OpAMP agents (N/2 hosts, each a collector and an updater)")
-	flag.StringVar(&c.scenarios, "scenarios", "ramp,steady,storm,rollout,churn", "phases to run, in this order (ramp always runs)")
+	flag.StringVar(&c.scenarios, "scenarios", "ramp,steady,storm,rollout,churn", "phases to run, in this order (ramp always runs); with -instances ≥ 2 also kill (SIGKILL the leader in steady state, then start it again) and rollout-kill (SIGKILL the leader a quarter into a rollout)")
 	flag.DurationVar(&c.heartbeat, "heartbeat", 30*time.Second, "heartbeat interval (given to myriarchd and used by the agents)")
 	flag.DurationVar(&c.steady, "steady", 2*time.Minute, "steady-state measurement window")
 	flag.DurationVar(&c.churn, "churn", 2*time.Minute, "churn phase length")
@@ -71,6 +74,8 @@ func main() {
 	flag.DurationVar(&c.backoffBase, "backoff", time.Second, "reconnect backoff base (jittered, doubling)")
 	flag.DurationVar(&c.backoffCap, "backoff-cap", 30*time.Second, "reconnect backoff cap")
 	flag.StringVar(&c.store, "store", "", "myriarchd --store (default: SQLite in the work directory), e.g. a postgres:// URL")
+	flag.IntVar(&c.instances, "instances", 1, "myriarchd instances sharing -store (a PostgreSQL URL when more than 1); agents are spread over them")
+	flag.IntVar(&c.postgresPID, "postgres-pid", 0, "PID of the PostgreSQL postmaster behind -store, to report its memory (PSS) and CPU")
 	flag.StringVar(&c.bin, "myriarchd", "", "myriarchd binary (default: built from this module)")
 	flag.StringVar(&c.work, "work", "", "work directory (default: a new temporary directory, removed afterwards)")
 	flag.StringVar(&c.fromVersion, "from", "0.149.0", "collector version at the start")
@@ -110,9 +115,12 @@ func (c *config) validate() error {
 	if c.churnPerMin < 0 || c.churnPerMin > 1 {
 		errs = append(errs, fmt.Errorf("-churn-rate %g: a fraction in [0,1]", c.churnPerMin))
 	}
+	if c.instances < 1 || (c.instances > 1 && !strings.HasPrefix(c.store, "postgres")) {
+		errs = append(errs, fmt.Errorf("-instances %d: at least 1, and more than 1 share a -store postgres://… URL", c.instances))
+	}
 	for _, s := range strings.Split(c.scenarios, ",") {
 		switch s {
-		case "ramp", "steady", "storm", "rollout", "churn":
+		case "ramp", "steady", "storm", "rollout", "churn", "kill", "rollout-kill":
 		default:
 			errs = append(errs, fmt.Errorf("-scenarios: unknown phase %q", s))
 		}
@@ -164,35 +172,77 @@ func run(c config, out io.Writer) error {
 	if err := writeEstate(estate, []string{c.fromVersion, c.toVersion}, c.fromVersion); err != nil {
 		return err
 	}
-	opampAddr, adminAddr, err := freeAddrs()
-	if err != nil {
-		return err
-	}
-	srv := &server{bin: c.bin, dataDir: filepath.Join(work, "data"), estate: estate, logPath: filepath.Join(work, "myriarchd.log"),
-		opampAddr: opampAddr, adminAddr: adminAddr, heartbeat: c.heartbeat, store: c.store}
-	if c.serverEnv != "" {
-		srv.env = strings.Split(c.serverEnv, ",")
-	}
 	scheme := "ws://"
 	var clientTLS *tls.Config
+	var tlsCert, tlsKey string
 	if c.transport == "wss" {
-		if srv.tlsCert, srv.tlsKey, clientTLS, err = writeServerCert(work); err != nil {
+		if tlsCert, tlsKey, clientTLS, err = writeServerCert(work); err != nil {
 			return fmt.Errorf("TLS certificate: %w", err)
 		}
 		scheme = "wss://"
 	}
-	if err := srv.start(); err != nil {
-		return err
+	// One myriarchd, or several on one PostgreSQL store (the first migrates
+	// it; the others find it migrated).
+	var srvs []*server
+	var urls []string
+	defer func() {
+		for _, s := range srvs {
+			s.stop()
+		}
+	}()
+	for i := range c.instances {
+		opampAddr, adminAddr, err := freeAddrs()
+		if err != nil {
+			return err
+		}
+		name := "myriarchd"
+		if c.instances > 1 {
+			name = fmt.Sprintf("myriarchd-%d", i)
+		}
+		srv := &server{bin: c.bin, dataDir: filepath.Join(work, "data-"+name), estate: estate, logPath: filepath.Join(work, name+".log"),
+			opampAddr: opampAddr, adminAddr: adminAddr, heartbeat: c.heartbeat, store: c.store, tlsCert: tlsCert, tlsKey: tlsKey}
+		if c.serverEnv != "" {
+			srv.env = strings.Split(c.serverEnv, ",")
+		}
+		if err := srv.start(); err != nil {
+			return err
+		}
+		srvs = append(srvs, srv)
+		urls = append(urls, scheme+opampAddr+"/v1/opamp")
 	}
-	defer srv.stop()
+	srv := srvs[0]
 	var tok struct {
+		ID    string `json:"id"`
 		Token string `json:"token"`
 	}
 	if code, err := srv.api("POST", "/api/v1/tokens", map[string]any{"name": "load", "labels": map[string]string{"channel": "stable"}}, &tok); err != nil || code != 201 {
 		return fmt.Errorf("create token: %d %v", code, err)
 	}
-	r := &runner{c: c, srv: srv, out: out, sim: newSim(c, []string{scheme + opampAddr + "/v1/opamp"}, tok.Token, clientTLS)}
-	r.reportf("# myriarch load: %d agents (%d hosts) over %s, heartbeat %s, fd limit %d, myriarchd env %q, %s\n", c.agents, c.hosts, c.transport, c.heartbeat, limit, c.serverEnv, time.Now().UTC().Format(time.RFC3339))
+	// The other instances learn of the token from the store.
+	for _, s := range srvs[1:] {
+		known := waitFor(ctx, time.Minute, func() bool {
+			var list struct {
+				Tokens []struct {
+					ID string `json:"id"`
+				} `json:"tokens"`
+			}
+			if code, err := s.api("GET", "/api/v1/tokens", nil, &list); err != nil || code != 200 {
+				return false
+			}
+			for _, t := range list.Tokens {
+				if t.ID == tok.ID {
+					return true
+				}
+			}
+			return false
+		})
+		if !known {
+			return fmt.Errorf("instance %s never learnt of the token created on %s", s.adminAddr, srv.adminAddr)
+		}
+	}
+	r := &runner{c: c, srv: srv, srvs: srvs, out: out, sim: newSim(c, urls, tok.Token, clientTLS)}
+	r.reportf("# myriarch load: %d agents (%d hosts) over %s, heartbeat %s, fd limit %d, myriarchd env %q, %d instance(s), store %s, %s\n",
+		c.agents, c.hosts, c.transport, c.heartbeat, limit, c.serverEnv, c.instances, storeName(c.store), time.Now().UTC().Format(time.RFC3339))
 	defer r.sim.closeAll()
 	hbCtx, hbStop := context.WithCancel(ctx)
 	defer hbStop()
@@ -208,7 +258,11 @@ func run(c config, out io.Writer) error {
 		case "storm":
 			err = r.storm(ctx)
 		case "rollout":
-			err = r.rollout(ctx)
+			err = r.rollout(ctx, false)
+		case "rollout-kill":
+			err = r.rollout(ctx, true)
+		case "kill":
+			err = r.kill(ctx)
 		case "churn":
 			err = r.churnPhase(ctx)
 		}
@@ -222,4 +276,15 @@ func run(c config, out io.Writer) error {
 		return errors.New("a phase failed or something was lost (see above)")
 	}
 	return nil
+}
+
+// storeName is -store for the report, without a password.
+func storeName(s string) string {
+	if s == "" {
+		return "sqlite"
+	}
+	if u, err := url.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	return "postgres"
 }

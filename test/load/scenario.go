@@ -18,7 +18,8 @@ import (
 
 type runner struct {
 	c      config
-	srv    *server
+	srv    *server   // the instance the API is asked (a running one)
+	srvs   []*server // every instance
 	sim    *sim
 	out    io.Writer
 	failed bool
@@ -71,6 +72,10 @@ func (r *runner) allUp() bool {
 }
 
 func (r *runner) mem(label string) procSample {
+	if len(r.srvs) > 1 {
+		r.memInstances(label)
+		return procSample{rssKB: rssAll(r.sampleAll())}
+	}
 	ps, _ := sampleProc(r.srv.pid())
 	self, _ := sampleProc(os.Getpid())
 	stack, _ := r.srv.metric("go_memstats_stack_inuse_bytes")
@@ -90,7 +95,7 @@ func (r *runner) mem(label string) procSample {
 }
 
 func (r *runner) ramp(ctx context.Context) error {
-	base, _ := sampleProc(r.srv.pid())
+	base := procSample{rssKB: rssAll(r.sampleAll())}
 	r.reportf("## ramp to %d\n  myriarchd RSS before agents: %.1f MiB\n", r.c.agents, float64(base.rssKB)/1024)
 	t0 := time.Now()
 	for i, a := range r.sim.agents {
@@ -117,21 +122,28 @@ func (r *runner) ramp(ctx context.Context) error {
 func (r *runner) steady(ctx context.Context) error {
 	r.reportf("## steady state for %s (heartbeat %s)\n", r.c.steady, r.c.heartbeat)
 	sent0 := r.sim.st.sent.Load()
-	srv0, _ := r.srv.metric("myriarch_opamp_messages_total")
-	a, _ := sampleProc(r.srv.pid())
+	srv0 := r.metricAll("myriarch_opamp_messages_total")
+	a := r.sampleAll()
+	pg0, hasPG := samplePostgres(r.c.postgresPID)
 	self0, _ := sampleProc(os.Getpid())
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-time.After(r.c.steady):
 	}
-	b, _ := sampleProc(r.srv.pid())
+	b := r.sampleAll()
+	pg1, _ := samplePostgres(r.c.postgresPID)
 	self1, _ := sampleProc(os.Getpid())
 	sent1 := r.sim.st.sent.Load()
-	srv1, _ := r.srv.metric("myriarch_opamp_messages_total")
-	rate := float64(sent1-sent0) / b.at.Sub(a.at).Seconds()
+	srv1 := r.metricAll("myriarch_opamp_messages_total")
+	el := b[0].at.Sub(a[0].at)
+	rate := float64(sent1-sent0) / el.Seconds()
+	cpu := cpuAll(a, b)
 	r.reportf("  myriarchd CPU %.1f%% of one core (%.1f µs per message at %.0f msg/s); load generator CPU %.1f%%\n",
-		100*cpuShare(a, b), float64(b.cpu-a.cpu)/float64(time.Microsecond)/float64(max(1, sent1-sent0)), rate, 100*cpuShare(self0, self1))
+		100*cpu, cpu*float64(el)/float64(time.Microsecond)/float64(max(1, sent1-sent0)), rate, 100*cpuShare(self0, self1))
+	if hasPG {
+		r.reportf("  PostgreSQL CPU %.1f%% of one core\n", 100*cpuShare(pg0, pg1))
+	}
 	r.reportf("  messages sent by agents %d, counted by myriarchd %.0f (difference %.0f: in flight)\n", sent1-sent0, srv1-srv0, float64(sent1-sent0)-(srv1-srv0))
 	r.mem("steady")
 	if r.sim.st.connected.Load() != int64(r.c.agents) {
@@ -197,7 +209,11 @@ func (r *runner) fleetCounts() (total, upToDate, failed int, states map[string]i
 	return
 }
 
-func (r *runner) rollout(ctx context.Context) error {
+// rollout moves every collector to the other version; with kill, the
+// leading instance is SIGKILLed once a quarter of the hosts are done (its
+// agents reconnect to the others, another instance leads) and the rollout
+// must still complete.
+func (r *runner) rollout(ctx context.Context, kill bool) error {
 	from, to := r.sim.target.Load().(string), r.c.toVersion
 	if from == to {
 		to = r.c.fromVersion
@@ -213,12 +229,22 @@ func (r *runner) rollout(ctx context.Context) error {
 			a.upgradedAt.Store(0)
 		}
 	}
-	a0, _ := sampleProc(r.srv.pid())
+	a0 := r.sampleAll()
 	t0 := time.Now()
-	if code, err := r.srv.api("POST", "/api/v1/estate/reload", nil, nil); err != nil || code != 200 {
-		return fmt.Errorf("estate reload: %d %v", code, err)
+	for _, s := range r.running() {
+		if code, err := s.api("POST", "/api/v1/estate/reload", nil, nil); err != nil || code != 200 {
+			return fmt.Errorf("estate reload on %s: %d %v", s.adminAddr, code, err)
+		}
 	}
 	reload := time.Since(t0)
+	if kill {
+		waitFor(ctx, r.c.phaseTimeout, func() bool { return int(r.sim.st.upgraded.Load()-up0) >= r.c.hosts/4 })
+		victim, err := r.killOne()
+		if err != nil {
+			return err
+		}
+		r.reportf("  SIGKILLed #%d after %.1f s with %d/%d hosts done\n", victim, time.Since(t0).Seconds(), r.sim.st.upgraded.Load()-up0, r.c.hosts)
+	}
 	ok := waitFor(ctx, r.c.phaseTimeout, func() bool {
 		return int(r.sim.st.upgraded.Load()-up0) >= r.c.hosts
 	})
@@ -230,7 +256,7 @@ func (r *runner) rollout(ctx context.Context) error {
 		return total == r.c.hosts && upd == r.c.hosts
 	})
 	apiDone := time.Since(t0)
-	a1, _ := sampleProc(r.srv.pid())
+	a1 := r.sampleAll()
 	// Per host: time from the change to the collector reporting the new
 	// version, minus that host's simulated download+install delay.
 	var net []time.Duration
@@ -254,7 +280,7 @@ func (r *runner) rollout(ctx context.Context) error {
 		r.reportf("  with each host's simulated delay subtracted: median %.2f s, p99 %.2f s, max %.2f s (longest simulated delay %.2f s); wall minus longest delay %.1f s\n",
 			pct(net, 50), pct(net, 99), net[len(net)-1].Seconds(), simMax.Seconds(), (hostsDone - simMax).Seconds())
 	}
-	r.reportf("  myriarchd CPU during the rollout %.1f%% of one core\n", 100*cpuShare(a0, a1))
+	r.reportf("  myriarchd CPU during the rollout %.1f%% of one core\n", 100*cpuAll(a0, a1))
 	r.counters()
 	if !apiOK {
 		r.diagnose()
@@ -318,7 +344,7 @@ func (r *runner) churnPhase(ctx context.Context) error {
 	}
 	perSec := r.c.churnPerMin * float64(r.c.agents) / 60
 	r.reportf("## churn: %.1f%% of agents reconnecting per minute (%.1f/s) for %s\n", 100*r.c.churnPerMin, perSec, r.c.churn)
-	a, _ := sampleProc(r.srv.pid())
+	a := r.sampleAll()
 	d0 := r.sim.st.disconnects.Load()
 	end := time.Now().Add(r.c.churn)
 	t := time.NewTicker(time.Second)
@@ -342,9 +368,9 @@ func (r *runner) churnPhase(ctx context.Context) error {
 			}
 		}
 	}
-	b, _ := sampleProc(r.srv.pid())
+	b := r.sampleAll()
 	ok := waitFor(ctx, time.Minute, r.allUp)
-	r.reportf("  %d reconnects; myriarchd CPU %.1f%% of one core; all back online: %s\n", r.sim.st.disconnects.Load()-d0, 100*cpuShare(a, b), okStr(ok))
+	r.reportf("  %d reconnects; myriarchd CPU %.1f%% of one core; all back online: %s\n", r.sim.st.disconnects.Load()-d0, 100*cpuAll(a, b), okStr(ok))
 	r.mem("after churn")
 	if !ok {
 		return fmt.Errorf("churn: %d connected here, %d online in myriarchd", r.sim.st.connected.Load(), r.serverOnline())
@@ -429,9 +455,16 @@ func (r *runner) final(ctx context.Context) {
 		r.failed = true
 	}
 	r.sim.closeAll()
-	stopT := r.srv.stop()
+	var stopT time.Duration
+	for _, srv := range r.running() {
+		stopT = max(stopT, srv.stop())
+	}
 	r.reportf("  graceful stop with %d agents took %.1f s\n", r.c.agents, stopT.Seconds())
-	if logs, err := os.ReadFile(r.srv.logPath); err == nil {
+	for _, srv := range r.srvs {
+		logs, err := os.ReadFile(srv.logPath)
+		if err != nil {
+			continue
+		}
 		lines := strings.Split(strings.TrimSpace(string(logs)), "\n")
 		var warn, errs int
 		seen := map[string]int{}
@@ -451,7 +484,7 @@ func (r *runner) final(ctx context.Context) {
 				}
 			}
 		}
-		r.reportf("  myriarchd log: %d errors, %d warnings %v\n", errs, warn, seen)
+		r.reportf("  %s: %d errors, %d warnings %v\n", filepath.Base(srv.logPath), errs, warn, seen)
 	}
 	_ = ctx
 }
@@ -461,4 +494,14 @@ func okStr(ok bool) string {
 		return "ok"
 	}
 	return "TIMED OUT"
+}
+
+// metricAll sums a metric over the running instances.
+func (r *runner) metricAll(name string) float64 {
+	var sum float64
+	for _, s := range r.running() {
+		v, _ := s.metric(name)
+		sum += v
+	}
+	return sum
 }
