@@ -343,3 +343,20 @@ func TestPairingAcrossInstances(t *testing.T) {
 		})
 	}
 }
+
+// An instance that starts while agents are connected to another one shows
+// them online as soon as it serves, not only after its first lease sweep
+// (a heartbeat later).
+func TestLateInstanceSeesAgentsOnline(t *testing.T) {
+	pg := testenv.StartCluster(t)
+	a := startServer(t, func(o *server.Options) { o.Store = pg.DSN("postgres") }) // 30 s heartbeat
+	tok := a.createToken("edge", nil)
+	uid := newUID(t)
+	a.connect(agentSpec{uid: uid, token: tok.Token, identifying: kvs("service.name", "otelcol-contrib", "service.instance.id", uid.String())})
+	a.waitAgent(uid, "online on A", func(x admin.Agent) bool { return x.Online })
+	a.Registry().Flush()
+	b := startServer(t, func(o *server.Options) { o.Store = pg.DSN("postgres") })
+	if x, _ := b.agent(uid); !x.Online {
+		t.Fatal("an instance that just started shows an agent connected to another instance offline")
+	}
+}

@@ -162,8 +162,11 @@ func parseUIDs(ids []string) [][16]byte {
 	return uids
 }
 
-// Start renews leases every Sweep until Close.
+// Start renews leases now, before it returns (an instance that starts
+// knows at once which agents are connected to the others), and then every
+// Sweep until Close.
 func (s *Sync) Start() {
+	s.sweep()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
