@@ -75,14 +75,22 @@ func (s *Sync) checkLeader(ctx context.Context) {
 		}
 	}
 	mismatch := st.Leader != nil && st.Leader.EstateRevision != rev
-	if mismatch && !st.EstateMismatch {
-		s.opts.Log.Warn("this instance's estate differs from the leader's: deploy the same estate to every instance",
-			"revision", rev, "leader", st.Leader.Instance, "leader_revision", st.Leader.EstateRevision)
-	}
 	st.EstateMismatch = mismatch
 	s.mu.Lock()
 	s.status = st
+	// Instances reloading a new revision a moment apart differ briefly:
+	// the warning waits for a second check that still finds them apart.
+	if mismatch {
+		s.mismatches++
+	} else {
+		s.mismatches = 0
+	}
+	warn := s.mismatches == 2
 	s.mu.Unlock()
+	if warn {
+		s.opts.Log.Warn("this instance's estate differs from the leader's: deploy the same estate to every instance",
+			"revision", rev, "leader", st.Leader.Instance, "leader_revision", st.Leader.EstateRevision)
+	}
 }
 
 // Status is this instance's view of the instances (as of the last sweep).

@@ -72,6 +72,8 @@ type Sync struct {
 	mu     sync.Mutex
 	status Status // guarded by mu
 
+	mismatches int // guarded by mu; consecutive checks that found another estate than the leader's
+
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
