@@ -76,10 +76,13 @@ func (l *Leader) campaign(changed func(bool)) {
 	go func() { <-l.stop; cancel() }()
 	set := func(v bool) {
 		if l.leading.Swap(v) != v {
-			if v {
+			switch {
+			case v:
 				l.opts.Log.Info("this instance leads the instances on the store")
-			} else {
-				l.opts.Log.Warn("this instance no longer leads")
+			case ctx.Err() != nil:
+				l.opts.Log.Info("this instance gives up the lead (stopping)")
+			default:
+				l.opts.Log.Warn("this instance no longer leads (its connection to the store was lost)")
 			}
 			changed(v)
 		}
