@@ -82,7 +82,7 @@ func newSim(cfg config, urls []string, token string, tlsConfig *tls.Config) *sim
 			WriteBufferSize: 512,
 		})
 	}
-	run := uint64(time.Now().UnixNano())
+	run := cfg.seed
 	now := time.Now()
 	for h := 0; h < cfg.hosts; h++ {
 		host := "host-" + strconv.Itoa(h)

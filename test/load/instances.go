@@ -99,6 +99,14 @@ func samplePostgres(pid int) (procSample, bool) {
 // PostgreSQL's memory.
 func (r *runner) memInstances(label string) {
 	per := r.sim.perInstance()
+	if len(r.workers) > 0 {
+		r.perInstanceMu.Lock()
+		per = append(make([]int, 0, len(r.srvs)), r.perInstanceCounts...)
+		r.perInstanceMu.Unlock()
+		for len(per) < len(r.srvs) {
+			per = append(per, 0)
+		}
+	}
 	var line []string
 	worst := 0.0
 	for i, s := range r.sampleAll() {
@@ -162,6 +170,8 @@ func (r *runner) kill(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The workers' counts arrive every half second: first see the drop.
+	waitFor(ctx, 5*time.Second, func() bool { return int(r.sim.st.connected.Load()) < r.c.agents })
 	ok := waitFor(ctx, r.c.phaseTimeout, func() bool { return int(r.sim.st.connected.Load()) == r.c.agents })
 	back := time.Since(t0)
 	newLeader := -1

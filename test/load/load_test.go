@@ -31,7 +31,7 @@ func TestUIDsDistinctAndValid(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	good := config{instances: 1, agents: 10, heartbeat: time.Second, dialConcurrency: 1, sourceAddrs: 1, churnPerMin: 0.01, scenarios: "ramp,steady", transport: "ws"}
+	good := config{instances: 1, workers: 1, agents: 10, heartbeat: time.Second, dialConcurrency: 1, sourceAddrs: 1, churnPerMin: 0.01, scenarios: "ramp,steady", transport: "ws"}
 	tests := []struct {
 		name string
 		mod  func(*config)

@@ -47,6 +47,11 @@ type config struct {
 	store           string // myriarchd --store
 	instances       int
 	postgresPID     int
+	workers         int
+	seed            uint64
+	workerHosts     string // worker process only
+	servers         string // worker process only
+	token           string // worker process only
 	work            string
 	fromVersion     string
 	toVersion       string
@@ -76,6 +81,11 @@ func main() {
 	flag.StringVar(&c.store, "store", "", "myriarchd --store (default: SQLite in the work directory), e.g. a postgres:// URL")
 	flag.IntVar(&c.instances, "instances", 1, "myriarchd instances sharing -store (a PostgreSQL URL when more than 1); agents are spread over them")
 	flag.IntVar(&c.postgresPID, "postgres-pid", 0, "PID of the PostgreSQL postmaster behind -store, to report its memory (PSS) and CPU")
+	flag.IntVar(&c.workers, "workers", 1, "processes simulating the agents (each holds one socket per agent, so more than RLIMIT_NOFILE agents need several)")
+	flag.Uint64Var(&c.seed, "seed", 0, "seed of the agents' instance UIDs (default: the time)")
+	flag.StringVar(&c.workerHosts, "worker-hosts", "", "worker process: simulate hosts LO:HI (set by the main process)")
+	flag.StringVar(&c.servers, "servers", "", "worker process: the OpAMP URLs, comma-separated")
+	flag.StringVar(&c.token, "token", "", "worker process: the enrollment token")
 	flag.StringVar(&c.bin, "myriarchd", "", "myriarchd binary (default: built from this module)")
 	flag.StringVar(&c.work, "work", "", "work directory (default: a new temporary directory, removed afterwards)")
 	flag.StringVar(&c.fromVersion, "from", "0.149.0", "collector version at the start")
@@ -86,6 +96,18 @@ func main() {
 	flag.StringVar(&c.profileDir, "profile", "", "save myriarchd's heap profile at every memory sample into this directory (go tool pprof)")
 	flag.BoolVar(&c.force, "force", false, "run even if the file-descriptor limit cannot hold N connections")
 	flag.Parse()
+	if c.workerHosts != "" {
+		c.hosts = c.agents / 2
+		c.readTimeout = 3*c.heartbeat + 10*time.Second
+		if err := runWorker(c, c.workerHosts, c.servers, c.token, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "load worker:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if c.seed == 0 {
+		c.seed = uint64(time.Now().UnixNano())
+	}
 	if err := c.validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(2)
@@ -114,6 +136,9 @@ func (c *config) validate() error {
 	}
 	if c.churnPerMin < 0 || c.churnPerMin > 1 {
 		errs = append(errs, fmt.Errorf("-churn-rate %g: a fraction in [0,1]", c.churnPerMin))
+	}
+	if c.workers < 1 || (c.workers > 1 && c.transport != "ws") {
+		errs = append(errs, fmt.Errorf("-workers %d: at least 1; several only with -transport ws", c.workers))
 	}
 	if c.instances < 1 || (c.instances > 1 && !strings.HasPrefix(c.store, "postgres")) {
 		errs = append(errs, fmt.Errorf("-instances %d: at least 1, and more than 1 share a -store postgres://… URL", c.instances))
@@ -149,7 +174,8 @@ func run(c config, out io.Writer) error {
 		return fmt.Errorf("raise RLIMIT_NOFILE: %w", err)
 	}
 	// Both this process and myriarchd hold one descriptor per agent.
-	if need := uint64(c.agents) + 200; c.transport != "http" && need > limit && !c.force {
+	// Each agent process holds one descriptor per agent it simulates.
+	if need := uint64(c.agents/c.workers) + 200; c.transport != "http" && need > limit && !c.force {
 		return fmt.Errorf("%d agents need ≈%d file descriptors in this process and in myriarchd, but the hard RLIMIT_NOFILE is %d "+
 			"(raising it needs CAP_SYS_RESOURCE); use -force to try anyway", c.agents, need, limit)
 	}
@@ -244,9 +270,16 @@ func run(c config, out io.Writer) error {
 	r.reportf("# myriarch load: %d agents (%d hosts) over %s, heartbeat %s, fd limit %d, myriarchd env %q, %d instance(s), store %s, %s\n",
 		c.agents, c.hosts, c.transport, c.heartbeat, limit, c.serverEnv, c.instances, storeName(c.store), time.Now().UTC().Format(time.RFC3339))
 	defer r.sim.closeAll()
-	hbCtx, hbStop := context.WithCancel(ctx)
-	defer hbStop()
-	go r.sim.heartbeats(hbCtx)
+	if c.workers > 1 {
+		if err := r.startWorkers(urls, tok.Token); err != nil {
+			return err
+		}
+		defer r.stopWorkers()
+	} else {
+		hbCtx, hbStop := context.WithCancel(ctx)
+		defer hbStop()
+		go r.sim.heartbeats(hbCtx)
+	}
 	if err := r.ramp(ctx); err != nil {
 		return err
 	}

@@ -13,11 +13,17 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
 type runner struct {
-	c      config
+	c       config
+	workers []*workerProc // -workers > 1: the processes simulating the agents
+
+	perInstanceMu     sync.Mutex
+	perInstanceCounts []int // guarded by perInstanceMu; the workers' agents per instance
+
 	srv    *server   // the instance the API is asked (a running one)
 	srvs   []*server // every instance
 	sim    *sim
@@ -99,6 +105,9 @@ func (r *runner) ramp(ctx context.Context) error {
 	r.reportf("## ramp to %d\n  myriarchd RSS before agents: %.1f MiB\n", r.c.agents, float64(base.rssKB)/1024)
 	t0 := time.Now()
 	for i, a := range r.sim.agents {
+		if len(r.workers) > 0 {
+			break // the workers connect their agents as they start
+		}
 		var d time.Duration
 		if r.c.rampRate > 0 {
 			d = time.Duration(i) * time.Second / time.Duration(r.c.rampRate)
@@ -125,7 +134,7 @@ func (r *runner) steady(ctx context.Context) error {
 	srv0 := r.metricAll("myriarch_opamp_messages_total")
 	a := r.sampleAll()
 	pg0, hasPG := samplePostgres(r.c.postgresPID)
-	self0, _ := sampleProc(os.Getpid())
+	self0 := r.sampleGenerator()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
@@ -133,7 +142,7 @@ func (r *runner) steady(ctx context.Context) error {
 	}
 	b := r.sampleAll()
 	pg1, _ := samplePostgres(r.c.postgresPID)
-	self1, _ := sampleProc(os.Getpid())
+	self1 := r.sampleGenerator()
 	sent1 := r.sim.st.sent.Load()
 	srv1 := r.metricAll("myriarch_opamp_messages_total")
 	el := b[0].at.Sub(a[0].at)
@@ -223,6 +232,9 @@ func (r *runner) rollout(ctx context.Context, kill bool) error {
 		return err
 	}
 	r.sim.target.Store(to)
+	if len(r.workers) > 0 {
+		r.tellWorkers("target " + to)
+	}
 	up0 := r.sim.st.upgraded.Load()
 	for _, a := range r.sim.agents {
 		if !a.updater {
@@ -257,6 +269,9 @@ func (r *runner) rollout(ctx context.Context, kill bool) error {
 	})
 	apiDone := time.Since(t0)
 	a1 := r.sampleAll()
+	if len(r.workers) > 0 {
+		r.collectTimes()
+	}
 	// Per host: time from the change to the collector reporting the new
 	// version, minus that host's simulated download+install delay.
 	var net []time.Duration
@@ -338,8 +353,8 @@ func pct(d []time.Duration, p int) float64 {
 // churnPhase closes churn-rate of the agents per minute at random (each
 // reconnects after a short delay, reporting only a compact first message).
 func (r *runner) churnPhase(ctx context.Context) error {
-	if r.c.transport == "http" {
-		r.reportf("## churn: not applicable to plain-HTTP polling (no connections to drop)\n")
+	if r.c.transport == "http" || len(r.workers) > 0 {
+		r.reportf("## churn: not applicable to plain-HTTP polling or agents in worker processes\n")
 		return nil
 	}
 	perSec := r.c.churnPerMin * float64(r.c.agents) / 60
@@ -453,6 +468,9 @@ func (r *runner) final(ctx context.Context) {
 	r.reportf("  myriarchd rejects since its last start: %s\n", r.srv.metricLines("myriarch_opamp_rejects_total"))
 	if missing+extra+offline+wrongKind+unpaired+oldVersion > 0 {
 		r.failed = true
+	}
+	if len(r.workers) > 0 {
+		r.stopWorkers()
 	}
 	r.sim.closeAll()
 	var stopT time.Duration
