@@ -186,7 +186,8 @@ func (s *Sync) Start() {
 }
 
 func (s *Sync) sweep() {
-	ctx, cancel := context.WithTimeout(context.Background(), s.opts.Sweep)
+	// As long as a lease: a busy database may take a while for every agent.
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.Lease)
 	defer cancel()
 	seen, err := s.src.SeenSince(ctx, time.Now().Add(-s.opts.Lease))
 	if err != nil {

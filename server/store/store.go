@@ -68,7 +68,10 @@ type Tokens interface {
 type Agents interface {
 	// LoadAgents returns every agent with its newest events (at most keepEvents each, oldest first).
 	LoadAgents(ctx context.Context, keepEvents int) ([]Agent, map[[16]byte][]Event, error)
-	// Write applies one batch atomically.
+	// Write applies one batch atomically. An agent row older than the
+	// stored one (an earlier LastSeen) leaves it as it is: an instance that
+	// is not the agent's own (several sharing a database) and holds an
+	// older copy never overwrites a newer description.
 	Write(ctx context.Context, b Batch) error
 }
 

@@ -19,7 +19,8 @@ import (
 // agents is a few statements of bounded size in one transaction.
 const chunk = 5000
 
-// Write applies the batch in one transaction. Each kind of row goes in a
+// Write applies the batch in one transaction (a row older than the stored
+// one, by last seen, is left out: see store.Agents). Each kind of row goes in a
 // few statements over arrays (unnest), not one statement per row. Rows
 // are written in UID order, so that instances flushing overlapping
 // batches lock rows in the same order (a deadlock, should one still
@@ -81,7 +82,8 @@ func upsertAgents(ctx context.Context, tx pgx.Tx, agents []store.Agent) error {
 		SELECT * FROM unnest($1::bytea[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::int8[], $7::bytea[], $8::text[], $9::int8[], $10::int8[], $11::bytea[])
 		ON CONFLICT (uid) DO UPDATE SET cred_kind=excluded.cred_kind, cred_id=excluded.cred_id, kind=excluded.kind,
 		description=excluded.description, capabilities=excluded.capabilities, health=excluded.health,
-		token_labels=excluded.token_labels, first_seen=excluded.first_seen, last_seen=excluded.last_seen, extra=excluded.extra`,
+		token_labels=excluded.token_labels, first_seen=excluded.first_seen, last_seen=excluded.last_seen, extra=excluded.extra
+		WHERE agents.last_seen <= excluded.last_seen`,
 		uids, credKinds, credIDs, kinds, descs, caps, healths, labelSet, firsts, lasts, extras)
 	if err != nil {
 		return fmt.Errorf("agents: %w", err)

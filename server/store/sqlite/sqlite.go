@@ -237,7 +237,8 @@ func (d *DB) Write(ctx context.Context, b store.Batch) (err error) {
 			VALUES(?,?,?,?,?,?,?,?,?,?,?)
 			ON CONFLICT(uid) DO UPDATE SET cred_kind=excluded.cred_kind, cred_id=excluded.cred_id, kind=excluded.kind,
 			description=excluded.description, capabilities=excluded.capabilities, health=excluded.health,
-			token_labels=excluded.token_labels, first_seen=excluded.first_seen, last_seen=excluded.last_seen, extra=excluded.extra`)
+			token_labels=excluded.token_labels, first_seen=excluded.first_seen, last_seen=excluded.last_seen, extra=excluded.extra
+			WHERE agents.last_seen <= excluded.last_seen`)
 		if err != nil {
 			return err
 		}

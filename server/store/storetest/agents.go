@@ -106,3 +106,25 @@ func testLastSeen(t *testing.T, h *handle) {
 		t.Fatalf("a heartbeat changed more than last seen: %+v", got[b.UID])
 	}
 }
+
+// testStaleUpsertIgnored: a row older than the stored one (by last seen)
+// is not written; one as new or newer is.
+func testStaleUpsertIgnored(t *testing.T, h *handle) {
+	now := time.Unix(1700000000, 0).UTC()
+	cur := agent(1, now)
+	must(t, h.db.Write(ctx, store.Batch{Agents: []store.Agent{cur}}))
+	stale := cur
+	stale.LastSeen, stale.Description, stale.Extra = cur.LastSeen.Add(-time.Second), []byte("old"), []byte(`{"old":true}`)
+	same := cur
+	same.Extra = []byte(`{"same":true}`)
+	must(t, h.db.Write(ctx, store.Batch{Agents: []store.Agent{stale}}))
+	got, _ := loadAll(t, h.db, 0)
+	if !sameAgent(got[cur.UID], cur) {
+		t.Fatalf("an older row overwrote the stored one: %+v", got[cur.UID])
+	}
+	must(t, h.db.Write(ctx, store.Batch{Agents: []store.Agent{same}}))
+	got, _ = loadAll(t, h.restart(), 0)
+	if !sameAgent(got[cur.UID], same) {
+		t.Fatalf("a row as new as the stored one was not written: %+v", got[cur.UID])
+	}
+}
