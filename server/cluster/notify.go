@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -82,6 +83,10 @@ type Notifier struct {
 	queue   chan Change
 	dropped sync.Map // kind → true: a resync is owed
 
+	listening  chan struct{} // closed once LISTEN first succeeded
+	listenOnce sync.Once
+	late       atomic.Bool // Start stopped waiting for listening: resync when it comes
+
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
@@ -95,6 +100,7 @@ func NewNotifier(pool *pgxpool.Pool, log *slog.Logger, opts NotifierOptions) *No
 		pool: pool, log: log, opts: opts, self: hex.EncodeToString(id[:]),
 		pending: map[string]map[string]struct{}{}, overflow: map[string]bool{},
 		wake: make(chan struct{}, 1), queue: make(chan Change, opts.Queue), stop: make(chan struct{}),
+		listening: make(chan struct{}),
 	}
 }
 
@@ -126,12 +132,20 @@ func (n *Notifier) Publish(kind string, ids ...string) {
 	}
 }
 
-// Start listens and publishes until Close. What is received waits (in
-// the bounded queue) until Handle.
+// Start listens and publishes until Close. It returns once the listening
+// connection is up (or after 10 s: then every kind is resynced once it
+// is), so that what the caller reads from the database afterwards misses
+// no change. What is received waits (in the bounded queue) until Handle.
 func (n *Notifier) Start() {
 	n.wg.Add(2)
 	go n.publishLoop()
 	go n.listenLoop()
+	select {
+	case <-n.listening:
+	case <-time.After(10 * time.Second):
+		n.late.Store(true)
+		n.log.Warn("not yet listening for the other instances' changes; what they change meanwhile is read once listening")
+	}
 }
 
 // Handle calls handle for each change of another instance, one at a time,
@@ -249,7 +263,9 @@ func (n *Notifier) listen(ctx context.Context, first bool) error {
 	if _, err := pg.Exec(ctx, "LISTEN "+Channel); err != nil {
 		return err
 	}
-	if !first {
+	n.listenOnce.Do(func() { close(n.listening) })
+	if !first || n.late.Load() {
+		n.late.Store(false)
 		n.log.Info("listening for the other instances' changes again; reloading what may have been missed")
 		for _, kind := range []string{KindAgents, KindTokens, KindConfigs} {
 			n.enqueue(Change{Kind: kind, Resync: true})
