@@ -45,8 +45,9 @@ func indent(s, pre string) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// SetFleet writes fleets/<name>.yaml targeting version for agents matching selector.
-func SetFleet(estate, name, version string, selector map[string]string) error {
+// SetFleet writes fleets/<name>.yaml targeting version for agents matching
+// selector; extra is appended verbatim (e.g. a config: block).
+func SetFleet(estate, name, version string, selector map[string]string, extra ...string) error {
 	dir := filepath.Join(estate, "fleets")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -60,7 +61,16 @@ func SetFleet(estate, name, version string, selector map[string]string) error {
 	for _, k := range keys {
 		sel = append(sel, fmt.Sprintf("%q: %q", k, selector[k]))
 	}
-	y := fmt.Sprintf("name: %s\npriority: 10\nselector: {%s}\npackage: %s\ntargetVersion: %s\n",
-		name, strings.Join(sel, ", "), PackageName, version)
+	y := fmt.Sprintf("name: %s\npriority: 10\nselector: {%s}\npackage: %s\ntargetVersion: %s\n%s",
+		name, strings.Join(sel, ", "), PackageName, version, strings.Join(extra, ""))
 	return os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(y), 0o644)
+}
+
+// WriteFile writes one estate file (rel is slash-separated), creating its directory.
+func WriteFile(estate, rel, content string) error {
+	p := filepath.Join(estate, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, []byte(content), 0o644)
 }
