@@ -101,7 +101,7 @@ func buildConfiguredDataDir(tb testing.TB, opts server.Options, estateDir string
 			NonIdentifyingAttributes: kvs("host.name", fmt.Sprintf("host-%06d", i), "os.type", "linux", "host.arch", "amd64",
 				"site.type", "edge", "site.id", fmt.Sprintf("site-%03d", i%500)),
 		}}
-		if _, err := s.Registry().Report(uid, cred, msg, true, true); err != nil {
+		if _, err := s.Registry().Report(uid, cred, msg, true, false); err != nil {
 			tb.Fatal(err)
 		}
 		resp := &protobufs.ServerToAgent{}

@@ -86,8 +86,11 @@ func TestConfigurationFromTheEstate(t *testing.T) {
 			t.Logf("attempt %d: the rollback reached the Supervisor before it stopped; again", attempt)
 		}
 		e.startUpdater(nil)
-		col = e.waitCollector("back on the good configuration", 3*time.Minute, func(a site.Agent) bool {
-			return a.Online && site.Str(a.Assignment.Reported.Hash) == good && a.Assignment.Reported.Status == "applied"
+		// The failed hash was cleared by the retry: it shows again once
+		// the server has judged the restarted collector.
+		col = e.waitCollector("failed again and back on the good configuration", 3*time.Minute, func(a site.Agent) bool {
+			return a.Online && site.Str(a.Assignment.Failed) == bad &&
+				site.Str(a.Assignment.Reported.Hash) == good && a.Assignment.Reported.Status == "applied"
 		})
 	}
 	if !restartedWithBad {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,41 +156,6 @@ func dumpLogs(t *testing.T, root string) {
 	})
 }
 
-// gatewayBlueprint receives OTLP/HTTP on the collector's own port and
-// exports it to the sink under the site's id. Its exporter type is a
-// format verb so a test can make it unknown.
-const gatewayBlueprint = `name: gateway
-version: 1
-owner: data-flow-owners
-components:
-  - name: in
-    class: receiver
-    type: otlp
-    version: 1
-    config:
-      protocols:
-        http:
-          endpoint: %s
-  - name: batch
-    class: processor
-    type: batch
-    version: 1
-    config:
-      timeout: 100ms
-  - name: out
-    class: exporter
-    type: %s
-    version: 1
-    config:
-      endpoint: http://%s/sites/${site.id}
-      compression: none
-pipelines:
-  logs:
-    - component: in
-    - component: batch
-    - component: out
-`
-
 // configure gives the fleet a Blueprint (call before install): an
 // OTLP/HTTP receiver on a free port, exported to a sink by site id.
 func (e *env) configure() {
@@ -205,14 +169,13 @@ func (e *env) configure() {
 		e.t.Fatal(err)
 	}
 	e.writeBlueprint("otlphttp")
-	e.config = "config:\n  blueprint: data-flow/gateway\n"
+	e.config = site.GatewayConfig
 	e.setTarget(peerbuild.VersionM1)
 }
 
 func (e *env) writeBlueprint(exporterType string) {
 	e.t.Helper()
-	if err := site.WriteFile(e.estate, "teams/data-flow/blueprints/gateway.yaml",
-		fmt.Sprintf(gatewayBlueprint, e.otlpAddr, exporterType, e.sink.Addr)); err != nil {
+	if err := site.WriteGatewayBlueprint(e.estate, e.otlpAddr, exporterType, e.sink.Addr); err != nil {
 		e.t.Fatal(err)
 	}
 }

@@ -74,3 +74,50 @@ func WriteFile(estate, rel, content string) error {
 	}
 	return os.WriteFile(p, []byte(content), 0o644)
 }
+
+// gatewayBlueprint receives OTLP/HTTP on the collector's own address and
+// exports it to a sink under the site's id: the data shows the site's
+// configuration reached the collector. The exporter type is a parameter so
+// a revision can name one the collector does not have.
+const gatewayBlueprint = `name: gateway
+version: 1
+owner: data-flow-owners
+components:
+  - name: in
+    class: receiver
+    type: otlp
+    version: 1
+    config:
+      protocols:
+        http:
+          endpoint: %s
+  - name: batch
+    class: processor
+    type: batch
+    version: 1
+    config:
+      timeout: 100ms
+  - name: out
+    class: exporter
+    type: %s
+    version: 1
+    config:
+      endpoint: http://%s/sites/${site.id}
+      compression: none
+pipelines:
+  logs:
+    - component: in
+    - component: batch
+    - component: out
+`
+
+// GatewayConfig is the config: block of a fleet configured with the
+// gateway Blueprint (see WriteGatewayBlueprint).
+const GatewayConfig = "config:\n  blueprint: data-flow/gateway\n"
+
+// WriteGatewayBlueprint writes the Blueprint data-flow/gateway: an
+// OTLP/HTTP receiver on otlpAddr, exported with exporterType (otlphttp) to
+// the sink at sinkAddr under /sites/${site.id}.
+func WriteGatewayBlueprint(estate, otlpAddr, exporterType, sinkAddr string) error {
+	return WriteFile(estate, "teams/data-flow/blueprints/gateway.yaml", fmt.Sprintf(gatewayBlueprint, otlpAddr, exporterType, sinkAddr))
+}
