@@ -24,8 +24,11 @@ type Sink struct {
 	mu   sync.Mutex
 }
 
-// StartSink listens on a free loopback port.
+// StartSink listens on a free loopback port, writing under dir (created).
 func StartSink(dir string) (*Sink, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
