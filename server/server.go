@@ -29,6 +29,7 @@ import (
 	"github.com/myriarch/myriarch/server/configs"
 	"github.com/myriarch/myriarch/server/credentials"
 	"github.com/myriarch/myriarch/server/estate"
+	"github.com/myriarch/myriarch/server/hostcontext"
 	"github.com/myriarch/myriarch/server/metrics"
 	"github.com/myriarch/myriarch/server/offers"
 	"github.com/myriarch/myriarch/server/opampsrv"
@@ -157,6 +158,7 @@ type Server struct {
 	storeOpen, estateLoaded, opampUp, adminUp, closing atomic.Bool
 
 	offers    *offers.Engine
+	hosts     *hostcontext.Book
 	configs   *configs.Engine
 	artifacts *artifacts.Handler
 }
@@ -261,8 +263,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.opamp.AddHook(s.offers)
 	s.offers.Routes(s.admin)
+	s.hosts = hostcontext.New(s.registry, s.log.With("component", "hostcontext"))
+	s.opamp.AddHook(s.hosts)
 	s.configs, err = configs.New(ctx, s.registry, db, s.opamp, s.log.With("component", "configs"),
-		configs.Options{Estate: s.estate})
+		configs.Options{Estate: s.estate, Host: hostLink{offers: s.offers, book: s.hosts}})
 	if err != nil {
 		s.offers.Close()
 		s.registry.Close()
@@ -272,6 +276,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	// After the offers engine: the configuration extends its assignment.
 	s.opamp.AddHook(s.configs)
 	s.configs.Routes(s.admin)
+	// A new link or a new snapshot re-renders the collector concerned.
+	s.offers.OnLinkChange(s.configs.ContextChanged)
+	s.hosts.OnChange(func(updater uuid.UUID) {
+		if col, ok := s.offers.LinkedCollector(updater); ok {
+			s.configs.ContextChanged(col)
+			return
+		}
+		s.registry.AddEvent(updater, hostcontext.EventIgnored, "providers snapshot kept; no collector is linked to this updater, so no configuration reads it yet")
+	})
 	s.offers.AddFleetExtension(s.configs)
 	if s.estate != nil {
 		s.artifacts.SetEstate(s.estate)
@@ -486,12 +499,14 @@ func (s *Server) Close(ctx context.Context) error {
 	if s.opampLn != nil {
 		errs = append(errs, s.opamp.Close(ctx))
 		s.offers.Close()
+		s.hosts.Close()
 		s.configs.Close()
 		errs = append(errs, s.adminHTTP.Shutdown(ctx))
 		s.wg.Wait()
 	}
 	if s.opampLn == nil {
 		s.offers.Close()
+		s.hosts.Close()
 		s.configs.Close()
 	}
 	s.storeOpen.Store(false)
