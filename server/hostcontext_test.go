@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/open-telemetry/opamp-go/protobufs"
 	"github.com/open-telemetry/opamp-go/client/types"
+	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/internal/configrender"
 	"github.com/myriarch/myriarch/server"

@@ -193,8 +193,8 @@ func TestParseDocument(t *testing.T) {
 	for in, want := range map[string]string{
 		`[1]`: "not a JSON object", `null`: "got null", `{"a": 1}`: `"a" is 1`,
 		`{"context": {}, "dynamic": {"d": [{"id": "x"}, {"id": "x"}]}}`: "duplicate id",
-		`{"context": {}, "dynamic": {"d": [{"mapping": {}}]}}`:           "has no id",
-		`{"context": {}, "extra": 1}`:                                    "unknown field",
+		`{"context": {}, "dynamic": {"d": [{"mapping": {}}]}}`:          "has no id",
+		`{"context": {}, "extra": 1}`:                                   "unknown field",
 	} {
 		if _, err := ParseDocument([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", in, err, want)

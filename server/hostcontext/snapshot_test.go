@@ -73,9 +73,9 @@ func TestParseBounds(t *testing.T) {
 		t.Fatalf("long value %d bytes, %v", len(v), s.Truncated)
 	}
 	for in, want := range map[string]string{
-		`{"context": `:                     "malformed",
-		`{"context": {"Bad": {}}}`:         "not a provider name",
-		`{"dynamic": {"a-b": []}}`:         "not a provider name",
+		`{"context": `:                      "malformed",
+		`{"context": {"Bad": {}}}`:          "not a provider name",
+		`{"dynamic": {"a-b": []}}`:          "not a provider name",
 		`{"context": {"host": "a string"}}`: "malformed",
 	} {
 		if _, err := Parse([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
