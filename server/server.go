@@ -317,6 +317,9 @@ func (s *Server) BaseURL() string {
 // Offers exposes the offer engine.
 func (s *Server) Offers() *offers.Engine { return s.offers }
 
+// HostContexts exposes the updaters' providers snapshots.
+func (s *Server) HostContexts() *hostcontext.Book { return s.hosts }
+
 // Configs exposes the configuration engine.
 func (s *Server) Configs() *configs.Engine { return s.configs }
 

@@ -241,3 +241,14 @@ func (e *Engine) Retry(uid uuid.UUID) error {
 	e.kick()
 	return nil
 }
+
+// Desired returns an agent's desired configuration: its hash and body.
+func (e *Engine) Desired(uid uuid.UUID) (string, []byte) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := e.records[uid]
+	if r == nil || r.desired == "" {
+		return "", nil
+	}
+	return r.desired, e.bodies[r.desired]
+}
