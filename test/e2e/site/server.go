@@ -99,7 +99,11 @@ func (s *Server) Signal(sig syscall.Signal) error {
 	if s.proc == nil {
 		return errors.New("myriarchd is not running")
 	}
-	return syscall.Kill(s.proc.Pid(), sig)
+	p, err := os.FindProcess(s.proc.Pid())
+	if err != nil {
+		return err
+	}
+	return p.Signal(sig) // os, not syscall.Kill: the package compiles for Windows too
 }
 
 // OpAMPURL is the WebSocket endpoint for agents.
