@@ -13,13 +13,14 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/internal/configrender"
+	"github.com/myriarch/myriarch/internal/providerwire"
 	"github.com/myriarch/myriarch/server/registry"
 )
 
 // Capability and MessageType name the custom message updaters send.
 const (
-	Capability  = "dev.myriarch.providers"
-	MessageType = "snapshot"
+	Capability  = providerwire.Capability
+	MessageType = providerwire.MessageType
 )
 
 // MinInterval is the least time between two snapshots applied for one

@@ -12,18 +12,15 @@ import (
 
 	"github.com/myriarch/myriarch/internal/attributes"
 	"github.com/myriarch/myriarch/internal/configrender"
+	"github.com/myriarch/myriarch/internal/providerwire"
 )
 
-// Bounds of one snapshot.
+// Bounds of one snapshot (providerwire's, enforced here).
 const (
-	// MaxSnapshot is the most bytes of JSON one snapshot may have.
-	MaxSnapshot = 1 << 20
-	// MaxMappings is the most mappings kept per dynamic provider.
-	MaxMappings = 1000
-	// MaxKeys is the most variables kept per context provider or mapping.
-	MaxKeys = attributes.MaxPerList
-	// MaxProcessors is the most processors kept per mapping.
-	MaxProcessors = 8
+	MaxSnapshot   = providerwire.MaxBytes
+	MaxMappings   = providerwire.MaxMappings
+	MaxKeys       = providerwire.MaxKeys
+	MaxProcessors = providerwire.MaxProcessors
 )
 
 // Snapshot is one updater's providers, flattened to variable names.
@@ -38,20 +35,6 @@ type Snapshot struct {
 	Truncated map[string]int `json:"truncated,omitempty"`
 }
 
-// wire is the JSON an updater sends.
-type wire struct {
-	Context   map[string]map[string]any `json:"context"`
-	Dynamic   map[string][]wireMapping  `json:"dynamic"`
-	Seq       uint64                    `json:"seq"`
-	Truncated map[string]int            `json:"truncated"`
-}
-
-type wireMapping struct {
-	ID         string         `json:"id"`
-	Mapping    map[string]any `json:"mapping"`
-	Processors any            `json:"processors"`
-}
-
 var providerName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 
 // Parse reads and bounds one snapshot. An error means nothing of it is
@@ -60,7 +43,7 @@ func Parse(data []byte) (*Snapshot, error) {
 	if len(data) > MaxSnapshot {
 		return nil, fmt.Errorf("snapshot of %d bytes is over the %d-byte limit", len(data), MaxSnapshot)
 	}
-	var w wire
+	var w providerwire.Snapshot
 	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, fmt.Errorf("malformed snapshot JSON: %w", err)
 	}
