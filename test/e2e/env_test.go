@@ -32,6 +32,10 @@ type env struct {
 	sink     *site.Sink
 	otlpAddr string // the collector's OTLP/HTTP receiver
 	config   string // the fleet's config: block
+	// providers and updaterEnv, set before install, configure the
+	// updater's providers and its environment.
+	providers  map[string]any
+	updaterEnv []string
 }
 
 var siteAttrs = map[string]string{
@@ -83,12 +87,12 @@ func (e *env) install(v string) {
 	var err error
 	e.site, err = site.New(filepath.Join(e.root, "host"), site.Options{
 		Peers: peers, Initial: v, ServerURL: e.srv.OpAMPURL(), Token: e.token,
-		Attributes: siteAttrs, MinisignPubKey: string(pubText), HealthWindow: 5 * time.Second,
+		Attributes: siteAttrs, MinisignPubKey: string(pubText), HealthWindow: 5 * time.Second, Providers: e.providers,
 	})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.startUpdater(nil)
+	e.startUpdater(e.updaterEnv)
 	e.colUID, err = e.site.WaitCollectorUID(60 * time.Second)
 	if err != nil {
 		e.t.Fatal(err)

@@ -179,7 +179,8 @@ type Agent struct {
 			Status string  `json:"status"`
 			Error  *string `json:"error"`
 		} `json:"reported"`
-		SyncState string `json:"syncState"`
+		SyncState string  `json:"syncState"`
+		Context   *string `json:"context"`
 	} `json:"assignment"`
 	Offer *struct {
 		Package string  `json:"package"`

@@ -63,7 +63,7 @@ func (s *Sink) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	f, err := os.OpenFile(filepath.Join(s.Dir, site+".otlp"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err == nil {
-		_, err = f.Write(data)
+		_, err = f.Write(append(data, '\n'))
 		f.Close()
 	}
 	s.mu.Unlock()
@@ -110,4 +110,56 @@ func (e *httpError) Error() string { return "OTLP receiver answered " + e.status
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// LogRecord is one log record the sink received as OTLP/HTTP JSON, with
+// its resource's string attributes.
+type LogRecord struct {
+	Body     string
+	Resource map[string]string
+}
+
+// Records returns the log records of the site's file that came as
+// OTLP/HTTP JSON (one request per line).
+func (s *Sink) Records(site string) []LogRecord {
+	s.mu.Lock()
+	data, _ := os.ReadFile(filepath.Join(s.Dir, site+".otlp"))
+	s.mu.Unlock()
+	type anyValue struct {
+		StringValue string `json:"stringValue"`
+	}
+	type kv struct {
+		Key   string   `json:"key"`
+		Value anyValue `json:"value"`
+	}
+	var out []LogRecord
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var req struct {
+			ResourceLogs []struct {
+				Resource struct {
+					Attributes []kv `json:"attributes"`
+				} `json:"resource"`
+				ScopeLogs []struct {
+					LogRecords []struct {
+						Body anyValue `json:"body"`
+					} `json:"logRecords"`
+				} `json:"scopeLogs"`
+			} `json:"resourceLogs"`
+		}
+		if json.Unmarshal(line, &req) != nil {
+			continue
+		}
+		for _, rl := range req.ResourceLogs {
+			res := map[string]string{}
+			for _, a := range rl.Resource.Attributes {
+				res[a.Key] = a.Value.StringValue
+			}
+			for _, sl := range rl.ScopeLogs {
+				for _, lr := range sl.LogRecords {
+					out = append(out, LogRecord{Body: lr.Body.StringValue, Resource: res})
+				}
+			}
+		}
+	}
+	return out
 }
