@@ -41,7 +41,9 @@ func TestWatchersHearEventsAndExtra(t *testing.T) {
 		do           func()
 		observe, see int
 	}{
-		{"registration", func() { r.Report(uid, cred, &protobufs.AgentToServer{AgentDescription: &protobufs.AgentDescription{}}, false, true) }, 1, 1},
+		{"registration", func() {
+			r.Report(uid, cred, &protobufs.AgentToServer{AgentDescription: &protobufs.AgentDescription{}}, false, true)
+		}, 1, 1},
 		{"heartbeat", func() { r.Report(uid, cred, &protobufs.AgentToServer{SequenceNum: 1}, false, false) }, 0, 0},
 		{"event", func() { r.AddEvent(uid, "note", "hello") }, 0, 1},
 		{"feature data", func() { r.SetExtra(uid, []byte(`{}`)) }, 0, 1},
