@@ -3,6 +3,7 @@ package offers
 import (
 	"net/http"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -153,6 +154,7 @@ func (e *Engine) decorate(a *registry.Agent, j *admin.Agent) {
 // Routes adds the pairing, fleet and retry routes to the admin API.
 func (e *Engine) Routes(api *admin.API) {
 	api.AddDecorator(e)
+	e.operatorRoutes(api)
 	api.Handle("GET /api/v1/pairings", e.listPairings)
 	api.Handle("GET /api/v1/fleets", e.listFleets)
 	api.Handle("POST /api/v1/fleets/{name}/resume", func(w http.ResponseWriter, r *http.Request) {
@@ -176,7 +178,14 @@ func (e *Engine) Routes(api *admin.API) {
 	})
 }
 
-func (e *Engine) listPairings(w http.ResponseWriter, _ *http.Request) {
+func (e *Engine) listPairings(w http.ResponseWriter, r *http.Request) {
+	state := r.URL.Query().Get("state") // "" is every state
+	switch state {
+	case "", pairing.Linked, pairing.Ambiguous, pairing.NoUpdater, pairing.Unlinked:
+	default:
+		admin.WriteError(w, http.StatusBadRequest, "state must be one of linked, ambiguous, no_updater, unlinked, got "+strconv.Quote(state))
+		return
+	}
 	type colJSON struct {
 		InstanceUID string `json:"instanceUid"`
 		CollectorPairing
@@ -188,11 +197,15 @@ func (e *Engine) listPairings(w http.ResponseWriter, _ *http.Request) {
 	e.mu.Lock()
 	cols := []colJSON{}
 	for _, uid := range e.ix.Collectors() {
-		cols = append(cols, colJSON{uid.String(), e.collectorPairing(uid)})
+		if p := e.collectorPairing(uid); state == "" || p.State == state {
+			cols = append(cols, colJSON{uid.String(), p})
+		}
 	}
 	upds := []updJSON{}
 	for _, uid := range e.ix.Updaters() {
-		upds = append(upds, updJSON{uid.String(), e.updaterPairing(uid)})
+		if p := e.updaterPairing(uid); state == "" || p.State == state {
+			upds = append(upds, updJSON{uid.String(), p})
+		}
 	}
 	e.mu.Unlock()
 	sort.Slice(cols, func(i, j int) bool { return cols[i].InstanceUID < cols[j].InstanceUID })
@@ -216,6 +229,8 @@ type RolloutJSON struct {
 	Failures    int        `json:"failures"`
 	MaxFailures *int       `json:"maxFailures"`
 	Waves       []WaveJSON `json:"waves"`
+	// PausedBy says why a paused rollout is paused: operator or failures.
+	PausedBy string `json:"pausedBy,omitempty"`
 }
 
 // WaveJSON counts a wave's agents by offer state.
@@ -260,7 +275,10 @@ func (e *Engine) fleetJSON(f *fleet) FleetJSON {
 	}
 	switch {
 	case f.Paused:
-		out.Rollout.State = "paused"
+		out.Rollout.State, out.Rollout.PausedBy = "paused", "failures"
+		if f.Manual {
+			out.Rollout.PausedBy = "operator"
+		}
 	case complete:
 		out.Rollout.State = "complete"
 	default:

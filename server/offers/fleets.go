@@ -30,6 +30,8 @@ type rollout struct {
 	// Baseline is the failure count at the last resume: pausing compares
 	// failures since then with maxFailures.
 	Baseline int `json:"baseline"`
+	// Manual marks a pause an operator asked for (not too many failures).
+	Manual bool `json:"manual,omitempty"`
 }
 
 const rolloutKey = "rollout/"
