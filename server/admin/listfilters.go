@@ -95,3 +95,10 @@ func encodeUID(b *[36]byte, u uuid.UUID) []byte {
 	hex.Encode(b[24:], u[10:])
 	return b[:]
 }
+
+// HasFilter reports whether GET /api/v1/agents filters by param (features
+// add theirs with AddFilter), so a client offers only filters that work.
+func (a *API) HasFilter(param string) bool {
+	_, ok := a.filters[param]
+	return ok
+}

@@ -33,6 +33,7 @@ type listQuery struct {
 	limit    int // 0: everything
 	after    uuid.UUID
 	hasAfter bool
+	noEvents bool // events=false: histories left out (empty)
 }
 
 // parseListQuery validates kind, limit and after; the message names the
@@ -59,6 +60,12 @@ func parseListQuery(r *http.Request) (listQuery, string) {
 			return q, "after must be a single instance UID (a UUID), got " + strconv.Quote(vals[len(vals)-1])
 		}
 		q.after, q.hasAfter = u, true
+	}
+	if vals, ok := v["events"]; ok {
+		if len(vals) > 1 || (vals[0] != "true" && vals[0] != "false") {
+			return q, "events must be true or false, got " + strconv.Quote(vals[len(vals)-1])
+		}
+		q.noEvents = vals[0] == "false"
 	}
 	return q, ""
 }
@@ -88,7 +95,7 @@ func (a *API) listAgents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	lw := a.newListWriter(w)
-	pq := registry.PageQuery{Kind: q.kind, After: q.after, HasAfter: q.hasAfter, WithEvents: true}
+	pq := registry.PageQuery{Kind: q.kind, After: q.after, HasAfter: q.hasAfter, WithEvents: !q.noEvents}
 	more := false
 	for {
 		pq.Limit = listChunk

@@ -179,11 +179,15 @@ func (a *API) listSorted(w http.ResponseWriter, q listQuery, sq sortQuery, preds
 		to = min(from+q.limit, total)
 	}
 	lw := a.newListWriter(w)
+	get := a.d.Registry.Get
+	if q.noEvents {
+		get = a.d.Registry.Peek
+	}
 	chunk := make([]registry.Agent, 0, listChunk)
 	for i := from; i < to; i += listChunk {
 		chunk = chunk[:0]
 		for _, e := range entries[i:min(i+listChunk, to)] {
-			if ag, ok := a.d.Registry.Get(e.uid); ok {
+			if ag, ok := get(e.uid); ok {
 				chunk = append(chunk, ag)
 			}
 		}

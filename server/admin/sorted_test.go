@@ -93,6 +93,13 @@ func TestListingFiltersAndSortedPages(t *testing.T) {
 				t.Errorf("online agents do not come first")
 			}
 		}},
+		{"sort=host&limit=3&events=false", 60, func(t *testing.T, p sortedPage) {
+			for _, a := range p.Agents {
+				if len(a.Events) != 0 {
+					t.Errorf("events=false returned %d events", len(a.Events))
+				}
+			}
+		}},
 		{"sort=lastSeen&offset=1000&limit=5", 60, func(t *testing.T, p sortedPage) {
 			if len(p.Agents) != 0 {
 				t.Errorf("an offset past the end returned %d agents", len(p.Agents))
@@ -150,6 +157,7 @@ func TestListingRefusesBadFilterAndSortValues(t *testing.T) {
 		{"sort=host&sort=kind", `got "kind"`},
 		{"offset=-1", `offset must be a single integer`},
 		{"offset=x", `got "x"`},
+		{"events=no", `events must be true or false, got "no"`},
 		{"sort=host&after=" + f.collectors[0].String(), "after pages in instance UID order"},
 	} {
 		code, body := call(t, f.api, "/api/v1/agents?"+tc.query)
