@@ -26,6 +26,7 @@ import (
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/artifacts"
 	"github.com/myriarch/myriarch/server/backpressure"
+	"github.com/myriarch/myriarch/server/console"
 	"github.com/myriarch/myriarch/server/credentials"
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/metrics"
@@ -140,6 +141,7 @@ type Server struct {
 
 	offers    *offers.Engine
 	artifacts *artifacts.Handler
+	console   *console.Console
 }
 
 // New opens the data directory and builds every part, without listening yet.
@@ -241,6 +243,12 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.opamp.AddHook(s.offers)
 	s.offers.Routes(s.admin)
+	// The browser console at / of the admin listener; its hook runs after
+	// the features' hooks, so a refresh shows what they made of a message.
+	s.console = console.New(console.Options{API: s.admin, AdminToken: s.adminToken, Log: s.log.With("component", "console")})
+	s.console.Mount()
+	s.registry.Watch(s.console.Changed)
+	s.opamp.AddHook(s.console)
 	if s.estate != nil {
 		s.artifacts.SetEstate(s.estate)
 	}
@@ -248,6 +256,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.onEstate = append(s.onEstate, func(e *estate.Estate) {
 		s.artifacts.SetEstate(e)
 		s.offers.SetEstate(e)
+		s.console.ChangedAll()
 	})
 	s.estateMu.Unlock()
 	return s, nil
@@ -378,6 +387,7 @@ func (s *Server) AdminToken() string { return s.adminToken }
 // state flushed, database closed. It honours ctx for in-flight requests.
 func (s *Server) Close(ctx context.Context) error {
 	s.closing.Store(true)
+	s.console.Close() // ends live streams, which would hold the admin listener's shutdown
 	var errs []error
 	if s.opampLn != nil {
 		errs = append(errs, s.opamp.Close(ctx))
