@@ -55,15 +55,15 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 }
 
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
-	"show":      func(s string) string { return displayText(s, shortText, false) },
-	"showLong":  func(s string) string { return displayText(s, longText, true) },
-	"asset":     func(name string) string { return "/static/" + name + "?v=" + assetVersion[name] },
-	"short":     shortUID,
-	"num":       num,
-	"ts":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"ago":       ago,
-	"pct":       func(n, total int) string { return pct(n, total) },
-	"stateWord": func(s string) string { return strings.ReplaceAll(s, "_", " ") },
+	"show":       func(s string) string { return displayText(s, shortText, false) },
+	"showLong":   func(s string) string { return displayText(s, longText, true) },
+	"asset":      func(name string) string { return "/static/" + name + "?v=" + assetVersion[name] },
+	"short":      shortUID,
+	"num":        num,
+	"ts":         func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"ago":        ago,
+	"pct":        func(n, total int) string { return pct(n, total) },
+	"stateWord":  func(s string) string { return strings.ReplaceAll(s, "_", " ") },
 	"showConfig": func(s string) string { return displayText(s, maxConfigShown, true) },
 	"wavesOf": func(caption string, w []waveView) any {
 		return struct {
