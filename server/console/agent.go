@@ -55,6 +55,7 @@ type agentData struct {
 	PairingReason string
 	Linked        *linkRef
 	Claimants     []linkRef
+	ShowClaimants bool // more than the linked updater claims the collector
 	Updater       []field
 	Assignment    []field
 	AssignmentErr string
@@ -123,6 +124,7 @@ func (c *Console) agent(w http.ResponseWriter, r *http.Request, s *session) {
 			}
 		}
 	}
+	d.ShowClaimants = len(d.Claimants) > 1 || (len(d.Claimants) == 1 && (d.Linked == nil || d.Linked.UID != d.Claimants[0].UID))
 	if a.Updater != nil {
 		d.Updater = fields(a.Updater, [][2]string{{"installMode", "Install mode"}, {"serverEndpoint", "Server endpoint"},
 			{"supervisorService", "Supervisor service"}, {"collectorInstanceUid", "Collector instance UID"},

@@ -184,3 +184,5 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

@@ -105,9 +105,11 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *session, statu
 	c.render(w, r, status, "error", view{Title: http.StatusText(status), CSRF: s.csrf, Error: msg})
 }
 
+// shortUID is the end of an instance UID: UUIDv7s share their leading
+// timestamp, their random tail tells agents apart.
 func shortUID(s string) string {
-	if len(s) > 8 {
-		return s[:8]
+	if len(s) > 12 {
+		return "…" + s[len(s)-12:]
 	}
 	return s
 }
