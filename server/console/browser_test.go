@@ -12,6 +12,7 @@ import (
 	"time"
 
 	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/open-telemetry/opamp-go/protobufs"
@@ -71,6 +72,24 @@ func (c *chrome) do(what string, actions ...chromedp.Action[chromedp.Void]) {
 	defer cancel()
 	if err := chromedp.Do(ctx, actions...); err != nil {
 		c.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// load runs actions that navigate (a click on a link or a submit button)
+// and waits for the new page to load.
+func (c *chrome) load(what string, actions ...chromedp.Action[chromedp.Void]) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
+	defer cancel()
+	loaded := chromedp.Events(ctx, page.LoadEventFired)
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		c.t.Fatalf("%s: %v", what, err)
+	}
+	for _, err := range loaded {
+		if err != nil {
+			c.t.Fatalf("%s: waiting for the page: %v", what, err)
+		}
+		break
 	}
 }
 
@@ -188,13 +207,11 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// A wrong token is refused; the admin token logs in.
 	c.do("login page", chromedp.Navigate(e.base+"/"), chromedp.WaitVisible(chromedp.ID("token")))
-	c.do("wrong token", chromedp.SendKeys(chromedp.ID("token"), "myradm_wrong"), chromedp.Submit(chromedp.ID("token")),
-		chromedp.WaitVisible(chromedp.CSS("p.error")))
+	c.load("wrong token", chromedp.SendKeys(chromedp.ID("token"), "myradm_wrong"), chromedp.Submit(chromedp.ID("token")))
 	if msg := c.text("p.error"); !strings.Contains(msg, "Wrong token") {
 		t.Fatalf("wrong token: %q", msg)
 	}
-	c.do("log in", chromedp.SendKeys(chromedp.ID("token"), e.srv.AdminToken()), chromedp.Submit(chromedp.ID("token")),
-		chromedp.WaitVisible(chromedp.ID("h-agents")))
+	c.load("log in", chromedp.SendKeys(chromedp.ID("token"), e.srv.AdminToken()), chromedp.Submit(chromedp.ID("token")))
 	if h := c.text("h1"); h != "Overview" {
 		t.Fatalf("after login: %q", h)
 	}
@@ -213,12 +230,12 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("agent list: %q", h)
 	}
 	c.screenshot(shots, "agents.png")
-	c.do("filter", chromedp.SendKeys(chromedp.ID("f-q"), "EDGE-A"), chromedp.SetValue(chromedp.ID("f-kind"), "collector"),
-		chromedp.Click(chromedp.CSS(`form.filters button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS("table.agents")))
+	c.load("filter", chromedp.SendKeys(chromedp.ID("f-q"), "EDGE-A"), chromedp.SetValue(chromedp.ID("f-kind"), "collector"),
+		chromedp.Click(chromedp.CSS(`form.filters button[type=submit]`)))
 	if h := c.text("#h-result"); h != "1–1 of 1 agents" {
 		t.Fatalf("filtered list: %q", h)
 	}
-	c.do("open the agent", chromedp.Click(chromedp.CSS(`table.agents tbody a`)), chromedp.WaitVisible(chromedp.ID("h-offer")))
+	c.load("open the agent", chromedp.Click(chromedp.CSS(`table.agents tbody a`)))
 	if u := c.eval("url", `location.pathname`); string(u) != js("/agents/"+edgeA.UID.String()) {
 		t.Fatalf("opened %s", u)
 	}
@@ -255,7 +272,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if first := c.eval("first fleet", `document.querySelector('article.fleet').id`); string(first) != js("fleet-core") {
 		t.Fatalf("first fleet %s, want the paused core", first)
 	}
-	c.do("resume", chromedp.Click(chromedp.CSS(`form[action="/fleets/core/resume"] button`)), chromedp.WaitVisible(chromedp.CSS("p.flash")))
+	c.load("resume", chromedp.Click(chromedp.CSS(`form[action="/fleets/core/resume"] button`)))
 	if f := c.text("p.flash"); f != "Rollout of fleet core resumed." {
 		t.Fatalf("flash %q", f)
 	}
@@ -264,14 +281,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 
 	// Tokens: create one (the secret shown once), then revoke it.
-	c.do("tokens", chromedp.Navigate(e.base+"/tokens"), chromedp.WaitVisible(chromedp.ID("t-name")),
-		chromedp.SendKeys(chromedp.ID("t-name"), "ci-token"), chromedp.SendKeys(chromedp.ID("t-labels"), "site=042"),
-		chromedp.Click(chromedp.CSS(`form[action="/tokens"] button`)), chromedp.WaitVisible(chromedp.ID("secret")))
+	c.do("tokens", chromedp.Navigate(e.base+"/tokens"), chromedp.WaitVisible(chromedp.ID("t-name")))
+	c.load("create a token", chromedp.SendKeys(chromedp.ID("t-name"), "ci-token"), chromedp.SendKeys(chromedp.ID("t-labels"), "site=042"),
+		chromedp.Click(chromedp.CSS(`form[action="/tokens"] button`)))
 	if secret := c.eval("secret", `document.getElementById('secret').value`); !strings.HasPrefix(string(secret), `"myr_`) {
 		t.Fatalf("secret %s", secret)
 	}
 	row := `//tr[th/bdi[text()="ci-token"]]`
-	c.do("revoke", chromedp.Click(row+`//summary`), chromedp.Click(row+`//button`), chromedp.WaitVisible(chromedp.CSS("p.flash")))
+	c.load("revoke", chromedp.Click(row+`//summary`), chromedp.Click(row+`//button`))
 	if f := c.text("p.flash"); !strings.HasPrefix(f, "Token ci-token revoked") {
 		t.Fatalf("flash %q", f)
 	}
@@ -290,7 +307,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 
 	// Log out; the console is closed again; a one-time link logs in once.
-	c.do("log out", chromedp.Click(chromedp.CSS(`form.logout button`)), chromedp.WaitVisible(chromedp.ID("token")))
+	c.load("log out", chromedp.Click(chromedp.CSS(`form.logout button`)))
 	if msg := c.text("p.flash"); msg != "Logged out." {
 		t.Fatalf("after logout: %q", msg)
 	}

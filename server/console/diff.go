@@ -70,11 +70,13 @@ func lineDiff(a, b string) (hunks []diffHunk, ok bool) {
 	return hunksOf(all), true
 }
 
+// splitLines cuts a text into lines without their newlines (a missing
+// final newline is no difference).
 func splitLines(s string) []string {
 	if s == "" {
 		return nil
 	}
-	return strings.SplitAfter(strings.TrimSuffix(s, "\n"), "\n")
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }
 
 // myers returns the edit script turning x into y as ' ', '-' and '+'
@@ -156,33 +158,26 @@ func backtrack(trace [][]int, n, m int) []byte {
 	return ops
 }
 
-// hunksOf keeps the changed lines with diffContext lines around them.
+// hunksOf keeps the changed lines with diffContext lines around them;
+// changes closer than twice that share a hunk.
 func hunksOf(all []diffLine) []diffHunk {
 	var hunks []diffHunk
-	var cur *diffHunk
-	lastChange := -1 << 30
-	for i, l := range all {
-		if l.Op == ' ' {
-			continue
+	for i := 0; i < len(all); {
+		for i < len(all) && all[i].Op == ' ' {
+			i++
 		}
-		start := max(0, i-diffContext)
-		if cur != nil && start <= lastChange+diffContext+1 {
-			start = lastChange + diffContext + 1
-		} else {
-			if cur != nil {
-				cur.Lines = append(cur.Lines, all[lastChange+1:min(len(all), lastChange+1+diffContext)]...)
+		if i == len(all) {
+			break
+		}
+		start, last := max(0, i-diffContext), i
+		for j := i; j < len(all) && j-last <= 2*diffContext; j++ {
+			if all[j].Op != ' ' {
+				last = j
 			}
-			hunks = append(hunks, diffHunk{})
-			cur = &hunks[len(hunks)-1]
 		}
-		if start <= i {
-			lo := max(start, lastChange+1)
-			cur.Lines = append(cur.Lines, all[lo:i+1]...)
-		}
-		lastChange = i
-	}
-	if cur != nil {
-		cur.Lines = append(cur.Lines, all[lastChange+1:min(len(all), lastChange+1+diffContext)]...)
+		stop := min(len(all), last+diffContext+1)
+		hunks = append(hunks, diffHunk{Lines: all[start:stop]})
+		i = stop
 	}
 	return hunks
 }

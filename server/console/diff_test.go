@@ -12,10 +12,10 @@ func sides(all []diffLine) (string, string) {
 	var a, b strings.Builder
 	for _, l := range all {
 		if l.Op != '+' {
-			a.WriteString(l.Text)
+			a.WriteString(l.Text + "\n")
 		}
 		if l.Op != '-' {
-			b.WriteString(l.Text)
+			b.WriteString(l.Text + "\n")
 		}
 	}
 	return a.String(), b.String()
@@ -28,7 +28,7 @@ func render(h []diffHunk) string {
 			b.WriteString("@@\n")
 		}
 		for _, l := range hk.Lines {
-			fmt.Fprintf(&b, "%c%s", l.Op, l.Text)
+			fmt.Fprintf(&b, "%c%s\n", l.Op, l.Text)
 		}
 	}
 	return b.String()
@@ -38,13 +38,13 @@ func TestLineDiff(t *testing.T) {
 	for _, tc := range []struct{ name, a, b, want string }{
 		{"equal", "a\nb\n", "a\nb\n", ""},
 		{"one changed line", "receivers:\n  otlp:\nexporters:\n  file:\n    path: /a\n", "receivers:\n  otlp:\nexporters:\n  file:\n    path: /b\n",
-			" exporters:\n   file:\n-    path: /a\n+    path: /b\n"},
+			"   otlp:\n exporters:\n   file:\n-    path: /a\n+    path: /b\n"},
 		{"added at the end", "a\n", "a\nb\n", " a\n+b\n"},
 		{"from nothing", "", "a\nb\n", "+a\n+b\n"},
 		{"to nothing", "a\n", "", "-a\n"},
 		{"two hunks", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n", "1\nX\n3\n4\n5\n6\n7\n8\n9\n10\nY\n12\n",
 			" 1\n-2\n+X\n 3\n 4\n 5\n@@\n 8\n 9\n 10\n-11\n+Y\n 12\n"},
-		{"no final newline", "a\nb", "a\nc", " a\n-b+c"},
+		{"no final newline", "a\nb", "a\nc", " a\n-b\n+c\n"},
 	} {
 		h, ok := lineDiff(tc.a, tc.b)
 		if !ok {

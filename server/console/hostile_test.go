@@ -59,9 +59,8 @@ func TestHostileValuesRenderInert(t *testing.T) {
 	})
 
 	c := newChrome(t)
-	c.do("log in", chromedp.Navigate(e.base+"/login"), chromedp.WaitVisible(chromedp.ID("token")),
-		chromedp.SendKeys(chromedp.ID("token"), e.srv.AdminToken()), chromedp.Submit(chromedp.ID("token")),
-		chromedp.WaitVisible(chromedp.ID("h-agents")))
+	c.do("login page", chromedp.Navigate(e.base+"/login"), chromedp.WaitVisible(chromedp.ID("token")))
+	c.load("log in", chromedp.SendKeys(chromedp.ID("token"), e.srv.AdminToken()), chromedp.Submit(chromedp.ID("token")))
 	for _, page := range []struct {
 		path, ready string
 		visible     []string
