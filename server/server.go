@@ -26,6 +26,7 @@ import (
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/artifacts"
 	"github.com/myriarch/myriarch/server/backpressure"
+	"github.com/myriarch/myriarch/server/configs"
 	"github.com/myriarch/myriarch/server/console"
 	"github.com/myriarch/myriarch/server/credentials"
 	"github.com/myriarch/myriarch/server/estate"
@@ -45,10 +46,13 @@ const admissionRate = 1000
 
 // Options are myriarchd serve's flags.
 type Options struct {
-	DataDir        string
-	Listen         string // OpAMP (and artifacts)
-	AdminListen    string
-	Estate         string // optional estate directory
+	DataDir     string
+	Listen      string // OpAMP (and artifacts)
+	AdminListen string
+	Estate      string // optional estate directory
+	// EstatePoll, when positive, reloads the estate whenever its revision
+	// changes, checked at this interval.
+	EstatePoll     time.Duration
 	TLSCert        string
 	TLSKey         string
 	ClientCA       string
@@ -80,6 +84,12 @@ func (o *Options) Validate() error {
 	}
 	if o.ClientCA != "" && o.TLSCert == "" {
 		errs = append(errs, errors.New("--client-ca needs --tls-cert and --tls-key"))
+	}
+	if o.EstatePoll < 0 {
+		errs = append(errs, fmt.Errorf("--estate-poll must not be negative, got %s", o.EstatePoll))
+	}
+	if o.EstatePoll > 0 && o.Estate == "" {
+		errs = append(errs, errors.New("--estate-poll needs --estate"))
 	}
 	if o.Heartbeat < 0 {
 		errs = append(errs, fmt.Errorf("--heartbeat must not be negative, got %s", o.Heartbeat))
@@ -129,8 +139,16 @@ type Server struct {
 	opampMux   *http.ServeMux
 
 	estateMu sync.Mutex
-	estate   *estate.Estate
+	estate   *estate.Estate // guarded by estateMu
 	onEstate []func(*estate.Estate)
+	// estateErr is the last reload's error (nil after a good one), and
+	// triedRev the revision it tried; guarded by estateMu.
+	estateErr error
+	triedRev  string
+	// reloadMu serialises loads, so two reloads never apply out of order.
+	reloadMu sync.Mutex
+	stop     chan struct{}
+	stopOnce sync.Once
 
 	opampLn, adminLn net.Listener
 	adminHTTP        *http.Server
@@ -140,6 +158,7 @@ type Server struct {
 	storeOpen, estateLoaded, opampUp, adminUp, closing atomic.Bool
 
 	offers    *offers.Engine
+	configs   *configs.Engine
 	artifacts *artifacts.Handler
 	console   *console.Console
 }
@@ -158,7 +177,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	s := &Server{opts: opts, log: opts.Log, opampMux: http.NewServeMux()}
+	s := &Server{opts: opts, log: opts.Log, opampMux: http.NewServeMux(), stop: make(chan struct{})}
 	var err error
 	if s.tlsConfig, err = loadTLS(opts); err != nil {
 		return nil, err
@@ -219,6 +238,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if opts.Estate != "" {
 		deps.ReloadEstate = s.ReloadEstate
+		deps.EstateStatus = s.EstateStatus
 		e, err := estate.Load(opts.Estate)
 		if err != nil {
 			s.registry.Close()
@@ -243,6 +263,18 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.opamp.AddHook(s.offers)
 	s.offers.Routes(s.admin)
+	s.configs, err = configs.New(ctx, s.registry, db, s.opamp, s.log.With("component", "configs"),
+		configs.Options{Estate: s.estate})
+	if err != nil {
+		s.offers.Close()
+		s.registry.Close()
+		db.Close()
+		return nil, err
+	}
+	// After the offers engine: the configuration extends its assignment.
+	s.opamp.AddHook(s.configs)
+	s.configs.Routes(s.admin)
+	s.offers.AddFleetExtension(s.configs)
 	// The browser console at / of the admin listener; its hook runs after
 	// the features' hooks, so a refresh shows what they made of a message.
 	s.console = console.New(console.Options{API: s.admin, AdminToken: s.adminToken, Log: s.log.With("component", "console")})
@@ -256,6 +288,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.onEstate = append(s.onEstate, func(e *estate.Estate) {
 		s.artifacts.SetEstate(e)
 		s.offers.SetEstate(e)
+		s.configs.SetEstate(e)
 		s.console.ChangedAll()
 	})
 	s.estateMu.Unlock()
@@ -280,6 +313,9 @@ func (s *Server) BaseURL() string {
 // Offers exposes the offer engine.
 func (s *Server) Offers() *offers.Engine { return s.offers }
 
+// Configs exposes the configuration engine.
+func (s *Server) Configs() *configs.Engine { return s.configs }
+
 // Registry, Admin, OpAMP, Store and Tokens expose the parts for features layered on top.
 func (s *Server) Registry() *registry.Registry { return s.registry }
 func (s *Server) Admin() *admin.API            { return s.admin }
@@ -300,25 +336,88 @@ func (s *Server) OnEstate(fn func(*estate.Estate)) {
 	}
 }
 
-// ReloadEstate re-reads the estate; on error the previous estate stays in force.
+// ReloadEstate re-reads the estate; on error the previous estate stays in
+// force and the error is shown at GET /api/v1/estate.
 func (s *Server) ReloadEstate() error {
 	if s.opts.Estate == "" {
 		return errors.New("no estate configured")
 	}
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
 	e, err := estate.Load(s.opts.Estate)
 	if err != nil {
-		s.log.Error("estate reload failed; keeping the previous estate", "err", err)
+		rev, _ := estate.Revision(s.opts.Estate)
+		s.estateMu.Lock()
+		s.estateErr, s.triedRev = err, rev
+		s.estateMu.Unlock()
+		s.log.Error("estate reload failed; keeping the previous estate", "revision", rev, "err", err)
 		return err
 	}
 	s.applyEstate(e)
-	s.log.Info("estate reloaded", "dir", s.opts.Estate, "inventory", len(e.Inventory))
+	s.log.Info("estate reloaded", "dir", s.opts.Estate, "revision", e.Revision, "inventory", len(e.Inventory), "fleets", len(e.Fleets))
 	return nil
+}
+
+// EstateStatus is GET /api/v1/estate: the revision in force, when it was
+// loaded, and the problems of the last reload when it failed.
+type EstateStatus struct {
+	Revision *string          `json:"revision"`
+	LoadedAt *time.Time       `json:"loadedAt"`
+	Errors   []estate.Problem `json:"errors"`
+}
+
+// EstateStatus reports the estate in force.
+func (s *Server) EstateStatus() any {
+	s.estateMu.Lock()
+	defer s.estateMu.Unlock()
+	out := EstateStatus{Errors: []estate.Problem{}}
+	if e := s.estate; e != nil {
+		rev, at := e.Revision, e.LoadedAt
+		out.Revision, out.LoadedAt = &rev, &at
+	}
+	var le *estate.LoadError
+	switch {
+	case errors.As(s.estateErr, &le):
+		out.Errors = le.Problems
+	case s.estateErr != nil:
+		out.Errors = []estate.Problem{{File: s.opts.Estate, Message: s.estateErr.Error()}}
+	}
+	return out
+}
+
+// pollEstate reloads the estate whenever its revision changes (and is not
+// the revision whose load failed last), until Close.
+func (s *Server) pollEstate() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.opts.EstatePoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		rev, err := estate.Revision(s.opts.Estate)
+		if err != nil {
+			s.log.Warn("estate revision unreadable", "dir", s.opts.Estate, "err", err)
+			continue
+		}
+		s.estateMu.Lock()
+		current := s.estate != nil && s.estate.Revision == rev
+		tried := s.triedRev == rev
+		s.estateMu.Unlock()
+		if !current && !tried {
+			s.log.Info("estate revision changed; reloading", "revision", rev)
+			_ = s.ReloadEstate()
+		}
+	}
 }
 
 func (s *Server) applyEstate(e *estate.Estate) {
 	s.estateMu.Lock()
 	defer s.estateMu.Unlock()
 	s.estate = e
+	s.estateErr, s.triedRev = nil, ""
 	s.estateLoaded.Store(true)
 	inv := registry.Inventory{ByUID: map[uuid.UUID]map[string]string{}, ByToken: map[string]map[string]string{}}
 	for _, it := range e.Inventory {
@@ -348,6 +447,10 @@ func (s *Server) Start() error {
 	// Bound listeners queue connections until they are served: both are up.
 	s.opampUp.Store(true)
 	s.adminUp.Store(true)
+	if s.opts.EstatePoll > 0 {
+		s.wg.Add(1)
+		go s.pollEstate()
+	}
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
@@ -387,16 +490,19 @@ func (s *Server) AdminToken() string { return s.adminToken }
 // state flushed, database closed. It honours ctx for in-flight requests.
 func (s *Server) Close(ctx context.Context) error {
 	s.closing.Store(true)
+	s.stopOnce.Do(func() { close(s.stop) })
 	s.console.Close() // ends live streams, which would hold the admin listener's shutdown
 	var errs []error
 	if s.opampLn != nil {
 		errs = append(errs, s.opamp.Close(ctx))
 		s.offers.Close()
+		s.configs.Close()
 		errs = append(errs, s.adminHTTP.Shutdown(ctx))
 		s.wg.Wait()
 	}
 	if s.opampLn == nil {
 		s.offers.Close()
+		s.configs.Close()
 	}
 	s.storeOpen.Store(false)
 	errs = append(errs, s.registry.Close(), s.store.Close())

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/myriarch/myriarch/internal/adminclient"
+
 	"encoding/json"
 	"fmt"
 	"io"
@@ -60,7 +62,7 @@ func agentsCmd(args []string, stdout, stderr io.Writer) int {
 func agentsList(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("agents list", "agents list [--kind KIND] [--json] [flags]",
 		"Lists every registered agent, online or not, a page of the admin API at a time.")
-	client := clientFlags(c.fs)
+	client := adminclient.Flags(c.fs)
 	kind := c.fs.String("kind", "", "only agents of this `KIND`: collector, updater, bridge or unknown")
 	asJSON := c.fs.Bool("json", false, "print JSON")
 	if code, done := c.parse(args, stdout, stderr); done {
@@ -129,7 +131,7 @@ func agentsList(args []string, stdout, stderr io.Writer) int {
 
 func agentsShow(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("agents show", "agents show [flags] UID", "Prints one agent as the admin API shows it, with its event history.")
-	client := clientFlags(c.fs)
+	client := adminclient.Flags(c.fs)
 	if code, done := c.parse(args, stdout, stderr); done {
 		return code
 	}
@@ -142,7 +144,7 @@ func agentsShow(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	var v any
-	if err := cl.do("GET", "/api/v1/agents/"+url.PathEscape(c.fs.Arg(0)), nil, &v); err != nil {
+	if err := cl.Do("GET", "/api/v1/agents/"+url.PathEscape(c.fs.Arg(0)), nil, &v); err != nil {
 		fmt.Fprintln(stderr, "myriarchd agents show:", err)
 		return 1
 	}
@@ -155,7 +157,7 @@ var agentsPageSize = 1000
 
 // eachAgentsPage walks GET /api/v1/agents page by page (limit/after),
 // handing each page's agents to fn in instance UID order.
-func eachAgentsPage(c *adminClient, kind string, fn func([]json.RawMessage) error) error {
+func eachAgentsPage(c *adminclient.Client, kind string, fn func([]json.RawMessage) error) error {
 	after := ""
 	for {
 		q := url.Values{"limit": {strconv.Itoa(agentsPageSize)}}
@@ -169,7 +171,7 @@ func eachAgentsPage(c *adminClient, kind string, fn func([]json.RawMessage) erro
 			Agents []json.RawMessage `json:"agents"`
 			Next   string            `json:"next"`
 		}
-		if err := c.do("GET", "/api/v1/agents?"+q.Encode(), nil, &page); err != nil {
+		if err := c.Do("GET", "/api/v1/agents?"+q.Encode(), nil, &page); err != nil {
 			return err
 		}
 		if err := fn(page.Agents); err != nil {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/myriarch/myriarch/internal/adminclient"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,7 +14,7 @@ import (
 // defaultDataDir is where the server keeps its state, and where the client
 // commands read the generated admin token (the packaged unit's
 // StateDirectory=myriarch).
-const defaultDataDir = "/var/lib/myriarch"
+const defaultDataDir = adminclient.DefaultDataDir
 
 // serveConfig is everything `myriarchd serve` is configured with.
 type serveConfig struct {
@@ -65,8 +67,11 @@ var settings = []setting{
 		usage: "admin API listen address (also /metrics, /healthz, /readyz)",
 		field: func(c *serveConfig) any { return &c.AdminListen }},
 	{flag: "estate", arg: "DIR",
-		usage: "estate directory (inventory, fleets, packages); none: no fleets",
+		usage: "estate directory (inventory, fleets, packages, Blueprints under teams/); none: no fleets",
 		field: func(c *serveConfig) any { return &c.Estate }},
+	{flag: "estate-poll", arg: "DURATION",
+		usage: "reload the estate when its revision (Git HEAD or a digest of its files) changes, checked this often; 0: off",
+		field: func(c *serveConfig) any { return &c.EstatePoll }},
 	{flag: "tls-cert", arg: "FILE",
 		usage: "TLS certificate (PEM) for the OpAMP listener",
 		field: func(c *serveConfig) any { return &c.TLSCert }},

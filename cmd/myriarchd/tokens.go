@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/myriarch/myriarch/internal/adminclient"
+
 	"encoding/json"
 	"fmt"
 	"io"
@@ -58,7 +60,7 @@ func tokenCmd(args []string, stdout, stderr io.Writer) int {
 func tokenCreate(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("token create", "token create --name NAME [--label key=value]... [flags]",
 		"Creates an enrollment token and prints it as JSON; its secret is shown this once.")
-	client := clientFlags(c.fs)
+	client := adminclient.Flags(c.fs)
 	name := c.fs.String("name", "", "token name (required)")
 	labels := labelFlags{}
 	c.fs.Var(labels, "label", "label `KEY=VALUE` of the agents enrolling with it (repeatable)")
@@ -77,7 +79,7 @@ func tokenCreate(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	var out map[string]any
-	if err := cl.do("POST", "/api/v1/tokens", map[string]any{"name": *name, "labels": map[string]string(labels)}, &out); err != nil {
+	if err := cl.Do("POST", "/api/v1/tokens", map[string]any{"name": *name, "labels": map[string]string(labels)}, &out); err != nil {
 		fmt.Fprintln(stderr, "myriarchd token create:", err)
 		return 1
 	}
@@ -86,7 +88,7 @@ func tokenCreate(args []string, stdout, stderr io.Writer) int {
 
 func tokenList(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("token list", "token list [--json] [flags]", "Lists the enrollment tokens, revoked ones included, never their secrets.")
-	client := clientFlags(c.fs)
+	client := adminclient.Flags(c.fs)
 	asJSON := c.fs.Bool("json", false, "print JSON")
 	if code, done := c.parse(args, stdout, stderr); done {
 		return code
@@ -108,7 +110,7 @@ func tokenList(args []string, stdout, stderr io.Writer) int {
 			RevokedAt string            `json:"revokedAt"`
 		} `json:"tokens"`
 	}
-	if err := cl.do("GET", "/api/v1/tokens", nil, &out); err != nil {
+	if err := cl.Do("GET", "/api/v1/tokens", nil, &out); err != nil {
 		fmt.Fprintln(stderr, "myriarchd token list:", err)
 		return 1
 	}
@@ -126,7 +128,7 @@ func tokenList(args []string, stdout, stderr io.Writer) int {
 
 func tokenRevoke(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("token revoke", "token revoke [flags] ID", "Revokes a token: agents enrolled with it are disconnected and refused from then on.")
-	client := clientFlags(c.fs)
+	client := adminclient.Flags(c.fs)
 	if code, done := c.parse(args, stdout, stderr); done {
 		return code
 	}
@@ -139,7 +141,7 @@ func tokenRevoke(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	var out map[string]any
-	if err := cl.do("DELETE", "/api/v1/tokens/"+url.PathEscape(c.fs.Arg(0)), nil, &out); err != nil {
+	if err := cl.Do("DELETE", "/api/v1/tokens/"+url.PathEscape(c.fs.Arg(0)), nil, &out); err != nil {
 		fmt.Fprintln(stderr, "myriarchd token revoke:", err)
 		return 1
 	}

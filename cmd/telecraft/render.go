@@ -1,24 +1,41 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
+	"github.com/myriarch/myriarch/internal/adminclient"
 	"github.com/myriarch/myriarch/internal/blueprint"
+	"github.com/myriarch/myriarch/internal/configrender"
 )
 
 const renderUsage = `usage: telecraft render --root DIR [--root DIR]... <team>/<blueprint> [-o FILE]
+                        [--context FILE.json | --context-from-agent UID [--admin URL]]
 
 Loads the estate under the source roots (the same load as blueprint-check) and
 prints the Blueprint as an OpenTelemetry Collector config. Findings about the
 Blueprint are printed to stderr as warnings; a render that cannot be faithful
-is refused. Exit status: 0 rendered, 1 load errors or render refused, 2 usage.
+is refused.
+
+With a context, ${…} references are substituted as myriarchd does for one
+collector, and what is printed is byte for byte what the server sends: a
+receiver whose variable is missing is dropped (a warning says so), a missing
+variable elsewhere refuses the render. --context reads a JSON object of
+variable names to strings ({"site.id": "edge-007", "host.name": "…"});
+--context-from-agent reads a live collector's context from myriarchd's admin
+API (GET /api/v1/agents/UID/context).
+
+Exit status: 0 rendered, 1 load errors or render refused, 2 usage.
 `
 
 // rootList is a repeatable --root flag.
@@ -34,6 +51,9 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var roots rootList
 	fs.Var(&roots, "root", "source root containing a teams/ tree (repeatable)")
 	out := fs.String("o", "", "write the config to FILE instead of stdout")
+	ctxFile := fs.String("context", "", "substitute the context in `FILE.json` (an object of variable names to strings)")
+	ctxAgent := fs.String("context-from-agent", "", "substitute the context myriarchd renders collector `UID` with")
+	client := adminclient.Flags(fs)
 
 	// Flags may come before or after the Blueprint id.
 	var positional []string
@@ -54,6 +74,9 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case len(roots) == 0:
 		fmt.Fprintln(stderr, "telecraft render: at least one --root is required")
 		fs.Usage()
+		return 2
+	case *ctxFile != "" && *ctxAgent != "":
+		fmt.Fprintln(stderr, "telecraft render: --context and --context-from-agent exclude each other")
 		return 2
 	case len(positional) != 1:
 		fmt.Fprintln(stderr, "telecraft render: exactly one <team>/<blueprint> is required")
@@ -87,7 +110,12 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, f := range findings {
 		fmt.Fprintf(stderr, "warning: %s finding [%s] (owner %s): %s\n", f.Kind, f.Lane, f.Owner, f.Message)
 	}
-	cfg, err := est.Render(context.Background(), id, blueprint.GitHistory{})
+	var cfg []byte
+	if *ctxFile == "" && *ctxAgent == "" {
+		cfg, err = est.Render(context.Background(), id, blueprint.GitHistory{})
+	} else {
+		cfg, err = renderContext(est, id, *ctxFile, *ctxAgent, client, stderr)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "telecraft render: %v\n", err)
 		return 1
@@ -132,4 +160,69 @@ func writeFile(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// renderContext renders the Blueprint with a collector's context, read
+// from a file or from a live agent, with myriarchd's own code.
+func renderContext(est *blueprint.Estate, id, file, agent string, client func() (*adminclient.Client, error), stderr io.Writer) ([]byte, error) {
+	var raw []byte
+	var where string
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--context: %w", err)
+		}
+		raw, where = data, file
+	} else {
+		cl, err := client()
+		if err != nil {
+			return nil, err
+		}
+		if err := cl.Do("GET", "/api/v1/agents/"+url.PathEscape(agent)+"/context", nil, &raw); err != nil {
+			return nil, fmt.Errorf("--context-from-agent: %w", err)
+		}
+		where = "agent " + agent
+	}
+	ctx, err := parseContext(raw)
+	if err != nil {
+		return nil, fmt.Errorf("context of %s: %w", where, err)
+	}
+	tm, err := configrender.Compile(est, id, blueprint.GitHistory{})
+	if err != nil {
+		return nil, err
+	}
+	res, err := tm.Render(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range res.Dropped {
+		fmt.Fprintf(stderr, "warning: %s\n", d)
+	}
+	return res.Body, nil
+}
+
+// parseContext reads a JSON object of variable names to strings.
+func parseContext(data []byte) (configrender.Context, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("not a JSON object of variable names to strings: %w", err)
+	}
+	if m == nil {
+		return nil, errors.New("not a JSON object of variable names to strings: got null")
+	}
+	ctx := make(configrender.Context, len(m))
+	var bad []string
+	for k, v := range m {
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil || string(bytes.TrimSpace(v)) == "null" {
+			bad = append(bad, fmt.Sprintf("%q is %s, not a string", k, bytes.TrimSpace(v)))
+			continue
+		}
+		ctx[k] = s
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return nil, errors.New(strings.Join(bad, "; "))
+	}
+	return ctx, nil
 }

@@ -60,13 +60,32 @@ func (p placement) origin() string {
 	return fmt.Sprintf("shared Component %s@%d (%s)", c.ID(), p.version, c.Origin.File())
 }
 
+// source names the placed Component in render errors: the shared
+// Component's id at the rendered version, or the local Component's name.
+func (p placement) source() string {
+	if p.comp.Shared() {
+		return p.comp.ID() + "@" + strconv.Itoa(p.version)
+	}
+	return p.comp.Name
+}
+
 // Render renders the Blueprint with the given id to an OpenTelemetry
-// Collector config in YAML. Shared references pinned behind head render the
-// pinned version, read from hist; a nil hist refuses such references. The
-// render is refused with a [*RefusedError] when an entry does not resolve
-// (the reference findings are the reasons), when a pinned version cannot be
-// found, or when two placed Components render under the same id.
+// Collector config in YAML: [Estate.Plan] followed by [Plan.YAML].
 func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte, error) {
+	p, err := est.Plan(ctx, id, hist)
+	if err != nil {
+		return nil, err
+	}
+	return p.YAML(), nil
+}
+
+// Plan resolves the Blueprint with the given id into what it renders.
+// Shared references pinned behind head render the pinned version, read
+// from hist; a nil hist refuses such references. The plan is refused with
+// a [*RefusedError] when an entry does not resolve (the reference findings
+// are the reasons), when a pinned version cannot be found, or when two
+// placed Components render under the same id.
+func (est *Estate) Plan(ctx context.Context, id string, hist History) (*Plan, error) {
 	b, ok := est.Blueprints[id]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownBlueprint, id)
@@ -145,62 +164,23 @@ func (est *Estate) Render(ctx context.Context, id string, hist History) ([]byte,
 		return nil, &RefusedError{Blueprint: id, Reasons: reasons}
 	}
 
-	// Write into a pooled buffer and return an exact-size copy: the
-	// document's size is not known up front, and growing a fresh buffer
-	// for every render cost more than the copy.
-	buf := renderBufs.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= 1<<20 {
-			buf.Reset()
-			renderBufs.Put(buf)
-		}
-	}()
-	for _, sec := range sections {
-		writeKey(buf, 0, sec)
-		n := 0
-		for _, pl := range order {
-			rid := pl.rid
-			if sectionOf[pl.comp.Class] != sec {
-				continue
-			}
-			if n == 0 {
-				buf.WriteByte('\n')
-			}
-			n++
-			writeKey(buf, 2, rid)
-			writeValue(buf, pl.comp.Config, 2)
-		}
-		if n == 0 {
-			buf.WriteString(" {}\n")
-		}
+	p := &Plan{Blueprint: id, Components: make([]Placed, len(order))}
+	for i, pl := range order {
+		p.Components[i] = Placed{ID: pl.rid, Class: pl.comp.Class, Type: pl.comp.Type, Source: pl.source(), Config: pl.comp.Config}
 	}
-
-	buf.WriteString("service:\n")
-	writeKey(buf, 2, "extensions")
-	buf.WriteByte(' ')
-	writeLaneIDs(buf, placements[len(placements)-1], partAll)
-	writeKey(buf, 2, "pipelines")
-	pipelines := 0
+	p.Extensions = laneIDs(placements[len(placements)-1], partAll)
 	for li, lane := range placements[:len(placements)-1] {
 		if len(lane) == 0 {
 			continue
 		}
-		if pipelines == 0 {
-			buf.WriteByte('\n')
-		}
-		pipelines++
-		writeKey(buf, 4, b.Lanes[li].Name)
-		buf.WriteByte('\n')
-		for part, key := range [...]string{partReceivers: "receivers", partProcessors: "processors", partExporters: "exporters"} {
-			writeKey(buf, 6, key)
-			buf.WriteByte(' ')
-			writeLaneIDs(buf, lane, part)
-		}
+		p.Pipelines = append(p.Pipelines, Pipeline{
+			Name:       b.Lanes[li].Name,
+			Receivers:  laneIDs(lane, partReceivers),
+			Processors: laneIDs(lane, partProcessors),
+			Exporters:  laneIDs(lane, partExporters),
+		})
 	}
-	if pipelines == 0 {
-		buf.WriteString(" {}\n")
-	}
-	return bytes.Clone(buf.Bytes()), nil
+	return p, nil
 }
 
 var renderBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -231,7 +211,7 @@ func (est *Estate) place(ctx context.Context, b *Blueprint, p placed, hist Histo
 	return placement{comp: c, version: v, key: placeKey{team: c.Team, name: c.Name, version: v}, rid: c.RenderedID()}, nil
 }
 
-// Which ids of a lane writeLaneIDs writes.
+// Which ids of a lane laneIDs returns.
 const (
 	partReceivers = iota
 	partProcessors
@@ -239,12 +219,11 @@ const (
 	partAll
 )
 
-// writeLaneIDs writes the rendered ids of one part of a lane as a flow
-// list: a connector before the lane's first processor or exporter acts as
-// a receiver, after it as an exporter.
-func writeLaneIDs(buf *bytes.Buffer, lane []placement, part int) {
-	buf.WriteByte('[')
-	n := 0
+// laneIDs returns the rendered ids of one part of a lane: a connector
+// before the lane's first processor or exporter acts as a receiver, after
+// it as an exporter.
+func laneIDs(lane []placement, part int) []string {
+	var out []string
 	past := false // past the lane's first processor or exporter
 	for _, pl := range lane {
 		in := part == partAll
@@ -260,16 +239,11 @@ func writeLaneIDs(buf *bytes.Buffer, lane []placement, part int) {
 		case ClassConnector:
 			in = in || (past && part == partExporters) || (!past && part == partReceivers)
 		}
-		if !in {
-			continue
+		if in {
+			out = append(out, pl.rid)
 		}
-		if n > 0 {
-			buf.WriteString(", ")
-		}
-		n++
-		writeFlowID(buf, pl.rid)
 	}
-	buf.WriteString("]\n")
+	return out
 }
 
 // pinnedVersion finds the Component file from the newest commit in which it

@@ -10,6 +10,19 @@ import (
 type Set struct {
 	data    *Data
 	mapping *Mapping
+	// flat, when set, is the context instead of data: see FlatSet.
+	flat map[string]string
+}
+
+// FlatSet returns a context-only vars set over flat string data: the
+// variable ${a.b.c} is the entry "a.b.c" of m, exactly as written (no
+// nesting), which is how attribute views are keyed. A nil map has no
+// variables.
+func FlatSet(m map[string]string) Set {
+	if m == nil {
+		m = map[string]string{}
+	}
+	return Set{flat: m}
 }
 
 // ContextSet returns the context-only vars set.
@@ -34,6 +47,12 @@ func (s Set) Lookup(path []string) (any, bool) {
 	switch {
 	case s.mapping != nil && path[0] == s.mapping.Provider:
 		cur, ok = s.mapping.Vars, true
+	case s.flat != nil:
+		v, ok := s.flat[strings.Join(path, ".")]
+		if !ok {
+			return nil, false
+		}
+		return v, true
 	case s.data != nil:
 		cur, ok = s.data.context[path[0]]
 	}
@@ -136,4 +155,27 @@ func (st *evalState) render(t *Template) (v any, present bool, err error) {
 func (t *Template) Render(set Set) (v any, ok bool, err error) {
 	st := evalState{set: set}
 	return st.render(t)
+}
+
+// Expand renders t for a consumer that has its own $-escaping, such as
+// the OpenTelemetry Collector: literal text stays exactly as written (an
+// escaped $${…} keeps both dollars, a collector reference is untouched),
+// and every reference's value is passed through quote, which makes it
+// literal for the consumer. Errors are *MissingError.
+func (t *Template) Expand(set Set, quote func(string) string) (string, error) {
+	st := evalState{set: set}
+	var b strings.Builder
+	b.Grow(t.sizeHint)
+	for _, p := range t.parts {
+		if p.ref == nil {
+			b.WriteString(p.raw)
+			continue
+		}
+		v, _, err := st.eval(p.ref)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(quote(scalarText(v)))
+	}
+	return b.String(), nil
 }

@@ -26,7 +26,10 @@ type Template struct {
 // part is either literal text (ref == nil) or a reference.
 type part struct {
 	text string
-	ref  *Reference
+	// raw is the literal text exactly as written: it differs from text
+	// only where an escape ($${…}) was unescaped.
+	raw string
+	ref *Reference
 }
 
 // Reference is one ${…} with its alternatives in evaluation order.
@@ -110,11 +113,24 @@ type parser struct {
 	// than one (an escape or a collector reference splits the text), so the
 	// common case allocates nothing.
 	pieces []string
+	// rawPieces are the same pieces as written; nil until an escape makes
+	// them differ.
+	rawPieces []string
 }
 
-func (p *parser) addText(t string) {
-	if t != "" {
-		p.pieces = append(p.pieces, t)
+func (p *parser) addText(t string) { p.addRawText(t, t) }
+
+// addRawText adds literal text t that was written as raw.
+func (p *parser) addRawText(t, raw string) {
+	if t == "" {
+		return
+	}
+	if p.rawPieces == nil && t != raw {
+		p.rawPieces = append(make([]string, 0, len(p.pieces)+1), p.pieces...)
+	}
+	p.pieces = append(p.pieces, t)
+	if p.rawPieces != nil {
+		p.rawPieces = append(p.rawPieces, raw)
 	}
 }
 
@@ -132,15 +148,21 @@ func (p *parser) errAt(pos int, msg string) *ParseError {
 }
 
 func (p *parser) flushText() {
+	var pt part
 	switch len(p.pieces) {
 	case 0:
 		return
 	case 1:
-		p.parts = append(p.parts, part{text: p.pieces[0]})
+		pt.text = p.pieces[0]
 	default:
-		p.parts = append(p.parts, part{text: strings.Join(p.pieces, "")})
+		pt.text = strings.Join(p.pieces, "")
 	}
-	p.pieces = p.pieces[:0]
+	pt.raw = pt.text
+	if p.rawPieces != nil {
+		pt.raw = strings.Join(p.rawPieces, "")
+	}
+	p.parts = append(p.parts, pt)
+	p.pieces, p.rawPieces = p.pieces[:0], nil
 }
 
 func (p *parser) run() error {
@@ -179,7 +201,9 @@ func (p *parser) run() error {
 			ref = &Reference{Source: src, Alts: alts}
 		}
 		switch {
-		case escaped || collector:
+		case escaped:
+			p.addRawText(src, s[i:end+1])
+		case collector:
 			p.addText(src)
 		default:
 			p.flushText()

@@ -308,3 +308,63 @@ func TestReferencesAndProviders(t *testing.T) {
 		t.Errorf("source %q", refs[0].Source)
 	}
 }
+
+func TestFlatSet(t *testing.T) {
+	ctx := FlatSet(map[string]string{"site.id": "007", "host.name": "h1", "host.name.full": "h1.example", "a": "x"})
+	for _, tc := range []struct {
+		src  string
+		want any
+		err  bool
+	}{
+		{"${site.id}", "007", false},
+		{"${host.name}/${host.name.full}", "h1/h1.example", false},
+		{"${site}", nil, true}, // a prefix of keys is not a variable
+		{"${site.name|'none'}", "none", false},
+		{"${site.name|host.name}", "h1", false},
+		{"${env:HOME}", "${env:HOME}", false},
+		{"$${site.id}", "${site.id}", false},
+		{"${nosuch.key}", nil, true},
+	} {
+		tpl, err := Parse(tc.src)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.src, err)
+		}
+		v, _, err := tpl.Render(ctx)
+		if (err != nil) != tc.err || (!tc.err && v != tc.want) {
+			t.Errorf("%s: got %v, %v; want %v (error %v)", tc.src, v, err, tc.want, tc.err)
+		}
+	}
+	if _, _, err := mustParse(t, "${a.b}").Render(FlatSet(nil)); err == nil {
+		t.Error("a nil flat set has no variables")
+	}
+}
+
+func mustParse(t *testing.T, src string) *Template {
+	t.Helper()
+	tpl, err := Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tpl
+}
+
+func TestExpandKeepsLiteralTextAsWritten(t *testing.T) {
+	ctx := FlatSet(map[string]string{"site.id": "a$b", "x.y": "${env:SECRET}"})
+	dollars := func(s string) string { return strings.ReplaceAll(s, "$", "$$") }
+	for src, want := range map[string]string{
+		"${site.id}":                    "a$$b",
+		"pre $${site.id} ${site.id} $":  "pre $${site.id} a$$b $",
+		"${env:HOME}/${site.id}":        "${env:HOME}/a$$b",
+		"${x.y}":                        "$${env:SECRET}",
+		"$${a.b}$${c.d} ${site.id} $$x": "$${a.b}$${c.d} a$$b $$x",
+		"${nope.x|'c$'}":                "c$$",
+	} {
+		got, err := mustParse(t, src).Expand(ctx, dollars)
+		if err != nil || got != want {
+			t.Errorf("%s: %q, %v; want %q", src, got, err, want)
+		}
+	}
+	if _, err := mustParse(t, "${no.such}").Expand(ctx, dollars); KindOf(err) != KindMissing {
+		t.Errorf("missing: %v", err)
+	}
+}

@@ -356,3 +356,7 @@ func normalizeSlice[T any](xs []T, path string) (any, error) {
 	}
 	return out, nil
 }
+
+// ScalarText is the text a value interpolates as: a string itself, a
+// number or boolean in its canonical form, a list or map as compact JSON.
+func ScalarText(v any) string { return scalarText(v) }

@@ -33,6 +33,9 @@ type Deps struct {
 	// ReloadEstate reloads the estate; it returns the load error, if any
 	// (the previous estate stays in force).
 	ReloadEstate func() error
+	// EstateStatus is GET /api/v1/estate: the revision in force and the
+	// last reload's problems.
+	EstateStatus func() any
 	Metrics      http.Handler
 	// Ready names what keeps the server from being ready (GET /readyz);
 	// nil or an empty answer is ready.
@@ -61,6 +64,7 @@ func New(d Deps) *API {
 	a.Handle("GET /api/v1/agents", a.listAgents)
 	a.Handle("GET /api/v1/agents/{uid}", a.getAgent)
 	a.Handle("POST /api/v1/estate/reload", a.reloadEstate)
+	a.Handle("GET /api/v1/estate", a.getEstate)
 	a.Handle("GET /api/v1/summary", a.summary)
 	a.builtinFilters()
 	if d.Metrics != nil {
@@ -224,6 +228,14 @@ func (a *API) getAgent(w http.ResponseWriter, r *http.Request) {
 	j := toJSON(&ag, a.d.Tokens.TokenName, a.decorators)
 	j.LabelSources, _ = a.d.Registry.LabelSources(uid)
 	WriteJSON(w, http.StatusOK, j)
+}
+
+func (a *API) getEstate(w http.ResponseWriter, _ *http.Request) {
+	if a.d.EstateStatus == nil {
+		WriteJSON(w, http.StatusOK, map[string]any{"revision": nil, "loadedAt": nil, "errors": []any{}})
+		return
+	}
+	WriteJSON(w, http.StatusOK, a.d.EstateStatus())
 }
 
 func (a *API) reloadEstate(w http.ResponseWriter, r *http.Request) {

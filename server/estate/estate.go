@@ -13,8 +13,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/myriarch/myriarch/internal/blueprint"
 )
 
 // Estate is one consistent, validated load of the estate directory.
@@ -24,6 +27,12 @@ type Estate struct {
 	Fleets    []Fleet
 	// Packages maps a package name to its catalog versions.
 	Packages map[string][]PackageVersion
+	// Blueprints is the Blueprint tree (teams/…); nil without one.
+	Blueprints *blueprint.Estate
+	// Revision identifies the content loaded (see Revision).
+	Revision string
+	// LoadedAt is when the load finished.
+	LoadedAt time.Time
 }
 
 // Problem is one thing wrong in one file.
@@ -76,7 +85,15 @@ func Load(dir string) (*Estate, error) {
 	}
 	ps := &problems{root: dir}
 	e := &Estate{Dir: dir}
+	// The revision is read first: a change during the load then shows as a
+	// new revision at the next look, never as an old one over new content.
+	rev, err := Revision(dir)
+	if err != nil {
+		return nil, err
+	}
+	e.Revision = rev
 	e.Inventory = loadInventory(ps, filepath.Join(dir, "inventory"))
+	loadBlueprints(ps, e)
 	for _, ext := range extensions {
 		ext(ps, e)
 	}
@@ -89,6 +106,7 @@ func Load(dir string) (*Estate, error) {
 		})
 		return nil, &LoadError{Problems: ps.list}
 	}
+	e.LoadedAt = time.Now().UTC()
 	return e, nil
 }
 

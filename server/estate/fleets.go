@@ -24,8 +24,10 @@ type Fleet struct {
 	Package       string            `yaml:"package"`
 	TargetVersion string            `yaml:"targetVersion"`
 	Rollout       *Rollout          `yaml:"rollout"`
-	File          string            `yaml:"-"`
-	Line          int               `yaml:"-"`
+	// Config, when set, configures the fleet's collectors from a Blueprint.
+	Config *FleetConfig `yaml:"config"`
+	File   string       `yaml:"-"`
+	Line   int          `yaml:"-"`
 }
 
 // Rollout orders a fleet's agents into waves.
@@ -70,7 +72,7 @@ func loadFleets(ps *problems, e *Estate) {
 			continue
 		}
 		if root.Kind != yaml.MappingNode {
-			ps.add(path, root.Line, "a fleet file is a mapping (name, priority, selector, package, targetVersion, rollout)")
+			ps.add(path, root.Line, "a fleet file is a mapping (name, priority, selector, package, targetVersion, rollout, config)")
 			continue
 		}
 		var f Fleet
@@ -93,11 +95,19 @@ func loadFleets(ps *problems, e *Estate) {
 				ps.add(path, line("selector"), "selector key %q can never exist: %s", k, why)
 			}
 		}
-		if f.Package == "" {
-			ps.add(path, root.Line, "package is required")
+		if f.Config != nil {
+			checkFleetConfig(ps, e, path, line("config"), f.Config)
+		}
+		switch {
+		case f.Package == "" && f.TargetVersion == "" && f.Config != nil:
+			// A fleet that only configures its collectors.
+		case f.Package == "":
+			ps.add(path, root.Line, "package is required (or config, for a fleet that only configures)")
 		}
 		if f.TargetVersion == "" {
-			ps.add(path, root.Line, "targetVersion is required")
+			if f.Package != "" {
+				ps.add(path, root.Line, "targetVersion is required")
+			}
 		} else if _, err := goversion.NewVersion(f.TargetVersion); err != nil {
 			ps.add(path, line("targetVersion"), "targetVersion %q is not a version: %v", f.TargetVersion, err)
 		} else if f.Package != "" {

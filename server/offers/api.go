@@ -158,11 +158,17 @@ func (e *Engine) Routes(api *admin.API) {
 	api.Handle("GET /api/v1/pairings", e.listPairings)
 	api.Handle("GET /api/v1/fleets", e.listFleets)
 	api.Handle("POST /api/v1/fleets/{name}/resume", func(w http.ResponseWriter, r *http.Request) {
-		if err := e.Resume(r.PathValue("name")); err != nil {
+		name := r.PathValue("name")
+		err := e.Resume(name)
+		resumed := err == nil
+		for _, x := range e.fleetExtensions() {
+			resumed = x.ResumeFleet(name) || resumed
+		}
+		if !resumed {
 			admin.WriteError(w, http.StatusNotFound, err.Error())
 			return
 		}
-		e.writeFleet(w, r.PathValue("name"))
+		e.writeFleet(w, name)
 	})
 	api.Handle("POST /api/v1/agents/{uid}/retry", func(w http.ResponseWriter, r *http.Request) {
 		uid, err := uuid.Parse(r.PathValue("uid"))
@@ -220,7 +226,45 @@ type FleetJSON struct {
 	Selector      map[string]string `json:"selector"`
 	Package       string            `json:"package"`
 	TargetVersion string            `json:"targetVersion"`
-	Rollout       RolloutJSON       `json:"rollout"`
+	// Rollout is the package rollout ("none" for a fleet without a package).
+	Rollout RolloutJSON `json:"rollout"`
+	// Config is the configuration rollout, from a FleetExtension; null
+	// for a fleet without a configuration.
+	Config any `json:"config"`
+}
+
+// FleetExtension adds a feature's rollout (the configuration's) to the
+// fleets API. Its methods are called without the engine's lock held.
+type FleetExtension interface {
+	// FleetJSON is the feature's part of the fleet, nil for none.
+	FleetJSON(name string) any
+	// ResumeFleet resumes the feature's rollout of the fleet; false when
+	// it has none.
+	ResumeFleet(name string) bool
+}
+
+// AddFleetExtension adds x to the fleets API. Call before serving.
+func (e *Engine) AddFleetExtension(x FleetExtension) {
+	e.mu.Lock()
+	e.extensions = append(e.extensions, x)
+	e.mu.Unlock()
+}
+
+func (e *Engine) fleetExtensions() []FleetExtension {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.extensions
+}
+
+// extend fills in the extensions' parts of fleets.
+func (e *Engine) extend(fleets []FleetJSON) {
+	for _, x := range e.fleetExtensions() {
+		for i := range fleets {
+			if v := x.FleetJSON(fleets[i].Name); v != nil {
+				fleets[i].Config = v
+			}
+		}
+	}
 }
 
 // RolloutJSON is a fleet's rollout state.
@@ -253,8 +297,13 @@ func (e *Engine) fleetJSON(f *fleet) FleetJSON {
 		mf := r.MaxFailures
 		out.Rollout.MaxFailures = &mf
 	}
+	if f.def.Package == "" {
+		out.Rollout.State = "none"
+		return out
+	}
 	complete := true
-	for w, m := range f.counts {
+	for w := range f.waves.Len() {
+		m := f.waves.Counts(w)
 		name := "(no wave)"
 		if r := f.def.Rollout; r != nil && w < len(r.Waves) {
 			name = r.Waves[w]
@@ -267,7 +316,7 @@ func (e *Engine) fleetJSON(f *fleet) FleetJSON {
 				states[k] = v
 			}
 		}
-		wj := WaveJSON{Wave: name, Total: total(m), Open: f.gateOpen(w), UpToDate: m[UpToDate], Failed: m[Failed], States: states}
+		wj := WaveJSON{Wave: name, Total: f.waves.Total(w), Open: f.waves.GateOpen(w), UpToDate: m[UpToDate], Failed: m[Failed], States: states}
 		if wj.UpToDate+wj.Failed != wj.Total {
 			complete = false
 		}
@@ -291,11 +340,12 @@ func (e *Engine) listFleets(w http.ResponseWriter, _ *http.Request) {
 	e.mu.Lock()
 	out := []FleetJSON{}
 	for _, f := range e.fleets {
-		if f.def.Package != "" {
+		if f.def.Package != "" || f.def.Config != nil {
 			out = append(out, e.fleetJSON(f))
 		}
 	}
 	e.mu.Unlock()
+	e.extend(out)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	admin.WriteJSON(w, http.StatusOK, map[string]any{"fleets": out})
 }
@@ -308,5 +358,7 @@ func (e *Engine) writeFleet(w http.ResponseWriter, name string) {
 		out = e.fleetJSON(f)
 	}
 	e.mu.Unlock()
-	admin.WriteJSON(w, http.StatusOK, out)
+	list := []FleetJSON{out}
+	e.extend(list)
+	admin.WriteJSON(w, http.StatusOK, list[0])
 }

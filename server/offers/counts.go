@@ -11,11 +11,9 @@ func (e *Engine) StateCounts() map[string]int {
 		if f.def.Package == "" {
 			continue
 		}
-		for _, m := range f.counts {
-			for st, n := range m {
-				if n > 0 {
-					out[st] += n
-				}
+		for w := range f.waves.Len() {
+			for st, n := range f.waves.Counts(w) {
+				out[st] += n
 			}
 		}
 	}

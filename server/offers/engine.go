@@ -77,6 +77,9 @@ type Engine struct {
 	packages map[pkgKey]*estate.PackageVersion
 	offers   map[offerKey]builtOffer
 
+	// extensions add to the fleets API; guarded by mu.
+	extensions []FleetExtension
+
 	outbox   *queue
 	stopOnce sync.Once
 	wg       sync.WaitGroup
@@ -101,10 +104,7 @@ type collector struct {
 	hash     []byte // per-package hash of the current offer
 	content  []byte // content_hash of the current offer's file
 	failed   map[string]bool
-	counted  bool // contributes to its fleet's wave counts
-	countSt  string
-	countWv  int
-	countFl  string
+	countFl  string // the fleet whose wave counts hold it
 }
 
 // Progress is the last download progress reported.

@@ -29,27 +29,25 @@ func (e *Engine) evaluate(work map[uuid.UUID]struct{}) {
 			}
 			for _, f := range []*fleet{e.fleets[c.fleet]} {
 				if _, seen := gates[f]; f != nil && !seen {
-					gates[f] = f.firstClosed()
+					gates[f] = f.waves.FirstClosed()
 				}
 			}
 			e.evalOne(c)
 			if f := e.fleets[c.fleet]; f != nil {
 				if _, seen := gates[f]; !seen {
-					gates[f] = f.firstClosed()
+					gates[f] = f.waves.FirstClosed()
 				}
 			}
 		}
 		next := map[uuid.UUID]struct{}{}
 		for f, before := range gates {
-			after := f.firstClosed()
+			after := f.waves.FirstClosed()
 			if after <= before {
 				continue
 			}
 			// Waves before..after-1 just opened.
-			for m := range f.members {
-				if mc := e.collectors[m]; mc != nil && mc.wave >= before && mc.wave < after {
-					next[m] = struct{}{}
-				}
+			for m := range f.waves.MembersOf(before, after) {
+				next[m] = struct{}{}
 			}
 		}
 		work = next
@@ -63,36 +61,20 @@ func (e *Engine) assign(c *collector) *fleet {
 	if e.est == nil {
 		return nil
 	}
-	var best []*fleet
-	for i := range e.est.Fleets {
-		def := &e.est.Fleets[i]
-		if !def.Matches(c.view) {
-			continue
-		}
-		f := e.fleets[def.Name]
-		switch {
-		case len(best) == 0 || def.Priority > best[0].def.Priority:
-			best = []*fleet{f}
-		case def.Priority == best[0].def.Priority:
-			best = append(best, f)
-		}
-	}
-	if len(best) == 0 {
+	def, err := e.est.FleetFor(c.view)
+	if def == nil {
 		return nil
 	}
-	if len(best) > 1 {
-		names := make([]string, len(best))
-		for i, f := range best {
-			names[i] = f.def.Name
-		}
-		sort.Strings(names)
-		c.fleet = names[0]
-		c.assign = fmt.Sprintf("fleets %v match with the same priority %d", names, best[0].def.Priority)
+	c.fleet = def.Name
+	switch {
+	case err != nil:
+		c.assign = err.Error()
 		return nil
+	case def.Package == "":
+		return nil // the fleet only configures its collectors
 	}
-	f := best[0]
-	c.fleet, c.target, c.wave = f.def.Name, f.def.TargetVersion, f.def.WaveOf(c.view)
-	return f
+	c.target, c.wave = def.TargetVersion, def.WaveOf(c.view)
+	return e.fleets[def.Name]
 }
 
 func (e *Engine) evalOne(c *collector) {
@@ -169,7 +151,7 @@ func (e *Engine) decide(c *collector, f *fleet, u *updater) (string, string) {
 		return Paused, "rollout of fleet " + f.def.Name + " is paused by an operator"
 	case f.Paused:
 		return Paused, "rollout of fleet " + f.def.Name + " is paused after too many failures"
-	case !f.gateOpen(c.wave):
+	case !f.waves.GateOpen(c.wave):
 		return WaitingWave, ""
 	case !u.accepts:
 		return NoUpdater, "the linked updater does not accept packages"

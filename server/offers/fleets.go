@@ -6,24 +6,23 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/myriarch/myriarch/server/estate"
+	"github.com/myriarch/myriarch/server/rollout"
 	"github.com/myriarch/myriarch/server/store"
 )
 
 // fleet is a fleet definition with its rollout progress.
 type fleet struct {
-	def     estate.Fleet
-	members map[uuid.UUID]struct{}
-	// counts[wave][state] over members; wave len(Waves) holds agents without a listed wave.
-	counts []map[string]int
-	rollout
+	def estate.Fleet
+	// waves counts members by offer state; the last wave holds agents
+	// without a listed wave.
+	waves *rollout.Waves
+	rolloutState
 	dirty bool
 }
 
-// rollout is a fleet's persisted rollout state, kept per target version.
-type rollout struct {
+// rolloutState is a fleet's persisted rollout state, kept per target version.
+type rolloutState struct {
 	Target   string `json:"targetVersion"`
 	Paused   bool   `json:"paused"`
 	Failures int    `json:"failures"`
@@ -42,12 +41,12 @@ func (e *Engine) loadFleetStates(ctx context.Context) error {
 		return err
 	}
 	for k, v := range m {
-		var r rollout
+		var r rolloutState
 		if json.Unmarshal(v, &r) != nil {
 			continue
 		}
 		name := strings.TrimPrefix(k, rolloutKey)
-		e.fleets[name] = &fleet{def: estate.Fleet{Name: name}, members: map[uuid.UUID]struct{}{}, rollout: r}
+		e.fleets[name] = &fleet{def: estate.Fleet{Name: name}, waves: rollout.New(1, offerDone), rolloutState: r}
 	}
 	return nil
 }
@@ -67,20 +66,16 @@ func (e *Engine) syncFleets() {
 			seen[def.Name] = true
 			f := e.fleets[def.Name]
 			if f == nil {
-				f = &fleet{members: map[uuid.UUID]struct{}{}}
+				f = &fleet{}
 				e.fleets[def.Name] = f
 			}
 			f.def = def
 			if f.Target != def.TargetVersion {
 				// A new target starts a new rollout.
-				f.rollout = rollout{Target: def.TargetVersion}
+				f.rolloutState = rolloutState{Target: def.TargetVersion}
 				f.dirty = true
 			}
-			f.counts = make([]map[string]int, f.groups())
-			for i := range f.counts {
-				f.counts[i] = map[string]int{}
-			}
-			f.members = map[uuid.UUID]struct{}{}
+			f.waves = rollout.New(f.groups(), offerDone)
 		}
 	}
 	for name, f := range e.fleets {
@@ -93,15 +88,15 @@ func (e *Engine) syncFleets() {
 	}
 	// Membership and counts are rebuilt by the full re-evaluation that follows.
 	for _, c := range e.collectors {
-		c.counted = false
+		c.countFl = ""
 	}
 }
 
-func (e *Engine) dirtyFleets() map[string]*rollout {
-	out := map[string]*rollout{}
+func (e *Engine) dirtyFleets() map[string]*rolloutState {
+	out := map[string]*rolloutState{}
 	for name, f := range e.fleets {
 		if f.dirty {
-			r := f.rollout
+			r := f.rolloutState
 			out[name] = &r
 			f.dirty = false
 		}
@@ -110,7 +105,7 @@ func (e *Engine) dirtyFleets() map[string]*rollout {
 }
 
 // saveFleets persists rollout states outside the engine lock.
-func (e *Engine) saveFleets(dirty map[string]*rollout) {
+func (e *Engine) saveFleets(dirty map[string]*rolloutState) {
 	for name, r := range dirty {
 		b, _ := json.Marshal(r)
 		if err := e.state.PutState(context.Background(), rolloutKey+name, b); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -119,60 +114,28 @@ func (e *Engine) saveFleets(dirty map[string]*rollout) {
 	}
 }
 
-// count adds a collector's state to its fleet's wave counts.
+// offerDone reports whether a collector in an offer state no longer holds
+// back later waves.
+func offerDone(state string) bool { return state == UpToDate || state == Failed }
+
+// count puts a collector's state in its fleet's wave counts, leaving the
+// fleet it was counted in before.
 func (e *Engine) count(c *collector) {
-	e.uncount(c)
 	f := e.fleets[c.fleet]
 	if f == nil || c.state == "" {
+		e.uncount(c)
 		return
 	}
-	f.members[c.uid] = struct{}{}
-	if c.wave < len(f.counts) {
-		f.counts[c.wave][c.state]++
+	if c.countFl != c.fleet {
+		e.uncount(c)
 	}
-	c.counted, c.countFl, c.countWv, c.countSt = true, c.fleet, c.wave, c.state
+	f.waves.Set(c.uid, c.wave, c.state)
+	c.countFl = c.fleet
 }
 
 func (e *Engine) uncount(c *collector) {
-	if !c.counted {
-		return
-	}
 	if f := e.fleets[c.countFl]; f != nil {
-		delete(f.members, c.uid)
-		if c.countWv < len(f.counts) {
-			f.counts[c.countWv][c.countSt]--
-		}
+		f.waves.Remove(c.uid)
 	}
-	c.counted = false
-}
-
-func done(m map[string]int) int { return m[UpToDate] + m[Failed] }
-
-func total(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
-}
-
-// gateOpen reports whether agents of wave w may be offered: every agent of
-// earlier waves is up to date or failed.
-func (f *fleet) gateOpen(w int) bool {
-	for j := 0; j < w && j < len(f.counts); j++ {
-		if done(f.counts[j]) != total(f.counts[j]) {
-			return false
-		}
-	}
-	return true
-}
-
-// firstOpenClosed returns the first wave whose gate is closed (len(counts) if none).
-func (f *fleet) firstClosed() int {
-	for w := 1; w < len(f.counts); w++ {
-		if !f.gateOpen(w) {
-			return w
-		}
-	}
-	return len(f.counts)
+	c.countFl = ""
 }

@@ -47,7 +47,7 @@ func (e *Engine) RetryFleet(name string) (int, error) {
 		return 0, fmt.Errorf("no fleet %q", name)
 	}
 	work := map[uuid.UUID]struct{}{}
-	for m := range f.members {
+	for m := range f.waves.Members() {
 		if c := e.collectors[m]; c != nil && c.state == Failed {
 			c.failed = map[string]bool{}
 			c.err = ""
@@ -62,8 +62,8 @@ func (e *Engine) RetryFleet(name string) (int, error) {
 }
 
 func (f *fleet) memberSet() map[uuid.UUID]struct{} {
-	work := make(map[uuid.UUID]struct{}, len(f.members))
-	for m := range f.members {
+	work := map[uuid.UUID]struct{}{}
+	for m := range f.waves.Members() {
 		work[m] = struct{}{}
 	}
 	return work

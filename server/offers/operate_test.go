@@ -86,7 +86,7 @@ func TestOperatorPauseHoldsNewOffersUntilResume(t *testing.T) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if f := e.fleets["edge"]; f.Paused || f.Manual {
-		t.Fatalf("still paused after resume: %+v", f.rollout)
+		t.Fatalf("still paused after resume: %+v", f.rolloutState)
 	}
 }
 

@@ -18,7 +18,7 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 		e.mu.Unlock()
 		return
 	}
-	var dirty map[string]*rollout
+	var dirty map[string]*rolloutState
 	if ps := msg.GetPackageStatuses(); ps != nil {
 		// Status compression: agents resend statuses only when they change,
 		// so remember what each updater last acknowledged.
@@ -33,7 +33,7 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 }
 
 // packageStatuses applies one report; caller holds e.mu.
-func (e *Engine) packageStatuses(updaterUID uuid.UUID, ps *protobufs.PackageStatuses) map[string]*rollout {
+func (e *Engine) packageStatuses(updaterUID uuid.UUID, ps *protobufs.PackageStatuses) map[string]*rolloutState {
 	s, ok := e.ix.Updater(updaterUID)
 	if !ok || s.Collector == uuid.Nil {
 		return nil
@@ -86,7 +86,7 @@ func (e *Engine) packageStatuses(updaterUID uuid.UUID, ps *protobufs.PackageStat
 	f := e.fleets[c.fleet]
 	var before int
 	if f != nil {
-		before = f.firstClosed()
+		before = f.waves.FirstClosed()
 	}
 	e.count(c)
 	work := map[uuid.UUID]struct{}{}
@@ -96,13 +96,13 @@ func (e *Engine) packageStatuses(updaterUID uuid.UUID, ps *protobufs.PackageStat
 		if r := f.def.Rollout; r != nil && !f.Paused && f.Failures-f.Baseline > r.MaxFailures {
 			f.Paused = true
 			e.log.Warn("rollout paused", "fleet", f.def.Name, "failures", f.Failures-f.Baseline, "maxFailures", r.MaxFailures)
-			for m := range f.members {
+			for m := range f.waves.Members() {
 				work[m] = struct{}{}
 			}
 		}
 	}
-	if f != nil && f.firstClosed() > before {
-		for m := range f.members {
+	if f != nil && f.waves.FirstClosed() > before {
+		for m := range f.waves.Members() {
 			work[m] = struct{}{}
 		}
 	}
@@ -141,7 +141,7 @@ func (e *Engine) Resume(name string) error {
 	f.Baseline = f.Failures
 	f.dirty = true
 	work := map[uuid.UUID]struct{}{}
-	for m := range f.members {
+	for m := range f.waves.Members() {
 		work[m] = struct{}{}
 	}
 	e.evaluate(work)

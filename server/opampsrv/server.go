@@ -38,7 +38,9 @@ const Path = "/v1/opamp"
 // Capabilities the server announces.
 const Capabilities = protobufs.ServerCapabilities_ServerCapabilities_AcceptsStatus |
 	protobufs.ServerCapabilities_ServerCapabilities_OffersPackages |
-	protobufs.ServerCapabilities_ServerCapabilities_AcceptsPackagesStatus
+	protobufs.ServerCapabilities_ServerCapabilities_AcceptsPackagesStatus |
+	protobufs.ServerCapabilities_ServerCapabilities_OffersRemoteConfig |
+	protobufs.ServerCapabilities_ServerCapabilities_AcceptsEffectiveConfig
 
 // Authenticator turns a connecting request into a credential.
 type Authenticator interface {

@@ -38,10 +38,13 @@ type agent struct {
 
 // Agent is an immutable snapshot of one agent.
 type Agent struct {
-	UID            uuid.UUID
-	Credential     store.Credential
-	Kind           Kind
-	Online         bool
+	UID        uuid.UUID
+	Credential store.Credential
+	Kind       Kind
+	Online     bool
+	// Connected is true while a WebSocket of the agent is open: messages
+	// can be pushed to it (a plain-HTTP agent gets them in an answer).
+	Connected      bool
 	Identifying    map[string]string
 	NonIdentifying map[string]string
 	Attributes     map[string]string
@@ -70,6 +73,7 @@ func (a *agent) snapshot(now time.Time, httpWindow time.Duration, withEvents boo
 		Credential:     a.cred,
 		Kind:           a.kind,
 		Online:         a.online(now, httpWindow),
+		Connected:      a.conns > 0,
 		Identifying:    a.identifying,
 		NonIdentifying: a.nonIdent,
 		Attributes:     a.view,

@@ -62,7 +62,9 @@ func collectorSpecs() []collectorSpec {
 }
 
 // manifestTemplate is the ocb manifest. memory_limiter builds with the 0.149
-// line, so it is included. The nop receiver and exporter are there for the
+// line, so it is included. The filelog receiver, resource processor and
+// file exporter let configuration tests observe data end to end (a file in,
+// tagged records out in a file named after the site). The nop receiver and exporter are there for the
 // supervisor: v0.149.0 reads the collector's `featuregate` output racily
 // (its pipes can close before they are read, more often under load); when it
 // then misses service.AllowNoPipelines it falls back to a bootstrap config
@@ -76,12 +78,15 @@ var manifestTemplate = template.Must(template.New("manifest").Parse(`dist:
 receivers:
   - gomod: go.opentelemetry.io/collector/receiver/otlpreceiver {{.CoreV0}}
   - gomod: go.opentelemetry.io/collector/receiver/nopreceiver {{.CoreV0}}
+  - gomod: github.com/open-telemetry/opentelemetry-collector-contrib/receiver/filelogreceiver {{.CoreV0}}
 processors:
   - gomod: go.opentelemetry.io/collector/processor/batchprocessor {{.CoreV0}}
   - gomod: go.opentelemetry.io/collector/processor/memorylimiterprocessor {{.CoreV0}}
+  - gomod: github.com/open-telemetry/opentelemetry-collector-contrib/processor/resourceprocessor {{.CoreV0}}
 exporters:
   - gomod: go.opentelemetry.io/collector/exporter/debugexporter {{.CoreV0}}
   - gomod: go.opentelemetry.io/collector/exporter/nopexporter {{.CoreV0}}
+  - gomod: github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter {{.CoreV0}}
 extensions:
 {{- if not .Broken}}
   - gomod: github.com/open-telemetry/opentelemetry-collector-contrib/extension/opampextension {{.CoreV0}}

@@ -1,4 +1,6 @@
-package main
+// Package adminclient calls the admin API of a running myriarchd: the
+// myriarchd client commands and telecraft share it.
+package adminclient
 
 import (
 	"bytes"
@@ -13,19 +15,25 @@ import (
 	"time"
 )
 
-// adminClient calls the admin API of a running myriarchd.
-type adminClient struct {
+// DefaultDataDir is where myriarchd keeps its state, and where the admin
+// token is read from by default.
+const DefaultDataDir = "/var/lib/myriarch"
+
+// Client calls the admin API of a running myriarchd.
+type Client struct {
 	base  string
 	token string
 	http  *http.Client
 }
 
-// clientFlags adds the connection flags every client command shares.
-func clientFlags(fs *flag.FlagSet) func() (*adminClient, error) {
+// Flags adds the connection flags every client command shares (--admin,
+// --admin-token-file, --data-dir and their MYRIARCH_* variables); the
+// returned function makes the client once the flags are parsed.
+func Flags(fs *flag.FlagSet) func() (*Client, error) {
 	addr := fs.String("admin", envOr("MYRIARCH_ADMIN", "http://127.0.0.1:4321"), "admin API base `URL` (env MYRIARCH_ADMIN)")
 	tokenFile := fs.String("admin-token-file", envOr("MYRIARCH_ADMIN_TOKEN_FILE", ""), "admin token `FILE` (env MYRIARCH_ADMIN_TOKEN_FILE; default <data-dir>/admin.token; MYRIARCH_ADMIN_TOKEN holds the token itself)")
-	dataDir := fs.String("data-dir", envOr("MYRIARCH_DATA_DIR", defaultDataDir), "server data `DIR` whose admin.token to read (env MYRIARCH_DATA_DIR)")
-	return func() (*adminClient, error) {
+	dataDir := fs.String("data-dir", envOr("MYRIARCH_DATA_DIR", DefaultDataDir), "server data `DIR` whose admin.token to read (env MYRIARCH_DATA_DIR)")
+	return func() (*Client, error) {
 		tok := os.Getenv("MYRIARCH_ADMIN_TOKEN")
 		if tok == "" {
 			path := *tokenFile
@@ -38,7 +46,7 @@ func clientFlags(fs *flag.FlagSet) func() (*adminClient, error) {
 			}
 			tok = strings.TrimSpace(string(data))
 		}
-		return &adminClient{base: strings.TrimRight(*addr, "/"), token: tok, http: &http.Client{Timeout: 30 * time.Second}}, nil
+		return &Client{base: strings.TrimRight(*addr, "/"), token: tok, http: &http.Client{Timeout: 30 * time.Second}}, nil
 	}
 }
 
@@ -49,8 +57,10 @@ func envOr(k, def string) string {
 	return def
 }
 
-// do sends a request and decodes a 2xx JSON answer into out; other statuses become errors.
-func (c *adminClient) do(method, path string, body, out any) error {
+// Do sends a request and decodes a 2xx JSON answer into out (a *[]byte
+// receives the raw body); other statuses become errors naming the server's
+// message.
+func (c *Client) Do(method, path string, body, out any) error {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -88,8 +98,13 @@ func (c *adminClient) do(method, path string, body, out any) error {
 		}
 		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(data))
 	}
-	if out != nil {
+	switch o := out.(type) {
+	case nil:
+		return nil
+	case *[]byte:
+		*o = data
+		return nil
+	default:
 		return json.Unmarshal(data, out)
 	}
-	return nil
 }

@@ -1,0 +1,48 @@
+package configrender
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Error is a render that cannot be sent: it names the Blueprint and, when
+// one Component is at fault, the Component and the variable or rule.
+type Error struct {
+	Blueprint string
+	// Component is the rendered id of the Component at fault, with its
+	// class, e.g. "exporter file/out"; empty for the whole document.
+	Component string
+	// Source is the Component as the estate names it (team/name@version or
+	// a local name); empty when Component is.
+	Source string
+	// Variable is the reference as written, when one is missing.
+	Variable string
+	// Reason says what is wrong.
+	Reason string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "blueprint %s", e.Blueprint)
+	if e.Component != "" {
+		fmt.Fprintf(&b, ": %s", e.Component)
+		if e.Source != "" && !strings.HasSuffix(e.Component, "/"+e.Source) {
+			fmt.Fprintf(&b, " (component %s)", e.Source)
+		}
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Reason)
+	return b.String()
+}
+
+// Dropped is a receiver left out of a render because a variable it
+// references is not in the context.
+type Dropped struct {
+	Receiver string `json:"receiver"` // rendered id
+	Source   string `json:"source"`   // the Component as the estate names it
+	Variable string `json:"variable"` // the missing reference as written
+}
+
+func (d Dropped) String() string {
+	return fmt.Sprintf("receiver %s dropped: %s is not in the context", d.Receiver, d.Variable)
+}

@@ -1,0 +1,468 @@
+package configrender
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/myriarch/myriarch/internal/blueprint"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// estate writes files (path → content) under a temp root and loads it.
+func estate(t *testing.T, files map[string]string) *blueprint.Estate {
+	t.Helper()
+	root := t.TempDir()
+	for rel, content := range files {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	est, err := blueprint.Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return est
+}
+
+const gateway = `name: gw
+version: 1
+owner: o
+components:
+  - name: in
+    class: receiver
+    type: otlp
+    version: 1
+    config:
+      protocols:
+        http:
+          endpoint: 127.0.0.1:${site.port|'4318'}
+  - name: files
+    class: receiver
+    type: filelog
+    version: 1
+    config:
+      include: ["/var/log/${app.name}/*.log"]
+  - name: batch
+    class: processor
+    type: batch
+    version: 1
+  - name: tag
+    class: processor
+    type: resource
+    version: 1
+    config:
+      attributes:
+        - key: site.id
+          value: ${site.id}
+          action: upsert
+        - key: region
+          value: "${site.region|'none'}"
+          action: upsert
+        - key: home
+          value: ${env:HOME}
+          action: upsert
+        - key: escaped
+          value: $${site.id}
+          action: upsert
+  - name: out
+    class: exporter
+    type: file
+    version: 1
+    config:
+      path: /var/lib/otelcol/${site.id}.json
+  - name: health
+    class: extension
+    type: health_check
+    version: 1
+pipelines:
+  logs:
+    - component: in
+    - component: files
+    - component: tag
+    - component: batch
+    - component: out
+  traces:
+    - component: in
+    - component: batch
+    - component: out
+extensions:
+  - component: health
+`
+
+func compile(t *testing.T, files map[string]string, id string) *Template {
+	t.Helper()
+	tm, err := Compile(estate(t, files), id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm
+}
+
+func TestRenderGolden(t *testing.T) {
+	tm := compile(t, map[string]string{"teams/df/blueprints/gw.yaml": gateway}, "df/gw")
+	for _, tc := range []struct {
+		name string
+		ctx  Context
+	}{
+		{"all", Context{"site.id": "edge-007", "site.port": "4319", "site.region": "north", "app.name": "shop"}},
+		{"no-app", Context{"site.id": "007"}}, // the filelog receiver is dropped
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := tm.Render(tc.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", tc.name+".golden.yaml")
+			if *update {
+				if err := os.WriteFile(golden, res.Body, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(res.Body) != string(want) {
+				t.Fatalf("render differs from %s (-update to accept):\n%s", golden, res.Body)
+			}
+			var doc map[string]any
+			if err := yaml.Unmarshal(res.Body, &doc); err != nil {
+				t.Fatalf("render does not parse: %v", err)
+			}
+		})
+	}
+}
+
+// What the render reads back as: values keep their meaning.
+func TestRenderTypesAndDrops(t *testing.T) {
+	tm := compile(t, map[string]string{"teams/df/blueprints/gw.yaml": gateway}, "df/gw")
+	res, err := tm.Render(Context{"site.id": "007", "site.port": "4319"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Receivers  map[string]any `yaml:"receivers"`
+		Processors map[string]struct {
+			Attributes []map[string]any `yaml:"attributes"`
+		} `yaml:"processors"`
+		Exporters map[string]map[string]any `yaml:"exporters"`
+		Service   struct {
+			Pipelines map[string]map[string][]string `yaml:"pipelines"`
+		} `yaml:"service"`
+	}
+	if err := yaml.Unmarshal(res.Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := doc.Receivers["filelog/files"]; ok {
+		t.Error("the filelog receiver reads ${app.name}, which is missing: it must be dropped")
+	}
+	if len(res.Dropped) != 1 || res.Dropped[0].Receiver != "filelog/files" || res.Dropped[0].Variable != "${app.name}" {
+		t.Errorf("dropped %+v", res.Dropped)
+	}
+	if got := doc.Service.Pipelines["logs"]["receivers"]; len(got) != 1 || got[0] != "otlp/in" {
+		t.Errorf("logs receivers %v", got)
+	}
+	attrs := doc.Processors["resource/tag"].Attributes
+	want := []any{"007", "none", "${env:HOME}", "$${site.id}"}
+	for i, w := range want {
+		if attrs[i]["value"] != w {
+			t.Errorf("attribute %d: %#v, want %#v", i, attrs[i]["value"], w)
+		}
+	}
+	if p := doc.Exporters["file/out"]["path"]; p != "/var/lib/otelcol/007.json" {
+		t.Errorf("path %#v", p)
+	}
+}
+
+// A whole plain reference takes a canonical number's or boolean's type;
+// anything else, and anything quoted or interpolated, is a string.
+func TestRenderScalarTypes(t *testing.T) {
+	bp := `name: b
+version: 1
+owner: o
+components:
+  - name: in
+    class: receiver
+    type: otlp
+    version: 1
+  - name: out
+    class: exporter
+    type: debug
+    version: 1
+    config:
+      plain: ${v.x}
+      quoted: "${v.x}"
+      interpolated: x${v.x}
+pipelines:
+  logs:
+    - component: in
+    - component: out
+`
+	tm := compile(t, map[string]string{"teams/t/blueprints/b.yaml": bp}, "t/b")
+	for _, tc := range []struct {
+		value string
+		plain any
+	}{
+		{"4318", 4318}, {"-2", -2}, {"1.5", 1.5}, {"true", true}, {"false", false},
+		{"007", "007"}, {"+1", "+1"}, {"1e3", "1e3"}, {"0x10", "0x10"}, {"yes", "yes"}, {"null", "null"}, {"~", "~"},
+		{"", ""}, {"99999999999999999999", "99999999999999999999"}, {".inf", ".inf"}, {"2001-12-14", "2001-12-14"},
+	} {
+		res, err := tm.Render(Context{"v.x": tc.value})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Exporters map[string]map[string]any `yaml:"exporters"`
+		}
+		if err := yaml.Unmarshal(res.Body, &doc); err != nil {
+			t.Fatalf("%q: %v\n%s", tc.value, err, res.Body)
+		}
+		got := doc.Exporters["debug/out"]
+		if got["plain"] != tc.plain || got["quoted"] != tc.value || got["interpolated"] != "x"+tc.value {
+			t.Errorf("%q: plain %#v quoted %#v interpolated %#v", tc.value, got["plain"], got["quoted"], got["interpolated"])
+		}
+	}
+}
+
+// No value can add YAML structure: hostile values read back as the same
+// strings, and the document keeps its shape.
+func TestRenderValueInjection(t *testing.T) {
+	bp := `name: b
+version: 1
+owner: o
+components:
+  - name: in
+    class: receiver
+    type: otlp
+    version: 1
+  - name: out
+    class: exporter
+    type: debug
+    version: 1
+    config:
+      a: ${v.x}
+      b:
+        - ${v.x}
+        - "${v.x}"
+      c: pre ${v.x} post
+pipelines:
+  logs:
+    - component: in
+    - component: out
+`
+	tm := compile(t, map[string]string{"teams/t/blueprints/b.yaml": bp}, "t/b")
+	for _, v := range []string{"a: b\nc: d", "{", "}", "[x", "*alias", "&anchor x", "!!map {}", "- x", "x\n- y", "'", "\"", "# c",
+		"key: value", "|\n  block", ">", "%YAML 1.2", "---", "...", "\x00nul", "\u202eRTL", "\\", "@", "`", "${other.var}", "$${x}"} {
+		res, err := tm.Render(Context{"v.x": v})
+		if err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		var doc struct {
+			Exporters map[string]map[string]any `yaml:"exporters"`
+		}
+		if err := yaml.Unmarshal(res.Body, &doc); err != nil {
+			t.Fatalf("%q: the render does not parse: %v\n%s", v, err, res.Body)
+		}
+		got := doc.Exporters["debug/out"]
+		lit := strings.ReplaceAll(v, "$", "$$") // what the collector reads as v
+		if len(got) != 3 || got["a"] != lit || got["c"] != "pre "+lit+" post" {
+			t.Fatalf("%q: read back %#v\n%s", v, got, res.Body)
+		}
+		if l, ok := got["b"].([]any); !ok || len(l) != 2 || l[0] != lit || l[1] != lit {
+			t.Fatalf("%q: list read back %#v", v, got["b"])
+		}
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	big := strings.Repeat("x", 4096)
+	manyRefs := "      list:\n" + strings.Repeat("        - ${v.big}\n", 1100)
+	for _, tc := range []struct {
+		name    string
+		bp      string
+		ctx     Context
+		compile bool     // the error comes from Compile
+		want    []string // in the message
+	}{
+		{name: "missing in exporter", bp: withExporter("path: /x/${site.missing}.json"), ctx: Context{},
+			want: []string{"blueprint t/b", "exporter file/out", "${site.missing}", "not in the collector's context"}},
+		{name: "opamp extension", bp: withExtension("opamp"), compile: true,
+			want: []string{"blueprint t/b", "extension opamp/ext", "Supervisor"}},
+		{name: "parse error", bp: withExporter("path: /x/${site.id"), compile: true,
+			want: []string{"blueprint t/b", "exporter file/out", "path"}},
+		{name: "too large after substitution", bp: withExporter(strings.TrimPrefix(manyRefs, "      ")), ctx: Context{"v.big": big},
+			want: []string{"blueprint t/b", "4 MiB"}},
+		{name: "too large before substitution", bp: strings.Replace(withExporter("path: x"), "  logs:\n",
+			"  traces:\n    - component: in\n    - component: t/big1@1\n    - component: t/big2@1\n  logs:\n", 1), compile: true,
+			want: []string{"blueprint t/b", "4 MiB"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			big := "class: exporter\ntype: debug\nversion: 1\nowner: o\nconfig:\n  blob: " + strings.Repeat("y", 3<<20) + "\n"
+			tm, err := Compile(estate(t, map[string]string{"teams/t/blueprints/b.yaml": tc.bp,
+				"teams/t/components/big1.yaml": "name: big1\n" + big, "teams/t/components/big2.yaml": "name: big2\n" + big}), "t/b", nil)
+			if !tc.compile {
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = tm.Render(tc.ctx)
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var re *Error
+			if !errors.As(err, &re) {
+				t.Fatalf("%T is not an *Error: %v", err, err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%q lacks %q", err, w)
+				}
+			}
+		})
+	}
+	if _, err := Compile(estate(t, map[string]string{"teams/t/blueprints/b.yaml": withExporter("path: x")}), "t/nope", nil); !errors.Is(err, blueprint.ErrUnknownBlueprint) {
+		t.Errorf("unknown Blueprint: %v", err)
+	}
+}
+
+func withExporter(cfg string) string {
+	return `name: b
+version: 1
+owner: o
+components:
+  - name: in
+    class: receiver
+    type: otlp
+    version: 1
+  - name: out
+    class: exporter
+    type: file
+    version: 1
+    config:
+      ` + cfg + `
+pipelines:
+  logs:
+    - component: in
+    - component: out
+`
+}
+
+func withExtension(typ string) string {
+	return strings.Replace(withExporter("path: x"), "pipelines:", `  - name: ext
+    class: extension
+    type: `+typ+`
+    version: 1
+pipelines:`, 1) + "extensions:\n  - component: ext\n"
+}
+
+// A connector that loses one side is removed with the pipelines that
+// then have no receivers, and unused Components go with them.
+func TestRenderPrunesConnectors(t *testing.T) {
+	bp := `name: b
+version: 1
+owner: o
+components:
+  - name: a
+    class: receiver
+    type: filelog
+    version: 1
+    config:
+      include: ["${x.a}"]
+  - name: b
+    class: receiver
+    type: otlp
+    version: 1
+  - name: fwd
+    class: connector
+    type: forward
+    version: 1
+  - name: batch
+    class: processor
+    type: batch
+    version: 1
+  - name: out
+    class: exporter
+    type: debug
+    version: 1
+pipelines:
+  traces:
+    - component: a
+    - component: batch
+    - component: fwd
+  logs:
+    - component: fwd
+    - component: batch
+    - component: out
+  metrics:
+    - component: b
+    - component: out
+`
+	tm := compile(t, map[string]string{"teams/t/blueprints/b.yaml": bp}, "t/b")
+	read := func(ctx Context) (map[string]map[string]any, map[string]any) {
+		res, err := tm.Render(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Receivers  map[string]any `yaml:"receivers"`
+			Connectors map[string]any `yaml:"connectors"`
+			Service    struct {
+				Pipelines map[string]map[string]any `yaml:"pipelines"`
+			} `yaml:"service"`
+		}
+		if err := yaml.Unmarshal(res.Body, &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Service.Pipelines, doc.Connectors
+	}
+	if p, c := read(Context{"x.a": "/log"}); len(p) != 3 || len(c) != 1 {
+		t.Fatalf("with x.a: pipelines %v connectors %v", p, c)
+	}
+	p, c := read(Context{})
+	if len(p) != 1 || p["metrics"] == nil || len(c) != 0 {
+		t.Fatalf("without x.a: pipelines %v connectors %v", p, c)
+	}
+}
+
+// Contexts that differ only in keys the Blueprint does not read share a key.
+func TestKey(t *testing.T) {
+	tm := compile(t, map[string]string{"teams/df/blueprints/gw.yaml": gateway}, "df/gw")
+	a := tm.Key(Context{"site.id": "1", "host.name": "a"})
+	b := tm.Key(Context{"site.id": "1", "host.name": "b"})
+	c := tm.Key(Context{"site.id": "2", "host.name": "a"})
+	d := tm.Key(Context{"site.id": "1", "site.port": ""})
+	if a != b || a == c || a == d {
+		t.Fatalf("keys: %q %q %q %q", a, b, c, d)
+	}
+	if got := tm.Variables(); strings.Join(got, ",") != "app.name,site.id,site.port,site.region" {
+		t.Fatalf("variables %v", got)
+	}
+}
+
+// Without any reference the render is the Blueprint's own render.
+func TestRenderWithoutVariablesIsTheBlueprint(t *testing.T) {
+	files := map[string]string{"teams/t/blueprints/b.yaml": withExporter("path: /x")}
+	tm := compile(t, files, "t/b")
+	res, err := tm.Render(Context{"a.b": "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := estate(t, files).Render(t.Context(), "t/b", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Body) != string(want) || string(tm.Source()) != string(want) {
+		t.Fatalf("render %q, blueprint %q", res.Body, want)
+	}
+}

@@ -1,0 +1,103 @@
+package configrender
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/myriarch/myriarch/internal/vars"
+)
+
+// walkValues calls fn for every scalar value under n (mapping keys are
+// not values), with a dotted path for messages.
+func walkValues(n *yaml.Node, path string, fn func(n *yaml.Node, path string)) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		fn(n, path)
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			walkValues(n.Content[i+1], joinPath(path, n.Content[i].Value), fn)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			walkValues(c, path+"["+strconv.Itoa(i)+"]", fn)
+		}
+	}
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// substitute returns a copy of n with every template scalar rendered; the
+// copy shares the subtrees that hold no template. The first missing
+// variable is returned as a *vars.MissingError.
+func (t *Template) substitute(n *yaml.Node, set vars.Set) (*yaml.Node, error) {
+	if s, ok := t.subs[n]; ok {
+		v, err := s.tpl.Expand(set, escapeDollars)
+		if err != nil {
+			return nil, err
+		}
+		return scalar(v, s.whole && !s.quoted), nil
+	}
+	if n.Kind != yaml.MappingNode && n.Kind != yaml.SequenceNode {
+		return n, nil
+	}
+	var out *yaml.Node
+	for i, c := range n.Content {
+		nc, err := t.substitute(c, set)
+		if err != nil {
+			return nil, err
+		}
+		if nc == c && out == nil {
+			continue
+		}
+		if out == nil {
+			cp := *n
+			cp.Content = append([]*yaml.Node(nil), n.Content...)
+			out = &cp
+		}
+		out.Content[i] = nc
+	}
+	if out == nil {
+		return n, nil
+	}
+	return out, nil
+}
+
+// escapeDollars makes a value literal for the collector, whose own
+// ${…} expansion reads "$$" as "$": a context value can never make the
+// collector read an environment variable or a file.
+func escapeDollars(v string) string { return strings.ReplaceAll(v, "$", "$$") }
+
+// Canonical YAML 1.2 core-schema forms that keep their type when a value
+// is substituted for a whole plain scalar. Leading zeros, signs on zero,
+// exponents and the like stay strings: "007" is a site id, not 7.
+var (
+	canonicalInt   = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+	canonicalFloat = regexp.MustCompile(`^-?(0|[1-9][0-9]*)\.[0-9]+$`)
+)
+
+// scalar is a substituted value: typed when typed is allowed and the value
+// is a canonical integer, float or boolean, otherwise a double-quoted
+// string, so no value can add YAML structure.
+func scalar(v string, typed bool) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.ScalarNode, Value: v, Tag: "!!str", Style: yaml.DoubleQuotedStyle}
+	if !typed {
+		return n
+	}
+	switch {
+	case v == "true" || v == "false":
+		n.Tag, n.Style = "!!bool", 0
+	case canonicalInt.MatchString(v) && len(v) <= 18:
+		n.Tag, n.Style = "!!int", 0
+	case canonicalFloat.MatchString(v) && len(v) <= 24:
+		n.Tag, n.Style = "!!float", 0
+	}
+	return n
+}

@@ -1,0 +1,175 @@
+package configrender
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/myriarch/myriarch/internal/blueprint"
+	"github.com/myriarch/myriarch/internal/vars"
+)
+
+// MaxBody bounds a rendered configuration (and the Blueprint's own render
+// before substitution): a collector configuration of more than 4 MiB is a
+// mistake, and every byte of it is stored and sent to each collector.
+const MaxBody = 4 << 20
+
+// Context is a collector's render context: variable name ("site.id",
+// "host.name", "labels.wave", …) to value.
+type Context map[string]string
+
+// Template is a Blueprint compiled for rendering with many contexts. It is
+// immutable and safe for concurrent use.
+type Template struct {
+	id     string
+	plan   *blueprint.Plan
+	source []byte
+	// subs are the scalars with references, by node in the plan's Config
+	// trees.
+	subs map[*yaml.Node]sub
+	// withSubs marks the Components (by plan index) that have any.
+	withSubs []bool
+	// vars are the variables any template reads, sorted and distinct: a
+	// render depends on the context only through them.
+	vars []string
+}
+
+type sub struct {
+	tpl    *vars.Template
+	whole  bool // the scalar is exactly one reference
+	quoted bool // the scalar was quoted in the Blueprint: always a string
+}
+
+// Compile resolves the Blueprint with the given id (pinned versions read
+// from hist) and parses every reference in its Components' configuration.
+// A Blueprint that cannot render for any collector is an *Error, or the
+// estate's own error (unknown Blueprint, refused plan).
+func Compile(est *blueprint.Estate, id string, hist blueprint.History) (*Template, error) {
+	plan, err := est.Plan(context.Background(), id, hist)
+	if err != nil {
+		return nil, err
+	}
+	t := &Template{id: id, plan: plan, subs: map[*yaml.Node]sub{}, withSubs: make([]bool, len(plan.Components))}
+	var errs []error
+	seen := map[string]bool{}
+	for i, c := range plan.Components {
+		if c.Class == blueprint.ClassExtension && c.Type == "opamp" {
+			errs = append(errs, t.errorf(c, "", "the opamp extension belongs to the Supervisor (a remote configuration that sets it breaks the connection): remove it from the Blueprint"))
+			continue
+		}
+		walkValues(c.Config, "", func(n *yaml.Node, path string) {
+			if !strings.Contains(n.Value, "${") {
+				return
+			}
+			tpl, err := vars.Parse(n.Value)
+			if err != nil {
+				errs = append(errs, t.errorf(c, "", fmt.Sprintf("%s: %v", path, err)))
+				return
+			}
+			refs := tpl.References()
+			if len(refs) == 0 {
+				return
+			}
+			for _, r := range refs {
+				for _, a := range r.Alts {
+					if !a.Const {
+						seen[strings.Join(a.Path, ".")] = true
+					}
+				}
+			}
+			t.subs[n] = sub{tpl: tpl, whole: len(refs) == 1 && refs[0].Source == n.Value,
+				quoted: n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0}
+			t.withSubs[i] = true
+		})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	t.source = plan.YAML()
+	if len(t.source) > MaxBody {
+		return nil, &Error{Blueprint: id, Reason: fmt.Sprintf("renders %d bytes before substitution, over the %d-byte (4 MiB) limit", len(t.source), MaxBody)}
+	}
+	for v := range seen {
+		t.vars = append(t.vars, v)
+	}
+	slices.Sort(t.vars)
+	return t, nil
+}
+
+// ID is the Blueprint's id.
+func (t *Template) ID() string { return t.id }
+
+// Source is the Blueprint rendered without substitution, what telecraft
+// render prints without a context: a render depends on the Blueprint only
+// through it.
+func (t *Template) Source() []byte { return t.source }
+
+// Variables lists the variables the Blueprint reads, sorted.
+func (t *Template) Variables() []string { return slices.Clone(t.vars) }
+
+// Key identifies what a render with ctx depends on: contexts with equal
+// keys render the same document.
+func (t *Template) Key(ctx Context) string {
+	var b strings.Builder
+	for _, v := range t.vars {
+		val, ok := ctx[v]
+		if !ok {
+			b.WriteByte(0)
+			continue
+		}
+		b.WriteByte(1)
+		fmt.Fprintf(&b, "%d:", len(val))
+		b.WriteString(val)
+	}
+	return b.String()
+}
+
+// Result is one render.
+type Result struct {
+	Body    []byte
+	Dropped []Dropped
+}
+
+// Render substitutes ctx into the Blueprint. Errors are *Error.
+func (t *Template) Render(ctx Context) (*Result, error) {
+	set := vars.FlatSet(ctx)
+	plan := *t.plan
+	plan.Components = slices.Clone(t.plan.Components)
+	var dropped []Dropped
+	gone := map[string]bool{}
+	for i, c := range plan.Components {
+		if !t.withSubs[i] {
+			continue
+		}
+		var missing *vars.MissingError
+		cfg, err := t.substitute(c.Config, set)
+		switch {
+		case err == nil:
+			plan.Components[i].Config = cfg
+		case errors.As(err, &missing) && c.Class == blueprint.ClassReceiver:
+			dropped = append(dropped, Dropped{Receiver: c.ID, Source: c.Source, Variable: missing.Reference})
+			gone[c.ID] = true
+		case errors.As(err, &missing):
+			return nil, &Error{Blueprint: t.id, Component: string(c.Class) + " " + c.ID, Source: c.Source, Variable: missing.Reference,
+				Reason: fmt.Sprintf("%s is not in the collector's context (only a receiver is dropped for a missing variable)", missing.Reference)}
+		default:
+			return nil, t.errorf(c, "", err.Error())
+		}
+	}
+	if len(gone) > 0 {
+		prune(&plan, gone)
+	}
+	body := plan.YAML()
+	if len(body) > MaxBody {
+		return nil, &Error{Blueprint: t.id, Reason: fmt.Sprintf("the rendered configuration is %d bytes, over the %d-byte (4 MiB) limit", len(body), MaxBody)}
+	}
+	return &Result{Body: body, Dropped: dropped}, nil
+}
+
+func (t *Template) errorf(c blueprint.Placed, variable, reason string) *Error {
+	return &Error{Blueprint: t.id, Component: string(c.Class) + " " + c.ID, Source: c.Source, Variable: variable, Reason: reason}
+}

@@ -1,0 +1,231 @@
+package configs
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+
+	"github.com/google/uuid"
+
+	"github.com/myriarch/myriarch/server/admin"
+	"github.com/myriarch/myriarch/server/offers"
+	"github.com/myriarch/myriarch/server/registry"
+)
+
+// Assignment is an agent's "assignment" JSON: the fleet and target version
+// of the package rollout with the configuration's hashes and sync state.
+type Assignment struct {
+	Fleet         *string        `json:"fleet"`
+	TargetVersion *string        `json:"targetVersion"`
+	Error         *string        `json:"error"`
+	Revision      *string        `json:"revision"`
+	Blueprint     *string        `json:"blueprint"`
+	Assigned      *string        `json:"assigned"`
+	Desired       *string        `json:"desired"`
+	Failed        *string        `json:"failed"`
+	Reported      ReportedConfig `json:"reported"`
+	SyncState     string         `json:"syncState"`
+}
+
+// ReportedConfig is what the agent last reported about its remote config.
+type ReportedConfig struct {
+	Hash   *string `json:"hash"`
+	Status string  `json:"status"`
+	Error  *string `json:"error"`
+}
+
+// WriteFields implements admin.FieldWriter.
+func (a Assignment) WriteFields(o *admin.Object) {
+	o.StringPtr("fleet", a.Fleet)
+	o.StringPtr("targetVersion", a.TargetVersion)
+	o.StringPtr("error", a.Error)
+	o.StringPtr("revision", a.Revision)
+	o.StringPtr("blueprint", a.Blueprint)
+	o.StringPtr("assigned", a.Assigned)
+	o.StringPtr("desired", a.Desired)
+	o.StringPtr("failed", a.Failed)
+	o.Any("reported", a.Reported)
+	o.String("syncState", a.SyncState)
+}
+
+// WriteFields implements admin.FieldWriter.
+func (r ReportedConfig) WriteFields(o *admin.Object) {
+	o.StringPtr("hash", r.Hash)
+	o.String("status", r.Status)
+	o.StringPtr("error", r.Error)
+}
+
+func strp(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// Decorate implements admin.Decorator; it runs after the offers engine's
+// and extends the assignment it set.
+func (e *Engine) Decorate(a *registry.Agent, j *admin.Agent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.decorate(a, j)
+}
+
+// DecorateBatch implements admin.BatchDecorator.
+func (e *Engine) DecorateBatch(as []registry.Agent, js []*admin.Agent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := range as {
+		e.decorate(&as[i], js[i])
+	}
+}
+
+// decorate fills the assignment; caller holds e.mu.
+func (e *Engine) decorate(a *registry.Agent, j *admin.Agent) {
+	if a.Kind != registry.KindCollector && a.Kind != registry.KindBridge {
+		return
+	}
+	out := Assignment{SyncState: SyncNone, Reported: ReportedConfig{Status: StatusUnset}}
+	if pkg, ok := j.Assignment.(offers.Assignment); ok {
+		out.Fleet, out.TargetVersion, out.Error = pkg.Fleet, pkg.TargetVersion, pkg.Error
+	}
+	if r := e.records[a.UID]; r != nil {
+		if out.Fleet == nil {
+			out.Fleet = strp(r.fleet)
+		}
+		if out.Error == nil {
+			out.Error = strp(r.err)
+		}
+		out.Revision, out.Blueprint = strp(r.revision), strp(r.blueprint)
+		out.Assigned, out.Desired, out.Failed = strp(r.assigned), strp(r.desired), strp(r.failedHash())
+		out.Reported = ReportedConfig{Hash: strp(r.reported.Hash), Status: r.reported.Status, Error: strp(r.reported.Error)}
+		if out.Reported.Status == "" {
+			out.Reported.Status = StatusUnset
+		}
+		out.SyncState = r.syncState()
+	}
+	j.Assignment = out
+}
+
+// SyncState is an agent's sync state (none for agents the engine does not configure).
+func (e *Engine) SyncState(uid uuid.UUID) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r := e.records[uid]; r != nil {
+		return r.syncState()
+	}
+	return SyncNone
+}
+
+var hashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// Routes adds the configuration routes to the admin API. Add them after
+// the offers engine's, so the assignment it sets is extended.
+func (e *Engine) Routes(api *admin.API) {
+	api.AddDecorator(e)
+	api.AddFilter("syncState", func(v string) (func(a *registry.Agent) bool, error) {
+		switch v {
+		case SyncNone, SyncInSync, SyncPending, SyncFailed, SyncDrift:
+		default:
+			return nil, fmt.Errorf("syncState must be one of none, in_sync, pending, failed, drift, got %q", v)
+		}
+		return func(a *registry.Agent) bool {
+			return (a.Kind == registry.KindCollector || a.Kind == registry.KindBridge) && e.SyncState(a.UID) == v
+		}, nil
+	})
+	api.Handle("GET /api/v1/agents/{uid}/config", e.getConfig)
+	api.Handle("GET /api/v1/agents/{uid}/context", e.getContext)
+	api.Handle("POST /api/v1/agents/{uid}/config/retry", func(w http.ResponseWriter, r *http.Request) {
+		uid, err := uuid.Parse(r.PathValue("uid"))
+		if err == nil {
+			err = e.Retry(uid)
+		}
+		if err != nil {
+			admin.WriteError(w, http.StatusNotFound, err.Error())
+			return
+		}
+		a, _ := e.reg.Get(uid)
+		admin.WriteJSON(w, http.StatusOK, api.AgentJSON(&a))
+	})
+}
+
+// getConfig answers the desired body, or with ?hash= any stored one.
+func (e *Engine) getConfig(w http.ResponseWriter, r *http.Request) {
+	uid, err := uuid.Parse(r.PathValue("uid"))
+	if err != nil {
+		admin.WriteError(w, http.StatusBadRequest, "not an instance UID: "+r.PathValue("uid"))
+		return
+	}
+	want := r.URL.Query().Get("hash")
+	if want != "" && !hashRE.MatchString(want) {
+		admin.WriteError(w, http.StatusBadRequest, "hash must be 64 lower-case hex digits (SHA-256), got "+fmt.Sprintf("%q", want))
+		return
+	}
+	e.mu.Lock()
+	rec := e.records[uid]
+	if rec == nil {
+		e.mu.Unlock()
+		admin.WriteError(w, http.StatusNotFound, "no configured agent "+uid.String())
+		return
+	}
+	h := want
+	if h == "" {
+		h = rec.desired
+	}
+	body, ok := e.bodies[h]
+	e.mu.Unlock()
+	switch {
+	case h == "":
+		admin.WriteError(w, http.StatusNotFound, "agent "+uid.String()+" has no desired configuration")
+		return
+	case !ok:
+		admin.WriteError(w, http.StatusNotFound, "no stored configuration "+h)
+		return
+	}
+	w.Header().Set("Content-Type", ContentType)
+	w.Header().Set("X-Config-Hash", h)
+	_, _ = w.Write(body)
+}
+
+// getContext answers the agent's render context, the JSON object that
+// telecraft render --context reads.
+func (e *Engine) getContext(w http.ResponseWriter, r *http.Request) {
+	uid, err := uuid.Parse(r.PathValue("uid"))
+	if err != nil {
+		admin.WriteError(w, http.StatusBadRequest, "not an instance UID: "+r.PathValue("uid"))
+		return
+	}
+	e.mu.Lock()
+	rec := e.records[uid]
+	var ctx map[string]string
+	if rec != nil && rec.view != nil {
+		ctx = e.contextOf(rec)
+	}
+	e.mu.Unlock()
+	if ctx == nil {
+		admin.WriteError(w, http.StatusNotFound, "no collector or Bridge "+uid.String())
+		return
+	}
+	admin.WriteJSON(w, http.StatusOK, ctx)
+}
+
+// Retry clears an agent's failed hashes so its assigned configuration is
+// offered again.
+func (e *Engine) Retry(uid uuid.UUID) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := e.records[uid]
+	if r == nil || r.view == nil {
+		return fmt.Errorf("no configured agent %s", uid)
+	}
+	r.failed = nil
+	if r.reported.Status == StatusFailed {
+		// The failure is the agent's last word about that hash; it no
+		// longer blocks an offer.
+		r.sentHash = ""
+	}
+	e.event(r, "config_retry", "failed configurations cleared by an operator")
+	e.dirty[uid] = struct{}{}
+	e.evaluate(map[uuid.UUID]struct{}{uid: {}})
+	e.kick()
+	return nil
+}

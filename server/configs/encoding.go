@@ -1,0 +1,88 @@
+package configs
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// recordFormat is the first byte of a stored record. A stored record is
+// read at every start, 100 000 of them in a large estate, so it is a
+// compact binary form rather than JSON: the version byte, then every
+// string field as a uvarint length and its bytes in persistedFields order,
+// then the number of failed hashes and each of them.
+const recordFormat = 1
+
+func (p *persisted) strings() []*string {
+	return []*string{&p.Fleet, &p.Blueprint, &p.Input, &p.Revision, &p.Assigned, &p.Desired, &p.Applied,
+		&p.Reported.Hash, &p.Reported.Status, &p.Reported.Error, &p.Effective, &p.Error}
+}
+
+func (p persisted) marshal() []byte {
+	b := make([]byte, 0, 512)
+	b = append(b, recordFormat)
+	for _, s := range p.strings() {
+		b = binary.AppendUvarint(b, uint64(len(*s)))
+		b = append(b, *s...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(p.Failed)))
+	for _, s := range p.Failed {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	return b
+}
+
+var errTruncated = errors.New("truncated record")
+
+// unmarshal reads a stored record; str makes the strings (sharing equal
+// ones). Records written as JSON are read too.
+func (p *persisted) unmarshal(data []byte, str func([]byte) string) error {
+	if len(data) > 0 && data[0] == '{' {
+		return json.Unmarshal(data, p)
+	}
+	if len(data) == 0 || data[0] != recordFormat {
+		return fmt.Errorf("unknown record format %d", firstByte(data))
+	}
+	data = data[1:]
+	next := func() (string, error) {
+		n, k := binary.Uvarint(data)
+		if k <= 0 || uint64(len(data)-k) < n {
+			return "", errTruncated
+		}
+		s := str(data[k : k+int(n)])
+		data = data[k+int(n):]
+		return s, nil
+	}
+	var err error
+	for _, s := range p.strings() {
+		if *s, err = next(); err != nil {
+			return err
+		}
+	}
+	n, k := binary.Uvarint(data)
+	if k <= 0 || n > maxFailed {
+		return errTruncated
+	}
+	data = data[k:]
+	p.Failed = nil
+	for range n {
+		s, err := next()
+		if err != nil {
+			return err
+		}
+		p.Failed = append(p.Failed, s)
+	}
+	if len(data) != 0 {
+		return fmt.Errorf("%d bytes after the record", len(data))
+	}
+	return nil
+}
+
+func firstByte(b []byte) int {
+	if len(b) == 0 {
+		return -1
+	}
+	return int(b[0])
+}

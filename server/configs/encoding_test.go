@@ -1,0 +1,41 @@
+package configs
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestRecordEncoding(t *testing.T) {
+	p := persisted{persistedFields: persistedFields{Fleet: "edge", Blueprint: "df/gw", Input: "in", Revision: "rev",
+		Assigned: strings.Repeat("a", 64), Desired: strings.Repeat("b", 64), Applied: strings.Repeat("c", 64),
+		Reported: reported{Hash: strings.Repeat("d", 64), Status: StatusFailed, Error: "ünknown type"}, Effective: "e", Error: "err"},
+		Failed: []string{strings.Repeat("f", 64), strings.Repeat("0", 64)}}
+	str := func(b []byte) string { return string(b) }
+	data := p.marshal()
+	var q persisted
+	if err := q.unmarshal(data, str); err != nil || !q.equal(p) {
+		t.Fatalf("round trip: %v\n%+v\n%+v", err, q, p)
+	}
+	var empty persisted
+	if err := empty.unmarshal(persisted{}.marshal(), str); err != nil || !empty.equal(persisted{}) {
+		t.Fatalf("empty: %v %+v", err, empty)
+	}
+	js, _ := json.Marshal(p)
+	var fromJSON persisted
+	if err := fromJSON.unmarshal(js, str); err != nil || !fromJSON.equal(p) {
+		t.Fatalf("JSON: %v", err)
+	}
+	for i := range len(data) - 1 {
+		var r persisted
+		if err := r.unmarshal(data[:i], str); err == nil {
+			t.Fatalf("a record cut at %d bytes reads", i)
+		}
+	}
+	if err := new(persisted).unmarshal(append(data, 0), str); err == nil {
+		t.Fatal("trailing bytes read")
+	}
+	if err := new(persisted).unmarshal([]byte{9, 0}, str); err == nil || !strings.Contains(err.Error(), "format 9") {
+		t.Fatalf("unknown format: %v", err)
+	}
+}

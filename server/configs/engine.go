@@ -1,0 +1,526 @@
+package configs
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/internal/configrender"
+	"github.com/myriarch/myriarch/internal/intern"
+	"github.com/myriarch/myriarch/server/estate"
+	"github.com/myriarch/myriarch/server/registry"
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// Sender delivers a message to an agent over its WebSocket at once and
+// reports whether it could (opampsrv.Server.Send).
+type Sender interface {
+	Send(uid uuid.UUID, msg *protobufs.ServerToAgent) bool
+}
+
+// Store is what the engine persists: assignments and bodies, and the
+// fleets' rollout states.
+type Store interface {
+	store.Configs
+	store.State
+}
+
+// ContextSource adds variables to an agent's render context. Sources are
+// merged in order; the attribute view is applied last and wins on equal keys.
+type ContextSource func(uid uuid.UUID) map[string]string
+
+// Options configure an Engine.
+type Options struct {
+	Now func() time.Time
+	// Estate, when set, is in force from the start.
+	Estate *estate.Estate
+	// Sources add to the attribute view in render contexts.
+	Sources []ContextSource
+	// ResendAfter is how long the engine waits for an agent to report the
+	// desired hash before sending it again (default 30 s).
+	ResendAfter time.Duration
+	// FlushEvery is how often changed assignments are written (default 250 ms).
+	FlushEvery time.Duration
+	// Senders is how many goroutines deliver configurations (default 4).
+	Senders int
+}
+
+// Engine is safe for concurrent use. Its methods may be called in any
+// order after New; Close stops the senders and writes what is pending.
+type Engine struct {
+	opts Options
+	log  *slog.Logger
+	reg  *registry.Registry
+	st   Store
+
+	mu        sync.Mutex
+	est       *estate.Estate // guarded by mu
+	templates map[string]*template
+	records   map[uuid.UUID]*record
+	fleets    map[string]*fleetRollout
+	bodies    map[string][]byte
+	// What the next flush writes, guarded by mu.
+	dirty     map[uuid.UUID]struct{}
+	newBodies map[string][]byte
+	gone      []string
+
+	// strs shares equal strings of records (hashes, fleet names,
+	// revisions); guarded by mu.
+	strs intern.Table
+
+	outbox   *outbox
+	flushReq chan struct{}
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+// New loads the stored assignments, evaluates every agent of the registry
+// against opts.Estate, and starts the senders and the writer.
+func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log *slog.Logger, opts Options) (*Engine, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.ResendAfter <= 0 {
+		opts.ResendAfter = 30 * time.Second
+	}
+	if opts.FlushEvery <= 0 {
+		opts.FlushEvery = 250 * time.Millisecond
+	}
+	if opts.Senders <= 0 {
+		opts.Senders = 4
+	}
+	e := &Engine{
+		opts: opts, log: log, reg: reg, st: st,
+		templates: map[string]*template{},
+		records:   map[uuid.UUID]*record{},
+		fleets:    map[string]*fleetRollout{},
+		dirty:     map[uuid.UUID]struct{}{},
+		newBodies: map[string][]byte{},
+		strs:      intern.Table{Max: 1 << 16},
+		outbox:    newOutbox(),
+		flushReq:  make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+	}
+	assignments, bodies, err := st.LoadConfigs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e.bodies = bodies
+	states, err := st.ListState(ctx, rolloutKey)
+	if err != nil {
+		return nil, err
+	}
+	stored := map[string]rolloutState{}
+	for k, v := range states {
+		var rs rolloutState
+		if json.Unmarshal(v, &rs) == nil {
+			stored[k[len(rolloutKey):]] = rs
+		}
+	}
+	e.mu.Lock()
+	for uid, data := range assignments {
+		var p persisted
+		if err := p.unmarshal(data, e.strs.Bytes); err != nil {
+			e.log.Error("stored configuration assignment unreadable; the agent is assigned anew", "agent", uuid.UUID(uid), "err", err)
+			continue
+		}
+		r := &record{uid: uid}
+		r.restore(p)
+		e.records[uid] = r
+	}
+	for _, a := range reg.List("", false) {
+		e.absorb(a)
+	}
+	// Records of agents the registry no longer has are kept (and stored)
+	// but not evaluated.
+	e.setEstateLocked(opts.Estate, stored)
+	e.mu.Unlock()
+	e.flush()
+	for range opts.Senders {
+		e.wg.Add(1)
+		go e.sender(send)
+	}
+	e.wg.Add(1)
+	go e.writer()
+	reg.Observe(e.AgentChanged)
+	return e, nil
+}
+
+// Close stops the senders and the writer and writes what is pending.
+func (e *Engine) Close() {
+	e.stopOnce.Do(func() {
+		close(e.stop)
+		e.outbox.close()
+		e.wg.Wait()
+		e.flush()
+	})
+}
+
+// absorb records an agent's facts; it reports whether the agent is one the
+// engine configures. Caller holds e.mu.
+func (e *Engine) absorb(a registry.Agent) bool {
+	if a.Kind != registry.KindCollector && a.Kind != registry.KindBridge {
+		if r := e.records[a.UID]; r != nil {
+			e.uncount(r)
+			r.kind = a.Kind
+		}
+		return false
+	}
+	r := e.records[a.UID]
+	if r == nil {
+		r = &record{uid: a.UID}
+		e.records[a.UID] = r
+	}
+	if r.online && !a.Online {
+		r.sentHash = "" // a new connection is sent the desired config again
+	}
+	r.kind, r.view, r.online, r.connected, r.firstSeen = a.Kind, a.Attributes, a.Online, a.Connected, a.FirstSeen
+	r.accepts = a.HasCapability(protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig)
+	return true
+}
+
+// AgentChanged is the registry observer: the agent's description,
+// capabilities or connection changed.
+func (e *Engine) AgentChanged(uid uuid.UUID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a, ok := e.reg.Peek(uid)
+	if !ok || !e.absorb(a) {
+		return
+	}
+	e.evaluate(map[uuid.UUID]struct{}{uid: {}})
+	e.kick()
+}
+
+// SetEstate applies a new estate: fleets and Blueprints. Only agents whose
+// fleet, Blueprint source or context changed are rendered again.
+func (e *Engine) SetEstate(est *estate.Estate) {
+	e.mu.Lock()
+	e.setEstateLocked(est, nil)
+	e.mu.Unlock()
+	e.requestFlush()
+}
+
+// setEstateLocked rebuilds the fleets (restoring stored rollout states when
+// given) and templates, then evaluates every configurable agent.
+func (e *Engine) setEstateLocked(est *estate.Estate, stored map[string]rolloutState) {
+	e.est = est
+	old := e.fleets
+	e.fleets = map[string]*fleetRollout{}
+	var ids []string
+	if est != nil {
+		for _, def := range est.Fleets {
+			if def.Config == nil {
+				continue
+			}
+			ids = append(ids, def.Config.Blueprint)
+		}
+		var bp = est.Blueprints
+		e.templates = compileAll(bp, ids, e.templates)
+		for _, def := range est.Fleets {
+			if def.Config == nil {
+				continue
+			}
+			f := newFleetRollout(def)
+			tm := e.templates[def.Config.Blueprint]
+			switch prev, ok := old[def.Name]; {
+			case ok:
+				f.rolloutState = prev.rolloutState
+			case stored != nil:
+				f.rolloutState = stored[def.Name]
+			}
+			if f.Since.IsZero() {
+				f.Since = e.opts.Now().UTC()
+				f.dirty = true
+			}
+			if f.Digest != tm.digest {
+				// A new configuration starts a new rollout.
+				f.rolloutState = rolloutState{Digest: tm.digest, Since: f.Since}
+				f.dirty = true
+			}
+			e.fleets[def.Name] = f
+		}
+	} else {
+		e.templates = map[string]*template{}
+	}
+	for name := range old {
+		if _, ok := e.fleets[name]; !ok {
+			e.deleteState(rolloutKey + name)
+		}
+	}
+	work := make(map[uuid.UUID]struct{}, len(e.records))
+	for uid, r := range e.records {
+		r.countedIn = ""
+		if r.view != nil && (r.kind == registry.KindCollector || r.kind == registry.KindBridge) {
+			work[uid] = struct{}{}
+		}
+	}
+	e.evaluate(work)
+	e.saveFleets()
+	e.collectBodies()
+}
+
+// contextOf is an agent's render context: the sources, then its attribute view.
+func (e *Engine) contextOf(r *record) configrender.Context {
+	if len(e.opts.Sources) == 0 {
+		return configrender.Context(r.view)
+	}
+	ctx := configrender.Context{}
+	for _, src := range e.opts.Sources {
+		for k, v := range src(r.uid) {
+			ctx[k] = v
+		}
+	}
+	for k, v := range r.view {
+		ctx[k] = v
+	}
+	return ctx
+}
+
+// evaluate recomputes the given agents, and then those of waves whose gate
+// opened as a consequence. Every agent is assigned, rendered and counted
+// before any moves desired, so a wave gate is never judged on partial
+// counts. Caller holds e.mu.
+func (e *Engine) evaluate(work map[uuid.UUID]struct{}) {
+	for len(work) > 0 {
+		recs := make([]*record, 0, len(work))
+		for uid := range work {
+			if r := e.records[uid]; r != nil {
+				recs = append(recs, r)
+			}
+		}
+		sort.Slice(recs, func(i, j int) bool { return string(recs[i].uid[:]) < string(recs[j].uid[:]) })
+		gates := map[*fleetRollout]int{}
+		note := func(name string) {
+			if f := e.fleets[name]; f != nil {
+				if _, seen := gates[f]; !seen {
+					gates[f] = f.waves.FirstClosed()
+				}
+			}
+		}
+		before := make([]persisted, len(recs))
+		fleets := make([]*fleetRollout, len(recs))
+		for i, r := range recs {
+			before[i] = r.persisted()
+			note(r.fleet)
+			f, problem := e.fleetOf(r)
+			if problem != "" {
+				e.assignmentError(r, problem)
+			} else {
+				e.renderFor(r, f)
+			}
+			fleets[i] = f
+			e.count(r)
+			note(r.fleet)
+		}
+		for i, r := range recs {
+			e.advance(r, fleets[i])
+			e.count(r)
+			if !before[i].equal(r.persisted()) {
+				e.dirty[r.uid] = struct{}{}
+			}
+		}
+		work = e.opened(gates)
+	}
+}
+
+// opened returns the members of waves whose gate opened since gates was taken.
+func (e *Engine) opened(gates map[*fleetRollout]int) map[uuid.UUID]struct{} {
+	next := map[uuid.UUID]struct{}{}
+	for f, before := range gates {
+		after := f.waves.FirstClosed()
+		if after <= before {
+			continue
+		}
+		for m := range f.waves.MembersOf(before, after) {
+			if r := e.records[m]; r != nil && r.desired != r.assigned {
+				next[m] = struct{}{}
+			}
+		}
+	}
+	return next
+}
+
+// fleetOf assigns the agent to a fleet with a configuration, or none.
+func (e *Engine) fleetOf(r *record) (*fleetRollout, string) {
+	r.fleet = ""
+	if e.est == nil {
+		return nil, ""
+	}
+	def, err := e.est.FleetFor(r.view)
+	if err != nil {
+		// Which configuration applies is unclear: keep what the agent has.
+		return nil, err.Error()
+	}
+	if def == nil || def.Config == nil {
+		return nil, ""
+	}
+	r.fleet = def.Name
+	f := e.fleets[def.Name]
+	if f == nil {
+		return nil, ""
+	}
+	r.wave = f.waveOf(r.view)
+	return f, ""
+}
+
+// assignmentError records a problem that keeps the assigned hash as it is.
+func (e *Engine) assignmentError(r *record, msg string) {
+	if msg != r.err {
+		e.event(r, "config_assignment_error", msg+"; the assigned configuration is kept")
+	}
+	r.err = msg
+	r.input = "" // render again once the problem is gone
+}
+
+// renderFor computes the assigned hash. A render error keeps the previous
+// assigned hash; leaving every fleet with a configuration clears it.
+func (e *Engine) renderFor(r *record, f *fleetRollout) {
+	if f == nil || (r.kind == registry.KindBridge && !f.def.Config.Bridges) {
+		if r.assigned != "" || r.desired != "" || r.err != "" {
+			if r.assigned != "" {
+				e.event(r, "config_unassigned", "no configuration is assigned any more (the agent left its fleet or the fleet has no config)")
+			}
+			r.assigned, r.desired, r.err, r.input, r.blueprint, r.revision = "", "", "", "", "", ""
+		}
+		if f != nil {
+			r.blueprint = f.def.Config.Blueprint
+			r.err = "fleet " + f.def.Name + " does not configure Bridges: set config.bridges: true to opt in"
+		}
+		return
+	}
+	tm := e.templates[f.def.Config.Blueprint]
+	r.blueprint = f.def.Config.Blueprint
+	ctx := e.contextOf(r)
+	in := tm.inputOf(ctx)
+	if in == r.input && (r.assigned != "" || r.err != "") {
+		return
+	}
+	r.input = in
+	h, err := tm.render(ctx, e.keepBody)
+	if err != nil {
+		msg := renderMessage(tm.id, err)
+		if msg != r.err {
+			e.event(r, "config_render_error", msg)
+		}
+		r.err = msg
+		return
+	}
+	r.err = ""
+	if h != r.assigned {
+		r.assigned = h
+		r.revision = e.revision()
+		e.event(r, "config_assigned", "assigned configuration "+short(h)+" of blueprint "+tm.id+" at revision "+orNone(r.revision))
+	}
+}
+
+// advance moves desired toward assigned, through the fleet's waves.
+func (e *Engine) advance(r *record, f *fleetRollout) {
+	switch {
+	case r.assigned == "":
+		return
+	case r.isFailed(r.assigned):
+		// Never offered again automatically: stay on (or return to) the
+		// last applied configuration.
+		if r.applied != "" && r.desired != r.applied && !r.isFailed(r.applied) {
+			e.setDesired(r, r.applied, "config_rolled_back", "rolled back to the last applied configuration "+short(r.applied))
+		}
+	case r.desired == r.assigned:
+	case r.desired == "" && r.applied == "" && f != nil && r.firstSeen.After(f.Since):
+		e.setDesired(r, r.assigned, "config_desired", "bootstrap: configuration "+short(r.assigned)+" is offered at once")
+	case f == nil:
+	case f.Paused:
+	case f.waves.GateOpen(r.wave):
+		e.setDesired(r, r.assigned, "config_desired", "configuration "+short(r.assigned)+" is offered (wave open)")
+	}
+	if r.connected && e.shouldSend(r) {
+		e.outbox.push(r.uid)
+	}
+}
+
+func (e *Engine) setDesired(r *record, h, typ, msg string) {
+	r.desired = h
+	r.sentHash = ""
+	e.event(r, typ, msg)
+}
+
+// shouldSend reports whether the agent should be sent its desired
+// configuration now. Caller holds e.mu.
+func (e *Engine) shouldSend(r *record) bool {
+	if !r.accepts || r.desired == "" || r.isFailed(r.desired) {
+		return false
+	}
+	if r.reported.Hash == r.desired && r.reported.Status != StatusFailed {
+		return false // it runs it, or is applying it
+	}
+	if _, ok := e.bodies[r.desired]; !ok {
+		return false
+	}
+	return r.sentHash != r.desired || e.opts.Now().Sub(r.sentAt) >= e.opts.ResendAfter
+}
+
+// event adds an agent event. Caller holds e.mu.
+func (e *Engine) event(r *record, typ, msg string) {
+	e.reg.AddEvent(r.uid, typ, msg)
+}
+
+func (e *Engine) revision() string {
+	if e.est == nil {
+		return ""
+	}
+	return e.est.Revision
+}
+
+// keepBody stores a newly rendered body. Caller holds e.mu.
+func (e *Engine) keepBody(h string, body []byte) {
+	if _, ok := e.bodies[h]; ok {
+		return
+	}
+	e.bodies[h] = body
+	e.newBodies[h] = body
+}
+
+// collectBodies forgets bodies no agent refers to. Caller holds e.mu.
+func (e *Engine) collectBodies() {
+	used := map[string]bool{}
+	for _, r := range e.records {
+		for _, h := range append([]string{r.assigned, r.desired, r.applied, r.reported.Hash}, r.failed...) {
+			used[h] = true
+		}
+	}
+	for _, tm := range e.templates {
+		for k, h := range tm.byKey {
+			if !used[h] {
+				delete(tm.byKey, k)
+			}
+		}
+	}
+	for h := range e.bodies {
+		if !used[h] {
+			delete(e.bodies, h)
+			delete(e.newBodies, h)
+			e.gone = append(e.gone, h)
+		}
+	}
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

@@ -1,0 +1,95 @@
+package configs
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// writer flushes changed assignments every FlushEvery, or sooner when a
+// change asks for it, until Close.
+func (e *Engine) writer() {
+	defer e.wg.Done()
+	t := time.NewTicker(e.opts.FlushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-t.C:
+		case <-e.flushReq:
+		}
+		e.flush()
+	}
+}
+
+// kick asks the writer to flush soon. Caller holds e.mu.
+func (e *Engine) kick() {
+	if len(e.dirty) > 0 || len(e.newBodies) > 0 || len(e.gone) > 0 {
+		e.requestFlush()
+	}
+}
+
+func (e *Engine) requestFlush() {
+	select {
+	case e.flushReq <- struct{}{}:
+	default:
+	}
+}
+
+// flush writes what changed since the last flush in one batch; on failure
+// it is kept for the next one.
+func (e *Engine) flush() {
+	e.mu.Lock()
+	b := store.ConfigBatch{Assignments: make(map[[16]byte][]byte, len(e.dirty)), Bodies: e.newBodies, DeleteBodies: e.gone}
+	for uid := range e.dirty {
+		if r := e.records[uid]; r != nil {
+			b.Assignments[uid] = r.persisted().marshal()
+		}
+	}
+	dirty := e.dirty
+	e.dirty, e.newBodies, e.gone = map[uuid.UUID]struct{}{}, map[string][]byte{}, nil
+	e.mu.Unlock()
+	if err := e.st.WriteConfigs(context.Background(), b); err != nil {
+		e.log.Error("persisting configuration assignments failed; retrying", "err", err)
+		e.mu.Lock()
+		for uid := range dirty {
+			e.dirty[uid] = struct{}{}
+		}
+		for h, body := range b.Bodies {
+			if _, ok := e.bodies[h]; ok {
+				e.newBodies[h] = body
+			}
+		}
+		e.gone = append(e.gone, b.DeleteBodies...)
+		e.mu.Unlock()
+	}
+}
+
+// saveFleets writes changed rollout states. Caller holds e.mu; the writes
+// are small and rare (a failure, a pause, a new revision).
+func (e *Engine) saveFleets() {
+	for name, f := range e.fleets {
+		if !f.dirty {
+			continue
+		}
+		f.dirty = false
+		data, _ := json.Marshal(f.rolloutState)
+		if err := e.st.PutState(context.Background(), rolloutKey+name, data); err != nil {
+			e.log.Error("persisting configuration rollout failed", "fleet", name, "err", err)
+		}
+	}
+}
+
+func (e *Engine) deleteState(key string) {
+	if err := e.st.DeleteState(context.Background(), key); err != nil {
+		e.log.Error("forgetting configuration rollout failed", "key", key, "err", err)
+	}
+}
+
+func hexOf(b []byte) string { return hex.EncodeToString(b) }

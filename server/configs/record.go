@@ -1,0 +1,150 @@
+package configs
+
+import (
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/myriarch/myriarch/server/registry"
+)
+
+// Sync states (seed 003), evaluated in this order.
+const (
+	SyncNone    = "none"
+	SyncFailed  = "failed"
+	SyncDrift   = "drift"
+	SyncInSync  = "in_sync"
+	SyncPending = "pending"
+)
+
+// Reported statuses, as the agent's RemoteConfigStatus names them.
+const (
+	StatusUnset    = "unset"
+	StatusApplying = "applying"
+	StatusApplied  = "applied"
+	StatusFailed   = "failed"
+)
+
+// maxFailed bounds the failed hashes kept per agent (the oldest go first).
+const maxFailed = 16
+
+// reported is what the agent last said about its remote configuration.
+type reported struct {
+	Hash   string `json:"hash,omitempty"`
+	Status string `json:"status,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// record is the engine's state of one agent, guarded by Engine.mu.
+type record struct {
+	uid       uuid.UUID
+	kind      registry.Kind
+	view      map[string]string
+	accepts   bool
+	online    bool
+	connected bool // over a WebSocket: sent at once, not in an answer
+	firstSeen time.Time
+
+	fleet     string
+	wave      int
+	blueprint string
+	// input identifies what the assigned hash (or the render error) was
+	// computed from: the template's source and the context's key.
+	input     string
+	revision  string // the estate revision whose render produced assigned
+	assigned  string
+	desired   string
+	failed    []string // newest last
+	applied   string   // the last hash this server sent that the agent reported APPLIED
+	reported  reported
+	effective string
+	err       string // the render error, shown as assignment.error
+
+	sentHash string
+	sentAt   time.Time
+
+	// countedIn is the fleet whose wave counts hold the record.
+	countedIn string
+}
+
+// persisted is the stored form of a record.
+type persisted struct {
+	persistedFields
+	Failed []string `json:"failed,omitempty"`
+}
+
+// persistedFields are the comparable fields of persisted.
+type persistedFields struct {
+	Fleet     string   `json:"fleet,omitempty"`
+	Blueprint string   `json:"blueprint,omitempty"`
+	Input     string   `json:"input,omitempty"`
+	Revision  string   `json:"revision,omitempty"`
+	Assigned  string   `json:"assigned,omitempty"`
+	Desired   string   `json:"desired,omitempty"`
+	Applied   string   `json:"applied,omitempty"`
+	Reported  reported `json:"reported"`
+	Effective string   `json:"effective,omitempty"`
+	Error     string   `json:"error,omitempty"`
+}
+
+func (p persisted) equal(q persisted) bool {
+	return p.persistedFields == q.persistedFields && slices.Equal(p.Failed, q.Failed)
+}
+
+func (r *record) persisted() persisted {
+	return persisted{persistedFields: persistedFields{Fleet: r.fleet, Blueprint: r.blueprint, Input: r.input, Revision: r.revision,
+		Assigned: r.assigned, Desired: r.desired, Applied: r.applied,
+		Reported: r.reported, Effective: r.effective, Error: r.err}, Failed: slices.Clone(r.failed)}
+}
+
+func (r *record) restore(p persisted) {
+	r.fleet, r.blueprint, r.input, r.revision = p.Fleet, p.Blueprint, p.Input, p.Revision
+	r.assigned, r.desired, r.failed, r.applied = p.Assigned, p.Desired, p.Failed, p.Applied
+	r.reported, r.effective, r.err = p.Reported, p.Effective, p.Error
+}
+
+func (r *record) isFailed(h string) bool { return h != "" && slices.Contains(r.failed, h) }
+
+// addFailed records h as failed, keeping at most maxFailed hashes.
+func (r *record) addFailed(h string) {
+	if r.isFailed(h) {
+		return
+	}
+	r.failed = append(r.failed, h)
+	if len(r.failed) > maxFailed {
+		r.failed = slices.Clone(r.failed[len(r.failed)-maxFailed:])
+	}
+}
+
+// syncState derives the seed 003 sync state. "failed" covers both a
+// FAILED report for the desired hash and an assigned hash that failed
+// before and was rolled back from, so a rollback keeps showing the failure
+// until the estate or an operator (retry) changes it.
+func (r *record) syncState() string {
+	switch {
+	case r.assigned == "":
+		return SyncNone
+	case r.isFailed(r.assigned),
+		r.reported.Status == StatusFailed && r.reported.Hash == r.desired && r.desired != "":
+		return SyncFailed
+	case r.desired != r.assigned:
+		return SyncDrift
+	case r.reported.Hash == r.desired && r.reported.Status == StatusApplied:
+		return SyncInSync
+	default:
+		return SyncPending
+	}
+}
+
+// failedHash is the failed hash the assignment shows: the assigned one when
+// it failed, otherwise the newest.
+func (r *record) failedHash() string {
+	if r.isFailed(r.assigned) {
+		return r.assigned
+	}
+	if len(r.failed) > 0 {
+		return r.failed[len(r.failed)-1]
+	}
+	return ""
+}

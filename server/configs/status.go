@@ -1,0 +1,164 @@
+package configs
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"sort"
+
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/protobufs"
+)
+
+// ContentType is the content type of every configuration sent.
+const ContentType = "text/yaml"
+
+// OnAgentMessage implements opampsrv.Hook: it records the agent's remote
+// config status and effective config, and answers with the desired
+// configuration when the agent does not run it yet.
+func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, resp *protobufs.ServerToAgent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := e.records[uid]
+	if r == nil || r.view == nil {
+		return
+	}
+	if st := msg.GetRemoteConfigStatus(); st != nil {
+		e.remoteConfigStatus(r, st)
+	}
+	if ec := msg.GetEffectiveConfig(); ec != nil {
+		if h := effectiveHash(ec.GetConfigMap()); h != r.effective {
+			r.effective = h
+			e.dirty[r.uid] = struct{}{}
+		}
+	}
+	if e.shouldSend(r) {
+		resp.RemoteConfig = e.remoteConfig(r)
+	}
+	e.kick()
+}
+
+// remoteConfigStatus applies one RemoteConfigStatus. Caller holds e.mu.
+func (e *Engine) remoteConfigStatus(r *record, st *protobufs.RemoteConfigStatus) {
+	h := hex.EncodeToString(st.GetLastRemoteConfigHash())
+	status := statusName(st.GetStatus())
+	if h == "" && status != StatusUnset {
+		// Nothing can be concluded about a configuration that is not named.
+		e.event(r, "config_status_ignored", "the agent reported remote config status "+status+" without a config hash; it is ignored")
+		return
+	}
+	next := reported{Hash: h, Status: status, Error: st.GetErrorMessage()}
+	again := status == StatusFailed && h == r.desired && !r.isFailed(h) // failed again after a retry
+	if next == r.reported && !again {
+		return
+	}
+	prev := r.reported
+	r.reported = next
+	e.dirty[r.uid] = struct{}{}
+	if prev.Hash == r.desired && h != r.desired {
+		// It ran the desired configuration and no longer does (a full
+		// state report after a restart that lost it): send it again now.
+		r.sentHash = ""
+	}
+	_, known := e.bodies[h]
+	sent := known && (h == r.desired || h == r.applied || h == r.assigned || r.isFailed(h))
+	switch {
+	case h == "":
+		// UNSET without a hash: the agent runs no remote configuration.
+	case !known:
+		e.event(r, "config_unknown_hash", "the agent reports config "+short(h)+" ("+status+"), which this server never sent")
+	case status == StatusApplied:
+		if prev.Hash != h || prev.Status != StatusApplied {
+			e.event(r, "config_applied", "configuration "+short(h)+" applied")
+		}
+		if sent {
+			r.applied = h
+		}
+	case status == StatusFailed:
+		e.failed(r, h, next.Error)
+	}
+	e.reevaluate(r)
+}
+
+// failed handles FAILED for hash h: when it is the desired hash, h becomes
+// failed, the fleet's failures count, and desired rolls back.
+func (e *Engine) failed(r *record, h, why string) {
+	if why == "" {
+		why = "the agent reported FAILED without a message"
+	}
+	if h != r.desired || r.isFailed(h) {
+		e.event(r, "config_failed", "configuration "+short(h)+" failed: "+why)
+		return
+	}
+	r.addFailed(h)
+	e.event(r, "config_failed", "configuration "+short(h)+" failed: "+why)
+	if f := e.fleets[r.fleet]; f != nil {
+		f.Failures++
+		f.dirty = true
+		if mf, ok := f.maxFailures(); ok && !f.Paused && f.Failures-f.Baseline > mf {
+			f.Paused = true
+			e.log.Warn("configuration rollout paused", "fleet", f.def.Name, "failures", f.Failures-f.Baseline, "maxFailures", mf)
+		}
+	}
+}
+
+// reevaluate re-runs the agent (and whatever waves its change opens).
+func (e *Engine) reevaluate(r *record) {
+	e.evaluate(map[uuid.UUID]struct{}{r.uid: {}})
+	e.saveFleets()
+}
+
+// remoteConfig builds the message for the desired configuration and marks
+// it sent. Caller holds e.mu.
+func (e *Engine) remoteConfig(r *record) *protobufs.AgentRemoteConfig {
+	body := e.bodies[r.desired]
+	hash, _ := hex.DecodeString(r.desired)
+	r.sentHash, r.sentAt = r.desired, e.opts.Now()
+	e.event(r, "config_sent", "configuration "+short(r.desired)+" sent")
+	return &protobufs.AgentRemoteConfig{
+		Config: &protobufs.AgentConfigMap{ConfigMap: map[string]*protobufs.AgentConfigFile{
+			"": {Body: body, ContentType: ContentType},
+		}},
+		ConfigHash: hash,
+	}
+}
+
+func statusName(s protobufs.RemoteConfigStatuses) string {
+	switch s {
+	case protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLYING:
+		return StatusApplying
+	case protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED:
+		return StatusApplied
+	case protobufs.RemoteConfigStatuses_RemoteConfigStatuses_FAILED:
+		return StatusFailed
+	default:
+		return StatusUnset
+	}
+}
+
+// effectiveHash is the SHA-256 of the effective config: of its one body,
+// or of every name and body in name order when there are several.
+func effectiveHash(m *protobufs.AgentConfigMap) string {
+	files := m.GetConfigMap()
+	if len(files) == 0 {
+		return ""
+	}
+	if len(files) == 1 {
+		for _, f := range files {
+			sum := sha256.Sum256(f.GetBody())
+			return hex.EncodeToString(sum[:])
+		}
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		h.Write([]byte(n))
+		h.Write([]byte{0})
+		h.Write(files[n].GetBody())
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

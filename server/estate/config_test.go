@@ -1,0 +1,166 @@
+package estate
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/myriarch/myriarch/internal/testenv"
+)
+
+const blueprintYAML = `name: gw
+version: 1
+owner: o
+components:
+  - name: in
+    class: receiver
+    type: otlp
+    version: 1
+  - name: out
+    class: exporter
+    type: debug
+    version: 1
+pipelines:
+  logs:
+    - component: in
+    - component: out
+`
+
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for rel, content := range files {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestFleetConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  []string // problems, as "file:line: text" substrings; none means it loads
+	}{
+		{name: "config only", files: map[string]string{
+			"teams/df/blueprints/gw.yaml": blueprintYAML,
+			"fleets/edge.yaml":            "name: edge\nselector: {site.type: edge}\nconfig:\n  blueprint: df/gw\n  bridges: true\n"}},
+		{name: "unknown blueprint", files: map[string]string{
+			"teams/df/blueprints/gw.yaml": blueprintYAML,
+			"fleets/edge.yaml":            "name: edge\nconfig:\n  blueprint: df/nope\n"},
+			want: []string{`fleets/edge.yaml:2: config.blueprint "df/nope" does not exist`}},
+		{name: "no teams tree", files: map[string]string{
+			"fleets/edge.yaml": "name: edge\nconfig:\n  blueprint: df/gw\n"},
+			want: []string{`fleets/edge.yaml:2: config.blueprint "df/gw": the estate has no Blueprints`}},
+		{name: "not an id", files: map[string]string{
+			"teams/df/blueprints/gw.yaml": blueprintYAML,
+			"fleets/edge.yaml":            "name: edge\nconfig:\n  blueprint: gw\n"},
+			want: []string{`fleets/edge.yaml:2: config.blueprint "gw" is not a Blueprint id`}},
+		{name: "empty config", files: map[string]string{
+			"teams/df/blueprints/gw.yaml": blueprintYAML,
+			"fleets/edge.yaml":            "name: edge\nconfig: {}\n"},
+			want: []string{"fleets/edge.yaml:2: config.blueprint is required"}},
+		{name: "unknown config key", files: map[string]string{
+			"teams/df/blueprints/gw.yaml": blueprintYAML,
+			"fleets/edge.yaml":            "name: edge\nconfig:\n  blueprint: df/gw\n  bridge: true\n"},
+			want: []string{"fleets/edge.yaml:4: unknown field bridge"}},
+		{name: "neither package nor config", files: map[string]string{
+			"fleets/edge.yaml": "name: edge\n"},
+			want: []string{"fleets/edge.yaml:1: package is required (or config"}},
+		{name: "blueprint load error", files: map[string]string{
+			"teams/df/blueprints/gw.yaml": "name: gw\nversion: 0\n",
+			"fleets/edge.yaml":            "name: edge\nconfig:\n  blueprint: df/gw\n"},
+			want: []string{"teams/df/blueprints/gw.yaml", "config.blueprint"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTree(t, dir, tc.files)
+			e, err := Load(dir)
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f := e.Fleets[0]; f.Config == nil || f.Config.Blueprint != "df/gw" || !f.Config.Bridges || e.Blueprints == nil {
+					t.Fatalf("fleet %+v", f)
+				}
+				return
+			}
+			var le *LoadError
+			if !errors.As(err, &le) {
+				t.Fatalf("got %v, want a load error", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%v\nlacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestRevision(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"fleets/a.yaml": "x", "inventory/b.yaml": "y"})
+	r1, err := Revision(dir)
+	if err != nil || !strings.HasPrefix(r1, "sha256:") {
+		t.Fatalf("%q %v", r1, err)
+	}
+	if r2, _ := Revision(dir); r2 != r1 {
+		t.Fatal("the digest is not stable")
+	}
+	writeTree(t, dir, map[string]string{".hidden/x": "z"})
+	if r2, _ := Revision(dir); r2 != r1 {
+		t.Fatal("hidden files count")
+	}
+	writeTree(t, dir, map[string]string{"fleets/a.yaml": "changed"})
+	if r2, _ := Revision(dir); r2 == r1 {
+		t.Fatal("a changed file keeps the digest")
+	}
+
+	testenv.Tool(t, "git", "git")
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	git("add", ".")
+	git("commit", "-qm", "estate")
+	head := git("rev-parse", "HEAD")
+	if r, err := Revision(dir); err != nil || r != head {
+		t.Fatalf("revision %q, HEAD %q (%v)", r, head, err)
+	}
+	writeTree(t, dir, map[string]string{"fleets/a.yaml": "name: a\npackage: p\n"})
+	if r, _ := Revision(dir); r != head {
+		t.Fatal("in a work tree the revision is the commit, not the files")
+	}
+}
+
+func TestFleetFor(t *testing.T) {
+	e := &Estate{Fleets: []Fleet{
+		{Name: "b", Priority: 5, Selector: map[string]string{"x": "1"}},
+		{Name: "a", Priority: 5, Selector: map[string]string{"y": "1"}},
+		{Name: "low", Priority: 1},
+	}}
+	if f, err := e.FleetFor(map[string]string{"x": "1"}); err != nil || f.Name != "b" {
+		t.Fatalf("%v %v", f, err)
+	}
+	if f, err := e.FleetFor(map[string]string{}); err != nil || f.Name != "low" {
+		t.Fatalf("%v %v", f, err)
+	}
+	f, err := e.FleetFor(map[string]string{"x": "1", "y": "1"})
+	var amb *AmbiguousFleetError
+	if !errors.As(err, &amb) || f.Name != "a" || strings.Join(amb.Names, ",") != "a,b" {
+		t.Fatalf("%v %v", f, err)
+	}
+}
