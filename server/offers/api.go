@@ -243,6 +243,15 @@ type FleetExtension interface {
 	ResumeFleet(name string) bool
 }
 
+// FleetPauser is a FleetExtension that an operator can pause too (found by
+// type assertion): POST /api/v1/fleets/{name}/pause pauses every rollout of
+// the fleet, as resume resumes them all.
+type FleetPauser interface {
+	// PauseFleet pauses the feature's rollout of the fleet; false when it
+	// has none.
+	PauseFleet(name string) bool
+}
+
 // AddFleetExtension adds x to the fleets API. Call before serving.
 func (e *Engine) AddFleetExtension(x FleetExtension) {
 	e.mu.Lock()

@@ -71,8 +71,9 @@ func (e *Engine) syncFleets() {
 			}
 			f.def = def
 			if f.Target != def.TargetVersion {
-				// A new target starts a new rollout.
-				f.rolloutState = rolloutState{Target: def.TargetVersion}
+				// A new target starts a new rollout; an operator's pause
+				// holds it too, until resumed.
+				f.rolloutState = rolloutState{Target: def.TargetVersion, Paused: f.Manual, Manual: f.Manual}
 				f.dirty = true
 			}
 			f.waves = rollout.New(f.groups(), offerDone)

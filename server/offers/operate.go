@@ -74,11 +74,19 @@ func (f *fleet) memberSet() map[uuid.UUID]struct{} {
 // offers' and pairings' parts of the summary.
 func (e *Engine) operatorRoutes(api *admin.API) {
 	api.Handle("POST /api/v1/fleets/{name}/pause", func(w http.ResponseWriter, r *http.Request) {
-		if err := e.Pause(r.PathValue("name")); err != nil {
+		name := r.PathValue("name")
+		err := e.Pause(name)
+		paused := err == nil
+		for _, x := range e.fleetExtensions() {
+			if p, ok := x.(FleetPauser); ok {
+				paused = p.PauseFleet(name) || paused
+			}
+		}
+		if !paused {
 			admin.WriteError(w, http.StatusNotFound, err.Error())
 			return
 		}
-		e.writeFleet(w, r.PathValue("name"))
+		e.writeFleet(w, name)
 	})
 	api.Handle("POST /api/v1/fleets/{name}/retry", func(w http.ResponseWriter, r *http.Request) {
 		n, err := e.RetryFleet(r.PathValue("name"))

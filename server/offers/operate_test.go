@@ -77,6 +77,11 @@ func TestOperatorPauseHoldsNewOffersUntilResume(t *testing.T) {
 	if fj.Rollout.State != "paused" || fj.Rollout.PausedBy != "operator" {
 		t.Fatalf("fleet JSON %+v", fj.Rollout)
 	}
+	// A new target starts a new rollout, still held by the operator's pause.
+	e.SetEstate(testEstate("0.149.2"))
+	if s := states(e); s[Paused] != 3 {
+		t.Fatalf("a new target during an operator's pause: %v", s)
+	}
 	if err := e.Resume("edge"); err != nil {
 		t.Fatal(err)
 	}
