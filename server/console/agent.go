@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -35,14 +36,15 @@ type linkRef struct {
 }
 
 type configView struct {
-	Desired       string
-	DesiredHash   string
-	DesiredErr    string
-	Compared      string // the hash the diff is against
-	ComparedLabel string
-	Diff          []diffHunk
-	DiffNote      string
-	Truncated     bool
+	Desired        string
+	DesiredHash    string
+	DesiredErr     string
+	Compared       string // the hash the diff is against
+	ComparedLabel  string
+	ComparedStatus string
+	Diff           []diffHunk
+	DiffNote       string
+	Truncated      bool
 }
 
 type agentData struct {
@@ -163,6 +165,11 @@ func (c *Console) agent(w http.ResponseWriter, r *http.Request, s *session) {
 				o[k] = v
 			}
 		}
+		if s, ok := str(o, "updatedAt"); ok {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				o["updatedAt"] = t.UTC().Format(time.RFC3339)
+			}
+		}
 		d.Offer = fields(o, offerOrder, nil)
 		d.OfferState, _ = str(a.Offer, "state")
 		d.OfferErr, _ = str(a.Offer, "error")
@@ -276,6 +283,7 @@ func (c *Console) configOf(ctx context.Context, uid uuid.UUID, as map[string]any
 	}
 	cv.Compared = other
 	cv.ComparedLabel = "last reported (" + status + ")"
+	cv.ComparedStatus = status
 	old, err := c.api.call(ctx, http.MethodGet, "/api/v1/agents/"+uid.String()+"/config?hash="+url.QueryEscape(other), nil)
 	if err != nil {
 		cv.DiffNote = "The last reported configuration is not stored here: " + err.Error()

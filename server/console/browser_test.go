@@ -273,7 +273,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("first fleet %s, want the paused core", first)
 	}
 	c.load("resume", chromedp.Click(chromedp.CSS(`form[action="/fleets/core/resume"] button`)))
-	if f := c.text("p.flash"); f != "Rollout of fleet core resumed." {
+	if f := c.text("p.flash"); f != "Rollouts of fleet core resumed." {
 		t.Fatalf("flash %q", f)
 	}
 	if _, b := e.api("GET", "/api/v1/fleets", nil); strings.Contains(string(b), `"paused"`) {

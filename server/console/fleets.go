@@ -32,12 +32,16 @@ type extraView struct {
 
 type fleetView struct {
 	fleetDoc
-	Paused      bool
-	Waves       []waveView
-	Extras      []extraView
-	MembersLink string
-	FailedLink  string
-	Selector    []field
+	// Paused: a rollout of the fleet is paused; Running: one is not.
+	Paused, Running  bool
+	HasPackage       bool
+	Waves            []waveView
+	ConfigWaves      []waveView
+	Extras           []extraView
+	MembersLink      string
+	FailedLink       string
+	ConfigFailedLink string
+	Selector         []field
 }
 
 // fleetList reads the fleets, paused ones first, then by name.
@@ -50,8 +54,29 @@ func (c *Console) fleetList(ctx context.Context) ([]fleetView, error) {
 	}
 	out := make([]fleetView, 0, len(doc.Fleets))
 	for _, f := range doc.Fleets {
-		v := fleetView{fleetDoc: f, Paused: f.Rollout.State == "paused",
-			MembersLink: agentsLink("fleet", f.Name), FailedLink: agentsLink("fleet", f.Name, "offerState", "failed")}
+		v := fleetView{fleetDoc: f, HasPackage: f.Rollout.State != "none" && f.Rollout.State != "",
+			MembersLink: agentsLink("fleet", f.Name), FailedLink: agentsLink("fleet", f.Name, "offerState", "failed"),
+			ConfigFailedLink: agentsLink("fleet", f.Name, "syncState", "failed")}
+		for _, st := range []string{f.Rollout.State, configState(f.Config)} {
+			switch st {
+			case "paused":
+				v.Paused = true
+			case "running", "complete":
+				v.Running = true
+			}
+		}
+		if f.Config != nil {
+			for _, w := range f.Config.Waves {
+				wv := waveView{waveDoc: waveDoc{Wave: w.Wave, Total: w.Total, Open: w.Open, UpToDate: w.InSync, Failed: w.Failed, States: w.States},
+					Done: w.InSync + w.Failed + w.States["none"]}
+				for _, st := range sortedKeys(w.States) {
+					if w.States[st] > 0 {
+						wv.States = append(wv.States, stateN{st, w.States[st]})
+					}
+				}
+				v.ConfigWaves = append(v.ConfigWaves, wv)
+			}
+		}
 		for _, k := range sortedKeys(f.Selector) {
 			v.Selector = append(v.Selector, field{Key: k, Label: k, Value: f.Selector[k]})
 		}
@@ -77,6 +102,20 @@ func (c *Console) fleetList(ctx context.Context) ([]fleetView, error) {
 		return strings.Compare(a.Name, b.Name)
 	})
 	return out, nil
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return num(n) + " " + noun + "s"
+}
+
+func configState(c *configRolloutDoc) string {
+	if c == nil {
+		return ""
+	}
+	return c.State
 }
 
 func extraOf(key string, v any) extraView {
@@ -131,9 +170,10 @@ func (c *Console) fleets(w http.ResponseWriter, r *http.Request, s *session) {
 
 // fleetOps maps a console action on a fleet to its admin API route.
 var fleetOps = map[string]string{
-	"pause":  "/pause",
-	"resume": "/resume",
-	"retry":  "/retry",
+	"pause":        "/pause",
+	"resume":       "/resume",
+	"retry":        "/retry",
+	"config-retry": "/config/retry",
 }
 
 // fleetAction pauses or resumes a fleet's rollout, or retries its failed
@@ -151,7 +191,7 @@ func (c *Console) fleetAction(w http.ResponseWriter, r *http.Request, s *session
 		return
 	}
 	q := url.Values{"done": {op}, "fleet": {name}}
-	if op == "retry" {
+	if op == "retry" || op == "config-retry" {
 		var res struct {
 			Retried int `json:"retried"`
 		}
@@ -168,12 +208,15 @@ func fleetFlash(q url.Values) string {
 	name := displayText(q.Get("fleet"), shortText, false)
 	switch q.Get("done") {
 	case "pause":
-		return "Rollout of fleet " + name + " paused."
+		return "Rollouts of fleet " + name + " paused."
 	case "resume":
-		return "Rollout of fleet " + name + " resumed."
+		return "Rollouts of fleet " + name + " resumed."
 	case "retry":
 		n, _ := strconv.Atoi(q.Get("n"))
-		return "Failed offers of fleet " + name + " retried: " + strconv.Itoa(n) + " collectors."
+		return "Failed offers of fleet " + name + " retried: " + plural(n, "collector") + "."
+	case "config-retry":
+		n, _ := strconv.Atoi(q.Get("n"))
+		return "Failed configurations of fleet " + name + " retried: " + plural(n, "agent") + "."
 	}
 	return ""
 }

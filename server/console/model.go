@@ -67,6 +67,8 @@ type fleetDoc struct {
 	Package       string            `json:"package"`
 	TargetVersion string            `json:"targetVersion"`
 	Rollout       rolloutDoc        `json:"rollout"`
+	// Config is the configuration rollout (null for a fleet without one).
+	Config *configRolloutDoc `json:"config"`
 	// Extra holds members the console has no template for (shown as they are).
 	Extra map[string]any `json:"-"`
 }
@@ -79,6 +81,25 @@ type rolloutDoc struct {
 	Waves       []waveDoc `json:"waves"`
 }
 
+type configRolloutDoc struct {
+	Blueprint   string          `json:"blueprint"`
+	Bridges     bool            `json:"bridges"`
+	State       string          `json:"state"`
+	PausedBy    string          `json:"pausedBy"`
+	Failures    int             `json:"failures"`
+	MaxFailures *int            `json:"maxFailures"`
+	Waves       []configWaveDoc `json:"waves"`
+}
+
+type configWaveDoc struct {
+	Wave   string         `json:"wave"`
+	Total  int            `json:"total"`
+	Open   bool           `json:"open"`
+	InSync int            `json:"inSync"`
+	Failed int            `json:"failed"`
+	States map[string]int `json:"states"`
+}
+
 type waveDoc struct {
 	Wave     string         `json:"wave"`
 	Total    int            `json:"total"`
@@ -89,7 +110,8 @@ type waveDoc struct {
 }
 
 // fleetKeys are the fleet members fleetDoc reads itself.
-var fleetKeys = map[string]bool{"name": true, "priority": true, "selector": true, "package": true, "targetVersion": true, "rollout": true}
+var fleetKeys = map[string]bool{"name": true, "priority": true, "selector": true, "package": true, "targetVersion": true,
+	"rollout": true, "config": true}
 
 func (f *fleetDoc) UnmarshalJSON(b []byte) error {
 	type plain fleetDoc

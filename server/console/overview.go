@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -163,15 +164,13 @@ func maxInt(a, b int) int {
 // object with file, line and message).
 func estateError(e any) string {
 	if m, ok := e.(map[string]any); ok {
-		var parts []string
-		for _, k := range []string{"file", "line", "message", "error"} {
-			if v, ok := m[k]; ok && v != nil {
-				s, _ := scalar(v)
-				parts = append(parts, s)
-			}
+		file, _ := str(m, "file")
+		msg, _ := str(m, "message")
+		if line, _ := m["line"].(float64); line > 0 {
+			file += ":" + strconv.Itoa(int(line))
 		}
-		if len(parts) > 0 {
-			return strings.Join(parts, ": ")
+		if file != "" || msg != "" {
+			return strings.TrimPrefix(file+": "+msg, ": ")
 		}
 	}
 	s, _ := scalar(e)

@@ -55,16 +55,17 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 }
 
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
-	"show":       func(s string) string { return displayText(s, shortText, false) },
-	"showLong":   func(s string) string { return displayText(s, longText, true) },
-	"asset":      func(name string) string { return "/static/" + name + "?v=" + assetVersion[name] },
-	"short":      shortUID,
-	"num":        num,
-	"ts":         func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"ago":        ago,
-	"pct":        func(n, total int) string { return pct(n, total) },
-	"stateWord":  func(s string) string { return strings.ReplaceAll(s, "_", " ") },
-	"showConfig": func(s string) string { return displayText(s, maxConfigShown, true) },
+	"show":        func(s string) string { return displayText(s, shortText, false) },
+	"showLong":    func(s string) string { return displayText(s, longText, true) },
+	"asset":       func(name string) string { return "/static/" + name + "?v=" + assetVersion[name] },
+	"short":       shortUID,
+	"num":         num,
+	"ts":          func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"ago":         ago,
+	"pct":         func(n, total int) string { return pct(n, total) },
+	"stateWord":   func(s string) string { return strings.ReplaceAll(s, "_", " ") },
+	"bytesPerSec": bytesPerSec,
+	"showConfig":  func(s string) string { return displayText(s, maxConfigShown, true) },
 	"wavesOf": func(caption string, w []waveView) any {
 		return struct {
 			Caption string
@@ -137,6 +138,17 @@ func pct(n, total int) string {
 		return "0"
 	}
 	return strconv.FormatFloat(100*float64(n)/float64(total), 'f', 1, 64)
+}
+
+// bytesPerSec writes a transfer rate in binary units.
+func bytesPerSec(v float64) string {
+	units := []string{"B/s", "KiB/s", "MiB/s", "GiB/s"}
+	i := 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " " + units[i]
 }
 
 // ago says how long ago t was, coarsely.

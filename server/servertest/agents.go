@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -98,6 +99,9 @@ func Start(t testing.TB, s Spec) *Agent {
 			a.mu.Lock()
 			a.messages = append(a.messages, m)
 			a.mu.Unlock()
+			if rc := m.RemoteConfig; rc != nil && caps&protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig != 0 {
+				go a.applyConfig(rc)
+			}
 		}},
 	}
 	if caps&protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages != 0 {
@@ -132,6 +136,23 @@ func (a *Agent) WaitMessage(t testing.TB, what string, cond func(*types.MessageD
 	}
 	t.Fatalf("agent %s: no %s from the server", a.UID, what)
 	return nil
+}
+
+// RejectedType is a component type the simulated collectors do not have: a
+// remote config naming it (as "nosuch/…" or "type: nosuch") is reported
+// FAILED, as the Supervisor reports a config its collector refuses.
+const RejectedType = "nosuch"
+
+// applyConfig answers a remote config as a collector under the Supervisor
+// does: APPLIED with its hash, or FAILED when it names RejectedType.
+func (a *Agent) applyConfig(rc *protobufs.AgentRemoteConfig) {
+	body := string(rc.GetConfig().GetConfigMap()[""].GetBody())
+	st := &protobufs.RemoteConfigStatus{LastRemoteConfigHash: rc.ConfigHash, Status: protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED}
+	if strings.Contains(body, RejectedType+"/") || strings.Contains(body, "type: "+RejectedType) {
+		st.Status = protobufs.RemoteConfigStatuses_RemoteConfigStatuses_FAILED
+		st.ErrorMessage = `unknown type: "` + RejectedType + `"`
+	}
+	_ = a.Client.SetRemoteConfigStatus(st)
 }
 
 // Collector starts an agent presenting itself as a collector of the given

@@ -1,0 +1,145 @@
+package console_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/myriarch/myriarch/server/servertest"
+)
+
+const gatewayBlueprint = `name: gw
+version: 1
+owner: data-flow-owners
+components:
+  - name: in
+    class: receiver
+    type: otlp
+    version: 1
+    config:
+      protocols:
+        http:
+          endpoint: 127.0.0.1:4318
+  - name: out
+    class: exporter
+    type: file
+    version: 1
+    config:
+      path: /var/lib/otelcol/${site.id}.json
+pipelines:
+  logs:
+    - component: in
+    - component: out
+`
+
+func (e *env) blueprint(body string) {
+	e.t.Helper()
+	if err := os.MkdirAll(filepath.Join(e.estate, "teams/data-flow/blueprints"), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	e.write("teams/data-flow/blueprints/gw.yaml", body)
+}
+
+func (e *env) syncState(uid string) string {
+	_, b := e.api("GET", "/api/v1/agents/"+uid, nil)
+	var a struct {
+		Assignment struct {
+			SyncState string `json:"syncState"`
+		} `json:"assignment"`
+	}
+	jsonUnmarshal(string(b), &a)
+	return a.Assignment.SyncState
+}
+
+// TestConfigInBrowser: the configuration a fleet's Blueprint renders for a
+// collector, in the console — the sync state filter, the desired config,
+// a rejected revision shown failed live, retried from the agent page and
+// for the whole fleet, and the diff from the last applied configuration to
+// the desired one.
+func TestConfigInBrowser(t *testing.T) {
+	e := newEnv(t)
+	e.blueprint(gatewayBlueprint)
+	e.write("fleets/gw.yaml", "name: gw\nselector: {site.type: gw}\nconfig:\n  blueprint: data-flow/gw\n")
+	e.reload()
+	tok := e.token("gw")
+	col := servertest.Collector(t, e.opampURL(), tok, "gw-007", "0.149.0", "site.type", "gw", "site.id", "007")
+	servertest.Collector(t, e.opampURL(), tok, "plain-1", "0.149.0", "site.type", "lab")
+	uid := col.UID.String()
+	waitFor(t, "in sync", func() bool { return e.syncState(uid) == "in_sync" })
+
+	c := newChrome(t)
+	c.do("login page", chromedp.Navigate(e.base+"/login"), chromedp.WaitVisible(chromedp.ID("token")))
+	c.load("log in", chromedp.SendKeys(chromedp.ID("token"), e.srv.AdminToken()), chromedp.Submit(chromedp.ID("token")))
+	if alerts := c.text("#ov-alerts"); !strings.Contains(alerts, "0 failed configs") {
+		t.Errorf("overview alerts: %q", alerts)
+	}
+
+	// The sync state filter.
+	c.do("agents", chromedp.Navigate(e.base+"/agents"), chromedp.WaitVisible(chromedp.ID("f-syncState")))
+	c.load("filter in_sync", chromedp.SetValue(chromedp.ID("f-syncState"), "in_sync"), chromedp.Click(chromedp.CSS(`form.filters button[type=submit]`)))
+	if h := c.text("#h-result"); h != "1–1 of 1 agents" {
+		t.Fatalf("syncState=in_sync: %q", h)
+	}
+	c.load("open", chromedp.Click(chromedp.CSS(`table.agents tbody a`)))
+
+	// The desired configuration, rendered for this site.
+	if cfg := c.text("#a-config"); !strings.Contains(cfg, "/var/lib/otelcol/007.json") {
+		t.Fatalf("config section:\n%s", cfg)
+	}
+	c.eval("mark", `window.__sameDocument = true`)
+
+	// A revision the collector rejects: failed, shown live, with a retry.
+	e.blueprint(strings.Replace(gatewayBlueprint, "type: file", "type: "+servertest.RejectedType, 1))
+	e.reload()
+	c.until("sync state failed", `[...document.querySelectorAll('#a-assignment .state')].some(s => s.textContent === 'failed')`)
+	c.until("the retry button", `!!document.querySelector('form[action$="/config/retry"]')`)
+	if ev := c.text("#a-events"); !strings.Contains(ev, "config_failed") || !strings.Contains(ev, `unknown type: "nosuch"`) {
+		t.Errorf("history:\n%s", ev)
+	}
+	if same := c.eval("same document", `window.__sameDocument === true`); string(same) != "true" {
+		t.Fatal("the page was reloaded")
+	}
+	c.load("retry", chromedp.Click(chromedp.CSS(`form[action$="/config/retry"] button`)))
+	if f := c.text("p.flash"); f != "Failed configuration cleared; it is offered again." {
+		t.Fatalf("flash %q", f)
+	}
+	if ev := c.text("#a-events"); !strings.Contains(ev, "config_retry") {
+		t.Errorf("no config_retry in the history:\n%s", ev)
+	}
+	waitFor(t, "failed again", func() bool { return e.syncState(uid) == "failed" })
+
+	// The fleet page: configuration rollout, and a retry of every failed one.
+	c.do("fleets", chromedp.Navigate(e.base+"/fleets"), chromedp.WaitVisible(chromedp.ID("fleet-gw")))
+	if f := c.text("#fleet-gw"); !strings.Contains(f, "Configuration rollout: data-flow/gw") || strings.Contains(f, "Package rollout") {
+		t.Fatalf("fleet gw:\n%s", f)
+	}
+	c.load("retry the fleet", chromedp.Click(chromedp.CSS(`form[action="/fleets/gw/config-retry"] button`)))
+	if f := c.text("p.flash"); f != "Failed configurations of fleet gw retried: 1 agent." {
+		t.Fatalf("flash %q", f)
+	}
+
+	// Back to a good revision, then a change the collector has not taken
+	// yet (it is offline): the diff from the last applied configuration.
+	e.blueprint(gatewayBlueprint)
+	e.reload()
+	waitFor(t, "in sync again", func() bool { return e.syncState(uid) == "in_sync" })
+	col.Stop()
+	e.blueprint(strings.Replace(gatewayBlueprint, "127.0.0.1:4318", "127.0.0.1:4319", 1))
+	e.reload()
+	waitFor(t, "pending", func() bool { return e.syncState(uid) == "pending" })
+	c.do("agent", chromedp.Navigate(e.base+"/agents/"+uid), chromedp.WaitVisible(chromedp.CSS("table.diff")))
+	diff := c.text("table.diff")
+	if !strings.Contains(diff, "endpoint: 127.0.0.1:4318") || !strings.Contains(diff, "endpoint: 127.0.0.1:4319") ||
+		!strings.Contains(c.text("#a-config"), "last reported (applied)") {
+		t.Fatalf("diff:\n%s", diff)
+	}
+	c.eval("scroll", `document.getElementById('a-config').scrollIntoView()`)
+	c.screenshot(screenshotDir(t), "config.png")
+	if del := c.eval("removed line", `document.querySelector('table.diff tr.ddel pre').textContent`); !strings.Contains(string(del), "4318") {
+		t.Fatalf("removed line %s", del)
+	}
+	c.checkNoProblems()
+}
