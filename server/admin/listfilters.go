@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -49,12 +50,17 @@ func (a *API) builtinFilters() {
 		if v == "" {
 			return func(*registry.Agent) bool { return true }, nil
 		}
+		lower := strings.ToLower(v)
+		match := func(s string) bool { return containsFold(s, v) }
+		if isASCII(v) {
+			match = func(s string) bool { return containsLowerASCII(s, lower) }
+		}
 		return func(ag *registry.Agent) bool {
-			if containsFold(ag.Attributes[attrHostName], v) {
+			if match(ag.Attributes[attrHostName]) {
 				return true
 			}
-			var b [36]byte
-			return containsFold(string(encodeUID(&b, ag.UID)), v)
+			var b [36]byte // the UID's text is lower case
+			return containsLowerASCII(string(encodeUID(&b, ag.UID)), lower)
 		}, nil
 	}))
 }
@@ -76,6 +82,40 @@ func containsFold(s, sub string) bool {
 	}
 	for i := 0; i+len(sub) <= len(s); i++ {
 		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// containsLowerASCII reports whether lower (ASCII, lower case) is in s,
+// ignoring the case of s's ASCII letters; it allocates nothing.
+func containsLowerASCII(s, lower string) bool {
+	n := len(lower)
+	if n == 0 {
+		return true
+	}
+	for i := 0; i+n <= len(s); i++ {
+		j := 0
+		for ; j < n; j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != lower[j] {
+				break
+			}
+		}
+		if j == n {
 			return true
 		}
 	}

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"encoding/binary"
 	"net/http"
 	"slices"
 	"strconv"
@@ -58,10 +59,13 @@ func parseSortQuery(r *http.Request, q listQuery) (sortQuery, bool, string) {
 	return sq, true, ""
 }
 
-// sortEntry is what a sorted listing keeps of each matching agent.
+// sortEntry is what a sorted listing keeps of each matching agent. pfx
+// holds the first 16 bytes of s, so most string comparisons stay within the
+// entries instead of reading strings all over the heap.
 type sortEntry struct {
 	uid uuid.UUID
 	s   string
+	pfx [2]uint64
 	n   int64
 }
 
@@ -70,8 +74,10 @@ func entryOf(a *registry.Agent, key string) sortEntry {
 	switch key {
 	case "host":
 		e.s = a.Attributes[attrHostName]
+		e.pfx = prefixKey(e.s)
 	case "kind":
 		e.s = string(a.Kind)
+		e.pfx = prefixKey(e.s)
 	case "version":
 		e.s = a.Attributes[attrVersion]
 	case "online":
@@ -92,7 +98,13 @@ func (sq sortQuery) compare(x, y sortEntry) int {
 	case "version":
 		c = naturalCompare(x.s, y.s)
 	case "host", "kind":
-		c = strings.Compare(x.s, y.s)
+		c = cmpUint(x.pfx[0], y.pfx[0])
+		if c == 0 {
+			c = cmpUint(x.pfx[1], y.pfx[1])
+		}
+		if c == 0 {
+			c = strings.Compare(x.s, y.s)
+		}
 	case "online", "lastSeen", "firstSeen":
 		c = cmpInt(x.n, y.n)
 	}
@@ -106,6 +118,24 @@ func (sq sortQuery) compare(x, y sortEntry) int {
 }
 
 func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// prefixKey packs the first 16 bytes of s big-endian (zero padded):
+// comparing keys compares those bytes as strings.Compare would.
+func prefixKey(s string) [2]uint64 {
+	var b [16]byte
+	copy(b[:], s)
+	return [2]uint64{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
+}
+
+func cmpUint(a, b uint64) int {
 	switch {
 	case a < b:
 		return -1
@@ -158,16 +188,18 @@ func digitRun(s string) (run, rest string) {
 // keeps the sort key of those that match, sorts them and renders only the
 // page, with histories, decorated as any listing.
 func (a *API) listSorted(w http.ResponseWriter, q listQuery, sq sortQuery, preds []func(*registry.Agent) bool) {
-	var entries []sortEntry
+	entries := make([]sortEntry, 0, a.d.Registry.Len())
 	pq := registry.PageQuery{Kind: q.kind, Limit: sortChunk}
+	buf := make([]registry.Agent, 0, sortChunk)
 	for {
-		page, more := a.d.Registry.Page(pq)
+		page, more := a.d.Registry.AppendPage(buf[:0], pq)
 		if len(page) > 0 {
 			pq.After, pq.HasAfter = page[len(page)-1].UID, true
 		}
-		for _, ag := range keep(page, preds) {
-			entries = append(entries, entryOf(&ag, sq.key))
+		for i := range keep(page, preds) {
+			entries = append(entries, entryOf(&page[i], sq.key))
 		}
+		buf = page
 		if !more {
 			break
 		}

@@ -39,3 +39,10 @@ func (r *Registry) Summarize() Summary {
 	}
 	return s
 }
+
+// Len is the number of registered agents.
+func (r *Registry) Len() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.agents)
+}
