@@ -15,11 +15,9 @@ import (
 // to 4 KiB, so a longer value can match nothing.
 const maxFilterValue = 4096
 
-// Attribute-view keys the listing filters and sorts on.
-const (
-	attrHostName = "host.name"
-	attrVersion  = "service.version"
-)
+// attrVersion is the attribute-view key the listing filters and sorts
+// versions by (host names come from registry.Agent.Host).
+const attrVersion = "service.version"
 
 // builtinFilters are the registry-level filters of GET /api/v1/agents:
 // online, version, attr (key=value on the attribute view; a label is
@@ -56,7 +54,7 @@ func (a *API) builtinFilters() {
 			match = func(s string) bool { return containsLowerASCII(s, lower) }
 		}
 		return func(ag *registry.Agent) bool {
-			if match(ag.Attributes[attrHostName]) {
+			if match(ag.Host) {
 				return true
 			}
 			var b [36]byte // the UID's text is lower case

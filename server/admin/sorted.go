@@ -73,7 +73,7 @@ func entryOf(a *registry.Agent, key string) sortEntry {
 	e := sortEntry{uid: a.UID}
 	switch key {
 	case "host":
-		e.s = a.Attributes[attrHostName]
+		e.s = a.Host
 		e.pfx = prefixKey(e.s)
 	case "kind":
 		e.s = string(a.Kind)

@@ -409,6 +409,7 @@ func (r *Registry) relabel(a *agent) {
 	}
 	a.labels = labels
 	a.view = attributes.View(a.identifying, a.nonIdent, labels)
+	a.host = a.view[HostKey]
 }
 
 // Peek returns a snapshot without the event history (cheap).

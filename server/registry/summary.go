@@ -1,5 +1,8 @@
 package registry
 
+// HostKey is the attribute-view key of an agent's host name.
+const HostKey = "host.name"
+
 // Count is a number of agents and how many of them are online.
 type Count struct {
 	Total  int `json:"total"`
