@@ -161,6 +161,12 @@ func screenshotDir(t *testing.T) string {
 	return t.TempDir()
 }
 
+// fits reports whether [scrollWidth, innerWidth] has the page within the screen.
+func fits(raw json.RawMessage) bool {
+	var w [2]int
+	return json.Unmarshal(raw, &w) == nil && w[0] <= w[1]
+}
+
 // js quotes s as a JavaScript string.
 func js(s string) string { b, _ := json.Marshal(s); return string(b) }
 
@@ -305,6 +311,23 @@ func TestConsoleInBrowser(t *testing.T) {
 	if _, b := e.api("GET", "/api/v1/tokens", nil); strings.Contains(string(b), "sneaky") {
 		t.Fatal("a request without CSRF token created a token")
 	}
+
+	// Readable on a phone and at 1280×800: no page is wider than the
+	// screen (wide tables scroll in their own region).
+	for _, size := range [][2]int64{{390, 844}, {1280, 800}} {
+		c.do("viewport", chromedp.EmulateViewport(size[0], size[1], chromedp.EmulateScale(1)))
+		for _, path := range []string{"/", "/agents", "/agents/" + edgeA.UID.String(), "/fleets", "/pairings", "/tokens"} {
+			c.do(path, chromedp.Navigate(e.base+path), chromedp.WaitVisible(chromedp.CSS("main h1")))
+			if w := c.eval("width", `[document.documentElement.scrollWidth, window.innerWidth]`); !fits(w) {
+				t.Errorf("%s at %dx%d: page width %s", path, size[0], size[1], w)
+			}
+		}
+		if size[0] == 390 {
+			c.do("phone agents", chromedp.Navigate(e.base+"/agents"), chromedp.WaitVisible(chromedp.CSS("main h1")))
+			c.screenshot(shots, "phone-agents.png")
+		}
+	}
+	c.do("viewport reset", chromedp.EmulateReset())
 
 	// Log out; the console is closed again; a one-time link logs in once.
 	c.load("log out", chromedp.Click(chromedp.CSS(`form.logout button`)))

@@ -32,6 +32,10 @@ const inert = `(() => {
 // Each page that shows them keeps them inert, visible as text and bounded.
 func TestHostileValuesRenderInert(t *testing.T) {
 	e := newEnv(t)
+	// The site's id reaches the rendered configuration too.
+	e.blueprint(gatewayBlueprint)
+	e.write("fleets/gw.yaml", "name: gw\nselector: {site.type: hostile}\nconfig:\n  blueprint: data-flow/gw\n")
+	e.reload()
 	code, body := e.api("POST", "/api/v1/tokens", map[string]any{"name": `"><svg/onload=window.__pwned=1>`,
 		"labels": map[string]string{"note": "<img src=x onerror=window.__pwned=2>", "rtl": "\u202Eevil"}})
 	if code != 201 {
@@ -46,6 +50,7 @@ func TestHostileValuesRenderInert(t *testing.T) {
 		NonIdentifying: servertest.KVs("host.name", "<script>window.__pwned=4</script>",
 			"evil", `"><img src=x onerror="window.__pwned=5">`,
 			"rtl", "invoice\u202Egnp.exe", "nul", "a\x00b\x1b[31m", "long", long, "zw", "a\u200bb",
+			"site.type", "hostile", "site.id", "<img src=x onerror=window.__pwned=9>\u202E",
 			"labels.<img src=x onerror=window.__pwned=6>", "x"),
 		Health: &protobufs.ComponentHealth{Healthy: false, Status: "<b>bold</b>",
 			LastError: "boom\x00<script>window.__pwned=7</script>\u202E",
@@ -53,9 +58,9 @@ func TestHostileValuesRenderInert(t *testing.T) {
 				"<svg onload=window.__pwned=8>": {LastError: strings.Repeat("E", 10000) + "\u2066"},
 			}},
 	})
-	waitFor(t, "the hostile agent", func() bool {
+	waitFor(t, "the hostile agent configured", func() bool {
 		_, b := e.api("GET", "/api/v1/agents/"+uid.String(), nil)
-		return strings.Contains(string(b), "label_attribute_dropped")
+		return strings.Contains(string(b), "label_attribute_dropped") && e.syncState(uid.String()) == "in_sync"
 	})
 
 	c := newChrome(t)
@@ -78,6 +83,7 @@ func TestHostileValuesRenderInert(t *testing.T) {
 			"<img src=x onerror=window.__pwned=2>", // a token label
 			"⟨U+202E⟩evil",
 			`"><svg/onload=window.__pwned=1>`, // the token's name
+			"/var/lib/otelcol/<img src=x onerror=window.__pwned=9>⟨U+202E⟩.json", // in the desired configuration
 		}},
 		{"/agents", "h-result", []string{"<script>window.__pwned=4</script>", "0.149.0<script>window.__pwned=3</script>"}},
 		{"/tokens", "h-list", []string{`"><svg/onload=window.__pwned=1>`, "note=<img src=x onerror=window.__pwned=2>"}},
