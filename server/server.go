@@ -277,7 +277,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.offers.AddFleetExtension(s.configs)
 	// The browser console at / of the admin listener; its hook runs after
 	// the features' hooks, so a refresh shows what they made of a message.
-	s.console = console.New(console.Options{API: s.admin, AdminToken: s.adminToken, Log: s.log.With("component", "console")})
+	s.console = console.New(console.Options{API: s.admin, AdminToken: s.adminToken, AgentCount: s.registry.Len,
+		Log: s.log.With("component", "console")})
 	s.console.Mount()
 	s.registry.Watch(s.console.Changed)
 	s.opamp.AddHook(s.console)

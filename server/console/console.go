@@ -33,6 +33,9 @@ type Options struct {
 	Log        *slog.Logger
 	// LiveInterval is the most often a live view is told to refresh (default 1s).
 	LiveInterval time.Duration
+	// AgentCount is the number of agents: views that refresh on any change
+	// (lists, overview) refresh once per LiveInterval per 20 000 agents.
+	AgentCount func() int
 	// Now is the clock (tests).
 	Now func() time.Time
 }

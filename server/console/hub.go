@@ -13,9 +13,10 @@ import (
 const maxDirty = 4096
 
 // hub turns the registry's change notifications into wake-ups of live
-// streams, coalesced: each subscriber is woken at most once per interval,
-// and only for changes it asked about. Notifications never block: a
-// subscriber that has not taken its last wake-up just stays woken.
+// streams, coalesced: each subscriber is woken at most once per interval
+// (or every few intervals, as it asked), and only for changes it asked
+// about. Notifications never block: a subscriber that has not taken its
+// last wake-up just stays woken.
 type hub struct {
 	interval time.Duration
 	active   atomic.Int32 // subscribers; with none, changes are not recorded
@@ -32,8 +33,13 @@ type hub struct {
 
 // subscriber is one live stream's interest.
 type subscriber struct {
-	uids map[uuid.UUID]struct{} // nil: every change
-	wake chan struct{}          // capacity 1
+	uids  map[uuid.UUID]struct{} // nil: every change
+	every int                    // wake at most once per this many ticks
+	wake  chan struct{}          // capacity 1
+
+	// guarded by hub.mu
+	pending bool // a change it asked about since its last wake-up
+	waited  int  // ticks since its last wake-up
 }
 
 func newHub(interval time.Duration) *hub {
@@ -70,9 +76,10 @@ func (h *hub) changeAll() {
 	h.mu.Unlock()
 }
 
-// subscribe registers interest in the given agents (none: every change).
-func (h *hub) subscribe(uids []uuid.UUID) *subscriber {
-	s := &subscriber{wake: make(chan struct{}, 1)}
+// subscribe registers interest in the given agents (none: every change),
+// to be woken at most once every `every` ticks.
+func (h *hub) subscribe(uids []uuid.UUID, every int) *subscriber {
+	s := &subscriber{wake: make(chan struct{}, 1), every: max(1, every)}
 	if len(uids) > 0 {
 		s.uids = make(map[uuid.UUID]struct{}, len(uids))
 		for _, u := range uids {
@@ -109,19 +116,23 @@ func (h *hub) run() {
 	}
 }
 
-// tick wakes the subscribers whose interest changed since the last tick.
+// tick wakes the subscribers whose interest changed since their last
+// wake-up and who have waited their number of ticks.
 func (h *hub) tick() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.changed {
-		return
-	}
 	for s := range h.subs {
-		if h.all || s.uids == nil || intersects(s.uids, h.dirty) {
-			select {
-			case s.wake <- struct{}{}:
-			default:
-			}
+		s.waited++
+		if h.changed && (h.all || s.uids == nil || intersects(s.uids, h.dirty)) {
+			s.pending = true
+		}
+		if !s.pending || s.waited < s.every {
+			continue
+		}
+		s.pending, s.waited = false, 0
+		select {
+		case s.wake <- struct{}{}:
+		default:
 		}
 	}
 	h.all, h.changed = false, false

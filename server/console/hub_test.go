@@ -27,9 +27,9 @@ func TestHubCoalescesAndRoutesChanges(t *testing.T) {
 	h := newHub(time.Hour) // ticks by hand
 	defer h.close()
 	a, b := uuid.New(), uuid.New()
-	all := h.subscribe(nil)
-	onlyA := h.subscribe([]uuid.UUID{a})
-	both := h.subscribe([]uuid.UUID{a, b})
+	all := h.subscribe(nil, 1)
+	onlyA := h.subscribe([]uuid.UUID{a}, 1)
+	both := h.subscribe([]uuid.UUID{a, b}, 1)
 
 	for range 10000 {
 		h.change(b)
@@ -74,6 +74,26 @@ func TestHubCoalescesAndRoutesChanges(t *testing.T) {
 		t.Error("changeAll did not wake a per-agent view")
 	}
 
+	// A slow view (every 3 ticks) keeps a change until its turn, then is woken once.
+	slow := h.subscribe(nil, 3)
+	h.change(b)
+	h.tick()
+	h.tick()
+	if drain(slow) != 0 {
+		t.Error("a view of every 3 ticks woken after 2")
+	}
+	h.tick()
+	if drain(slow) != 1 {
+		t.Error("a view of every 3 ticks lost its change")
+	}
+	h.tick()
+	h.tick()
+	h.tick()
+	if drain(slow) != 0 {
+		t.Error("a slow view woken without a change")
+	}
+	h.unsubscribe(slow)
+
 	h.unsubscribe(all)
 	h.unsubscribe(onlyA)
 	h.unsubscribe(both)
@@ -96,7 +116,7 @@ func TestHubWakesAtMostOncePerInterval(t *testing.T) {
 	h := newHub(interval)
 	defer h.close()
 	uid := uuid.New()
-	s := h.subscribe([]uuid.UUID{uid})
+	s := h.subscribe([]uuid.UUID{uid}, 1)
 	defer h.unsubscribe(s)
 	stop := make(chan struct{})
 	done := make(chan struct{})

@@ -14,7 +14,10 @@ const (
 	maxStreams           = 1024
 	maxStreamUIDs        = 8
 	keepAlive            = 25 * time.Second
-	streamWriteTimeout   = 10 * time.Second
+	// agentsPerTick: a view of every change refreshes at most once per
+	// LiveInterval for each this many agents.
+	agentsPerTick      = 20000
+	streamWriteTimeout = 10 * time.Second
 )
 
 // streamLimit counts open live streams.
@@ -75,7 +78,13 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer c.streams.release(s)
-	sub := c.hub.subscribe(uids)
+	every := 1
+	if len(uids) == 0 && c.opts.AgentCount != nil {
+		// A view of every change walks every agent to refresh: slower
+		// refreshes for large estates (every 5 s at 100 000 agents).
+		every = c.opts.AgentCount() / agentsPerTick
+	}
+	sub := c.hub.subscribe(uids, every)
 	defer c.hub.unsubscribe(sub)
 
 	rc := http.NewResponseController(w)
