@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/uuid"
 	"go.uber.org/goleak"
+
+	"github.com/myriarch/myriarch/server/admin"
 )
 
 func drain(s *subscriber) int {
@@ -145,5 +147,21 @@ func TestHubWakesAtMostOncePerInterval(t *testing.T) {
 	elapsed := time.Since(start)
 	if max := int(elapsed/interval) + 1; wakes > max || wakes == 0 {
 		t.Fatalf("%d wake-ups in %s at one per %s (at most %d)", wakes, elapsed, interval, max)
+	}
+}
+
+// Close ends the hub's goroutine, every session and every live stream.
+func TestCloseEndsSessionsAndTheHub(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	c := New(Options{API: admin.New(admin.Deps{AdminToken: "adm"}), AdminToken: "adm"})
+	s := c.sessions.create()
+	c.Close()
+	select {
+	case <-s.done:
+	default:
+		t.Fatal("a session outlived Close")
+	}
+	if _, ok := c.sessions.get(s.id); ok {
+		t.Fatal("a session still logs in after Close")
 	}
 }
