@@ -45,6 +45,12 @@ type Options struct {
 	// ResendAfter is how long the engine waits for an agent to report the
 	// desired hash before sending it again (default 30 s).
 	ResendAfter time.Duration
+	// StuckAfter is how long an agent may stay unhealthy while it reports
+	// APPLYING for its desired configuration before the configuration
+	// counts as FAILED (default 30 s): a Supervisor restarted with a
+	// rejected configuration cached crash-loops the collector and never
+	// reports FAILED.
+	StuckAfter time.Duration
 	// FlushEvery is how often changed assignments are written (default 250 ms).
 	FlushEvery time.Duration
 	// Senders is how many goroutines deliver configurations (default 4).
@@ -65,6 +71,8 @@ type Engine struct {
 	records   map[uuid.UUID]*record
 	fleets    map[string]*fleetRollout
 	bodies    map[string][]byte
+	// definedByBody caches definedIDs of desired bodies; guarded by mu.
+	definedByBody map[string][]string
 	// What the next flush writes, guarded by mu.
 	dirty     map[uuid.UUID]struct{}
 	newBodies map[string][]byte
@@ -90,6 +98,9 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 	if opts.ResendAfter <= 0 {
 		opts.ResendAfter = 30 * time.Second
 	}
+	if opts.StuckAfter <= 0 {
+		opts.StuckAfter = 30 * time.Second
+	}
 	if opts.FlushEvery <= 0 {
 		opts.FlushEvery = 250 * time.Millisecond
 	}
@@ -98,15 +109,16 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 	}
 	e := &Engine{
 		opts: opts, log: log, reg: reg, st: st,
-		templates: map[string]*template{},
-		records:   map[uuid.UUID]*record{},
-		fleets:    map[string]*fleetRollout{},
-		dirty:     map[uuid.UUID]struct{}{},
-		newBodies: map[string][]byte{},
-		strs:      intern.Table{Max: 1 << 16},
-		outbox:    newOutbox(),
-		flushReq:  make(chan struct{}, 1),
-		stop:      make(chan struct{}),
+		templates:     map[string]*template{},
+		records:       map[uuid.UUID]*record{},
+		fleets:        map[string]*fleetRollout{},
+		dirty:         map[uuid.UUID]struct{}{},
+		newBodies:     map[string][]byte{},
+		definedByBody: map[string][]string{},
+		strs:          intern.Table{Max: 1 << 16},
+		outbox:        newOutbox(),
+		flushReq:      make(chan struct{}, 1),
+		stop:          make(chan struct{}),
 	}
 	assignments, bodies, err := st.LoadConfigs(ctx)
 	if err != nil {
@@ -458,7 +470,7 @@ func (e *Engine) shouldSend(r *record) bool {
 	if !r.accepts || r.desired == "" || r.isFailed(r.desired) {
 		return false
 	}
-	if r.reported.Hash == r.desired && r.reported.Status != StatusFailed {
+	if r.reported.Hash == r.desired && r.reported.Status != StatusFailed && !r.notEffective() {
 		return false // it runs it, or is applying it
 	}
 	if _, ok := e.bodies[r.desired]; !ok {
@@ -506,6 +518,7 @@ func (e *Engine) collectBodies() {
 	for h := range e.bodies {
 		if !used[h] {
 			delete(e.bodies, h)
+			delete(e.definedByBody, h)
 			delete(e.newBodies, h)
 			e.gone = append(e.gone, h)
 		}
