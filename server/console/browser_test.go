@@ -93,11 +93,14 @@ func (c *chrome) load(what string, actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
+// text reads an element's text in one evaluation in the page, so a live
+// region replaced meanwhile cannot leave it empty.
 func (c *chrome) text(sel string) string {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
 	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	s, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => { const el = document.querySelector(`+js(sel)+`); return el ? el.innerText : undefined })()`,
+		chromedp.WithPollingInterval(50*time.Millisecond)))
 	if err != nil {
 		c.t.Fatalf("text of %s: %v", sel, err)
 	}
@@ -125,6 +128,13 @@ func (c *chrome) until(what, cond string) {
 		body, _ := chromedp.Run(c.ctx, chromedp.Evaluate[string](`document.body.innerText`))
 		c.t.Fatalf("waiting for %s: %v\npage:\n%s", what, err, body)
 	}
+}
+
+// untilText waits for the element's text to contain want (a live region
+// may be replaced while it is read).
+func (c *chrome) untilText(sel, want string) {
+	c.t.Helper()
+	c.until(sel+" showing "+want, `(document.querySelector(`+js(sel)+`) || {innerText: ''}).innerText.includes(`+js(want)+`)`)
 }
 
 func (c *chrome) screenshot(dir, name string) {
@@ -269,9 +279,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if same := c.eval("same document", `window.__sameDocument === true`); string(same) != "true" {
 		t.Fatal("the page was reloaded")
 	}
-	if hist := c.text("#a-events"); !strings.Contains(hist, "offer downloading → up_to_date") {
-		t.Errorf("history lacks the transition:\n%s", hist)
-	}
+	c.untilText("#a-events", "offer downloading → up_to_date")
 
 	// Fleets: the paused one first; resume it.
 	c.do("fleets", chromedp.Navigate(e.base+"/fleets"), chromedp.WaitVisible(chromedp.CSS("article.fleet")))
