@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"cmp"
 	"encoding/binary"
 	"net/http"
 	"slices"
@@ -98,15 +99,15 @@ func (sq sortQuery) compare(x, y sortEntry) int {
 	case "version":
 		c = naturalCompare(x.s, y.s)
 	case "host", "kind":
-		c = cmpUint(x.pfx[0], y.pfx[0])
+		c = cmp.Compare(x.pfx[0], y.pfx[0])
 		if c == 0 {
-			c = cmpUint(x.pfx[1], y.pfx[1])
+			c = cmp.Compare(x.pfx[1], y.pfx[1])
 		}
 		if c == 0 {
 			c = strings.Compare(x.s, y.s)
 		}
 	case "online", "lastSeen", "firstSeen":
-		c = cmpInt(x.n, y.n)
+		c = cmp.Compare(x.n, y.n)
 	}
 	if c == 0 {
 		c = compareUIDs(x.uid, y.uid)
@@ -117,32 +118,12 @@ func (sq sortQuery) compare(x, y sortEntry) int {
 	return c
 }
 
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // prefixKey packs the first 16 bytes of s big-endian (zero padded):
 // comparing keys compares those bytes as strings.Compare would.
 func prefixKey(s string) [2]uint64 {
 	var b [16]byte
 	copy(b[:], s)
 	return [2]uint64{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func compareUIDs(a, b uuid.UUID) int { return strings.Compare(string(a[:]), string(b[:])) }
@@ -156,7 +137,7 @@ func naturalCompare(a, b string) int {
 			na, ra := digitRun(a)
 			nb, rb := digitRun(b)
 			na, nb = strings.TrimLeft(na, "0"), strings.TrimLeft(nb, "0")
-			if c := cmpInt(int64(len(na)), int64(len(nb))); c != 0 {
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
 				return c
 			}
 			if c := strings.Compare(na, nb); c != 0 {
@@ -166,11 +147,11 @@ func naturalCompare(a, b string) int {
 			continue
 		}
 		if a[0] != b[0] {
-			return cmpInt(int64(a[0]), int64(b[0]))
+			return cmp.Compare(a[0], b[0])
 		}
 		a, b = a[1:], b[1:]
 	}
-	return cmpInt(int64(len(a)), int64(len(b)))
+	return cmp.Compare(len(a), len(b))
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

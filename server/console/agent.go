@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/myriarch/myriarch/server/admin"
 )
 
 // Agent page bounds.
@@ -26,7 +28,7 @@ type attrRow struct {
 
 type healthNode struct {
 	Name     string
-	H        *healthDoc
+	H        *admin.Health
 	Children []healthNode
 }
 
@@ -67,7 +69,7 @@ type agentData struct {
 	OfferErr      string
 	Progress      *progressView
 	Config        *configView
-	Events        []eventDoc
+	Events        []admin.Event
 	CanRetryOffer bool
 	CanRetryConf  bool
 }
@@ -119,7 +121,7 @@ func (c *Console) agent(w http.ResponseWriter, r *http.Request, s *session) {
 			}
 		}
 	}
-	if cl, ok := a.Pairing["claimants"].([]any); ok {
+	if cl, ok := asMap(a.Pairing)["claimants"].([]any); ok {
 		for _, x := range cl {
 			if u, ok := x.(string); ok {
 				d.Claimants = append(d.Claimants, linkRef{UID: u, Link: "/agents/" + url.PathEscape(u)})
@@ -128,13 +130,13 @@ func (c *Console) agent(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	d.ShowClaimants = len(d.Claimants) > 1 || (len(d.Claimants) == 1 && (d.Linked == nil || d.Linked.UID != d.Claimants[0].UID))
 	if a.Updater != nil {
-		d.Updater = fields(a.Updater, [][2]string{{"installMode", "Install mode"}, {"serverEndpoint", "Server endpoint"},
+		d.Updater = fields(asMap(a.Updater), [][2]string{{"installMode", "Install mode"}, {"serverEndpoint", "Server endpoint"},
 			{"supervisorService", "Supervisor service"}, {"collectorInstanceUid", "Collector instance UID"},
 			{"imageVersion", "Image version"}, {"imageDigest", "Image digest"}}, hashKeys)
 	}
-	if a.Assignment != nil {
+	if as := asMap(a.Assignment); as != nil {
 		flat := map[string]any{}
-		for k, v := range a.Assignment {
+		for k, v := range as {
 			if k == "reported" {
 				if rep, ok := v.(map[string]any); ok {
 					for rk, rv := range rep {
@@ -156,11 +158,11 @@ func (c *Console) agent(w http.ResponseWriter, r *http.Request, s *session) {
 		d.SyncState, _ = str(a.Assignment, "syncState")
 		failedHash, _ := str(a.Assignment, "failed")
 		d.CanRetryConf = d.SyncState == "failed" || failedHash != ""
-		d.Config = c.configOf(r.Context(), uid, a.Assignment)
+		d.Config = c.configOf(r.Context(), uid, as)
 	}
-	if a.Offer != nil {
+	if offer := asMap(a.Offer); offer != nil {
 		o := map[string]any{}
-		for k, v := range a.Offer {
+		for k, v := range offer {
 			if k != "progress" {
 				o[k] = v
 			}
@@ -236,7 +238,7 @@ func attrRows(a *agentDoc) []attrRow {
 func hasKey(m map[string]string, k string) bool { _, ok := m[k]; return ok }
 
 // healthTree builds the component health tree within the node budget.
-func healthTree(name string, h *healthDoc, depth int, budget *int) healthNode {
+func healthTree(name string, h *admin.Health, depth int, budget *int) healthNode {
 	*budget--
 	n := healthNode{Name: name, H: h}
 	if depth >= maxHealthDepth {

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,16 +27,7 @@ import (
 
 // benchPairs is the size of the benchmarks' estate: 50 000 collector and
 // updater pairs, 100 000 agents (MYRIARCH_BENCH_PAIRS overrides it).
-func benchPairs(b *testing.B) int {
-	if s := os.Getenv("MYRIARCH_BENCH_PAIRS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			b.Fatalf("MYRIARCH_BENCH_PAIRS=%q: want a positive integer", s)
-		}
-		return n
-	}
-	return 50000
-}
+func benchPairs(b *testing.B) int { return testenv.BenchPairs(b, 50000) }
 
 // benchServer is a real myriarchd (SQLite, estate with a fleet) whose
 // registry is filled with pairs collector/updater pairs through

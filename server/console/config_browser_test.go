@@ -1,46 +1,23 @@
 package console_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/myriarch/myriarch/server/servertest"
+	"github.com/myriarch/myriarch/test/e2e/site"
 )
 
-const gatewayBlueprint = `name: gw
-version: 1
-owner: data-flow-owners
-components:
-  - name: in
-    class: receiver
-    type: otlp
-    version: 1
-    config:
-      protocols:
-        http:
-          endpoint: 127.0.0.1:4318
-  - name: out
-    class: exporter
-    type: file
-    version: 1
-    config:
-      path: /var/lib/otelcol/${site.id}.json
-pipelines:
-  logs:
-    - component: in
-    - component: out
-`
-
-func (e *env) blueprint(body string) {
+// gateway writes the Blueprint data-flow/gateway (test/e2e/site's): an
+// OTLP receiver on otlp, exporting with exporter to a sink under
+// /sites/${site.id}.
+func (e *env) gateway(otlp, exporter string) {
 	e.t.Helper()
-	if err := os.MkdirAll(filepath.Join(e.estate, "teams/data-flow/blueprints"), 0o755); err != nil {
+	if err := site.WriteGatewayBlueprint(e.estate, otlp, exporter, "127.0.0.1:9"); err != nil {
 		e.t.Fatal(err)
 	}
-	e.write("teams/data-flow/blueprints/gw.yaml", body)
 }
 
 func (e *env) syncState(uid string) string {
@@ -61,8 +38,8 @@ func (e *env) syncState(uid string) string {
 // the desired one.
 func TestConfigInBrowser(t *testing.T) {
 	e := newEnv(t)
-	e.blueprint(gatewayBlueprint)
-	e.write("fleets/gw.yaml", "name: gw\nselector: {site.type: gw}\nconfig:\n  blueprint: data-flow/gw\n")
+	e.gateway("127.0.0.1:4318", "otlphttp")
+	e.write("fleets/gw.yaml", "name: gw\nselector: {site.type: gw}\n"+site.GatewayConfig)
 	e.reload()
 	tok := e.token("gw")
 	col := servertest.Collector(t, e.opampURL(), tok, "gw-007", "0.149.0", "site.type", "gw", "site.id", "007")
@@ -86,11 +63,11 @@ func TestConfigInBrowser(t *testing.T) {
 	c.load("open", chromedp.Click(chromedp.CSS(`table.agents tbody a`)))
 
 	// The desired configuration, rendered for this site.
-	c.untilText("#a-config", "/var/lib/otelcol/007.json")
+	c.untilText("#a-config", "/sites/007")
 	c.eval("mark", `window.__sameDocument = true`)
 
 	// A revision the collector rejects: failed, shown live, with a retry.
-	e.blueprint(strings.Replace(gatewayBlueprint, "type: file", "type: "+servertest.RejectedType, 1))
+	e.gateway("127.0.0.1:4318", servertest.RejectedType)
 	e.reload()
 	c.until("sync state failed", `[...document.querySelectorAll('#a-assignment .state')].some(s => s.textContent === 'failed')`)
 	c.until("the retry button", `!!document.querySelector('form[action$="/config/retry"]')`)
@@ -108,7 +85,7 @@ func TestConfigInBrowser(t *testing.T) {
 
 	// The fleet page: configuration rollout, and a retry of every failed one.
 	c.do("fleets", chromedp.Navigate(e.base+"/fleets"), chromedp.WaitVisible(chromedp.ID("fleet-gw")))
-	if f := c.text("#fleet-gw"); !strings.Contains(f, "Configuration rollout: data-flow/gw") || strings.Contains(f, "Package rollout") {
+	if f := c.text("#fleet-gw"); !strings.Contains(f, "Configuration rollout: data-flow/gateway") || strings.Contains(f, "Package rollout") {
 		t.Fatalf("fleet gw:\n%s", f)
 	}
 	c.load("retry the fleet", chromedp.Click(chromedp.CSS(`form[action="/fleets/gw/config-retry"] button`)))
@@ -118,11 +95,11 @@ func TestConfigInBrowser(t *testing.T) {
 
 	// Back to a good revision, then a change the collector has not taken
 	// yet (it is offline): the diff from the last applied configuration.
-	e.blueprint(gatewayBlueprint)
+	e.gateway("127.0.0.1:4318", "otlphttp")
 	e.reload()
 	waitFor(t, "in sync again", func() bool { return e.syncState(uid) == "in_sync" })
 	col.Stop()
-	e.blueprint(strings.Replace(gatewayBlueprint, "127.0.0.1:4318", "127.0.0.1:4319", 1))
+	e.gateway("127.0.0.1:4319", "otlphttp")
 	e.reload()
 	waitFor(t, "pending", func() bool { return e.syncState(uid) == "pending" })
 	c.do("agent", chromedp.Navigate(e.base+"/agents/"+uid), chromedp.WaitVisible(chromedp.CSS("table.diff")))

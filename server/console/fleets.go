@@ -2,11 +2,15 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/myriarch/myriarch/server/configs"
+	"github.com/myriarch/myriarch/server/offers"
 )
 
 type stateN struct {
@@ -14,30 +18,23 @@ type stateN struct {
 	N     int
 }
 
+// waveView is a wave of a package or configuration rollout: Done counts
+// the members that no longer hold back the next wave.
 type waveView struct {
-	waveDoc
+	offers.WaveJSON
 	Done   int
 	States []stateN
 }
 
-// extraView is a fleet member the console knows no template for (for
-// example a config rollout): its scalar fields and, when it has waves, a
-// table of them.
-type extraView struct {
-	Label   string
-	Fields  []field
-	Columns []string
-	Waves   [][]field
-}
-
 type fleetView struct {
-	fleetDoc
+	offers.FleetJSON
+	// ConfigRollout is the configuration rollout (nil without one).
+	ConfigRollout *configs.RolloutJSON
 	// Paused: a rollout of the fleet is paused; Running: one is not.
 	Paused, Running  bool
 	HasPackage       bool
 	Waves            []waveView
 	ConfigWaves      []waveView
-	Extras           []extraView
 	MembersLink      string
 	FailedLink       string
 	ConfigFailedLink string
@@ -47,17 +44,23 @@ type fleetView struct {
 // fleetList reads the fleets, paused ones first, then by name.
 func (c *Console) fleetList(ctx context.Context) ([]fleetView, error) {
 	var doc struct {
-		Fleets []fleetDoc `json:"fleets"`
+		Fleets []offers.FleetJSON `json:"fleets"`
 	}
 	if err := c.api.get(ctx, "/api/v1/fleets", &doc); err != nil {
 		return nil, err
 	}
 	out := make([]fleetView, 0, len(doc.Fleets))
 	for _, f := range doc.Fleets {
-		v := fleetView{fleetDoc: f, HasPackage: f.Rollout.State != "none" && f.Rollout.State != "",
+		v := fleetView{FleetJSON: f, HasPackage: f.Rollout.State != "none" && f.Rollout.State != "",
 			MembersLink: agentsLink("fleet", f.Name), FailedLink: agentsLink("fleet", f.Name, "offerState", "failed"),
 			ConfigFailedLink: agentsLink("fleet", f.Name, "syncState", "failed")}
-		for _, st := range []string{f.Rollout.State, configState(f.Config)} {
+		if f.Config != nil {
+			var cr configs.RolloutJSON
+			if b, err := json.Marshal(f.Config); err == nil && json.Unmarshal(b, &cr) == nil {
+				v.ConfigRollout = &cr
+			}
+		}
+		for _, st := range []string{f.Rollout.State, configState(v.ConfigRollout)} {
 			switch st {
 			case "paused":
 				v.Paused = true
@@ -65,30 +68,17 @@ func (c *Console) fleetList(ctx context.Context) ([]fleetView, error) {
 				v.Running = true
 			}
 		}
-		if f.Config != nil {
-			for _, w := range f.Config.Waves {
-				wv := waveView{waveDoc: waveDoc{Wave: w.Wave, Total: w.Total, Open: w.Open, UpToDate: w.InSync, Failed: w.Failed, States: w.States},
-					Done: w.InSync + w.Failed + w.States["none"]}
-				for _, st := range sortedKeys(w.States) {
-					if w.States[st] > 0 {
-						wv.States = append(wv.States, stateN{st, w.States[st]})
-					}
-				}
-				v.ConfigWaves = append(v.ConfigWaves, wv)
-			}
-		}
 		for _, k := range sortedKeys(f.Selector) {
 			v.Selector = append(v.Selector, field{Key: k, Label: k, Value: f.Selector[k]})
 		}
 		for _, w := range f.Rollout.Waves {
-			wv := waveView{waveDoc: w, Done: w.UpToDate + w.Failed}
-			for _, st := range sortedKeys(w.States) {
-				wv.States = append(wv.States, stateN{st, w.States[st]})
-			}
-			v.Waves = append(v.Waves, wv)
+			v.Waves = append(v.Waves, waveOf(w, w.UpToDate+w.Failed))
 		}
-		for _, k := range sortedKeys(f.Extra) {
-			v.Extras = append(v.Extras, extraOf(k, f.Extra[k]))
+		if cr := v.ConfigRollout; cr != nil {
+			for _, w := range cr.Waves {
+				v.ConfigWaves = append(v.ConfigWaves, waveOf(offers.WaveJSON{Wave: w.Wave, Total: w.Total, Open: w.Open,
+					UpToDate: w.InSync, Failed: w.Failed, States: w.States}, w.InSync+w.Failed+w.States[configs.SyncNone]))
+			}
 		}
 		out = append(out, v)
 	}
@@ -104,6 +94,16 @@ func (c *Console) fleetList(ctx context.Context) ([]fleetView, error) {
 	return out, nil
 }
 
+func waveOf(w offers.WaveJSON, done int) waveView {
+	v := waveView{WaveJSON: w, Done: done}
+	for _, st := range sortedKeys(w.States) {
+		if w.States[st] > 0 {
+			v.States = append(v.States, stateN{st, w.States[st]})
+		}
+	}
+	return v
+}
+
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
@@ -111,47 +111,11 @@ func plural(n int, noun string) string {
 	return num(n) + " " + noun + "s"
 }
 
-func configState(c *configRolloutDoc) string {
+func configState(c *configs.RolloutJSON) string {
 	if c == nil {
 		return ""
 	}
 	return c.State
-}
-
-func extraOf(key string, v any) extraView {
-	ev := extraView{Label: key}
-	m, ok := v.(map[string]any)
-	if !ok {
-		s, null := scalar(v)
-		ev.Fields = []field{{Key: key, Label: key, Value: s, Null: null}}
-		return ev
-	}
-	waves, _ := m["waves"].([]any)
-	rest := map[string]any{}
-	for k, x := range m {
-		if k != "waves" {
-			rest[k] = x
-		}
-	}
-	ev.Fields = fields(rest, nil, nil)
-	for i, w := range waves {
-		wm, ok := w.(map[string]any)
-		if !ok {
-			continue
-		}
-		if i == 0 {
-			for _, f := range fields(wm, [][2]string{{"wave", "wave"}}, nil) {
-				ev.Columns = append(ev.Columns, f.Key)
-			}
-		}
-		var row []field
-		for _, col := range ev.Columns {
-			s, null := scalar(wm[col])
-			row = append(row, field{Key: col, Label: col, Value: s, Null: null})
-		}
-		ev.Waves = append(ev.Waves, row)
-	}
-	return ev
 }
 
 type fleetsData struct {

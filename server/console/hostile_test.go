@@ -9,6 +9,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/server/servertest"
+	"github.com/myriarch/myriarch/test/e2e/site"
 )
 
 // inert is true in a page where nothing a peer sent became markup or code:
@@ -33,8 +34,8 @@ const inert = `(() => {
 func TestHostileValuesRenderInert(t *testing.T) {
 	e := newEnv(t)
 	// The site's id reaches the rendered configuration too.
-	e.blueprint(gatewayBlueprint)
-	e.write("fleets/gw.yaml", "name: gw\nselector: {site.type: hostile}\nconfig:\n  blueprint: data-flow/gw\n")
+	e.gateway("127.0.0.1:4318", "otlphttp")
+	e.write("fleets/gw.yaml", "name: gw\nselector: {site.type: hostile}\n"+site.GatewayConfig)
 	e.reload()
 	code, body := e.api("POST", "/api/v1/tokens", map[string]any{"name": `"><svg/onload=window.__pwned=1>`,
 		"labels": map[string]string{"note": "<img src=x onerror=window.__pwned=2>", "rtl": "\u202Eevil"}})
@@ -83,7 +84,7 @@ func TestHostileValuesRenderInert(t *testing.T) {
 			"<img src=x onerror=window.__pwned=2>", // a token label
 			"⟨U+202E⟩evil",
 			`"><svg/onload=window.__pwned=1>`,                                    // the token's name
-			"/var/lib/otelcol/<img src=x onerror=window.__pwned=9>⟨U+202E⟩.json", // in the desired configuration
+			"/sites/<img src=x onerror=window.__pwned=9>⟨U+202E⟩", // in the desired configuration
 		}},
 		{"/agents", "h-result", []string{"<script>window.__pwned=4</script>", "0.149.0<script>window.__pwned=3</script>"}},
 		{"/tokens", "h-list", []string{`"><svg/onload=window.__pwned=1>`, "note=<img src=x onerror=window.__pwned=2>"}},

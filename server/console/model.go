@@ -6,131 +6,37 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/myriarch/myriarch/server/admin"
+	"github.com/myriarch/myriarch/server/estate"
+	"github.com/myriarch/myriarch/server/tokens"
 )
 
-// The admin API's JSON as the console reads it. Features decorate agents
-// and fleets with objects the console reads generically (pairing,
-// assignment, offer, config rollout): a field it does not know is still
-// shown, and a field a server does not have is simply absent.
+// The admin API's JSON, decoded into the API's own types. An agent's
+// feature fields (pairing, assignment, offer) are decoded as generic
+// objects and read member by member: a member the console does not know is
+// still shown, one a server does not have is simply absent.
 
-type agentDoc struct {
-	InstanceUID    string            `json:"instanceUid"`
-	Kind           string            `json:"kind"`
-	Online         bool              `json:"online"`
-	Credential     credentialDoc     `json:"credential"`
-	Identifying    map[string]string `json:"identifying"`
-	NonIdentifying map[string]string `json:"nonIdentifying"`
-	Attributes     map[string]string `json:"attributes"`
-	Labels         map[string]string `json:"labels"`
-	LabelSources   map[string]string `json:"labelSources"`
-	Capabilities   []string          `json:"capabilities"`
-	Health         *healthDoc        `json:"health"`
-	FirstSeen      time.Time         `json:"firstSeen"`
-	LastSeen       time.Time         `json:"lastSeen"`
-	Events         []eventDoc        `json:"events"`
-	Updater        map[string]any    `json:"updater"`
-	Pairing        map[string]any    `json:"pairing"`
-	Assignment     map[string]any    `json:"assignment"`
-	Offer          map[string]any    `json:"offer"`
-}
-
-type credentialDoc struct {
-	Kind string `json:"kind"`
-	ID   string `json:"id"`
-	Name string `json:"name"`
-}
-
-type healthDoc struct {
-	Healthy    bool                  `json:"healthy"`
-	Status     string                `json:"status"`
-	LastError  string                `json:"lastError"`
-	StartTime  *time.Time            `json:"startTime"`
-	StatusTime *time.Time            `json:"statusTime"`
-	Components map[string]*healthDoc `json:"components"`
-}
-
-type eventDoc struct {
-	Time    time.Time `json:"time"`
-	Type    string    `json:"type"`
-	Message string    `json:"message"`
-}
+// agentDoc is an agent as GET /api/v1/agents[/{uid}] gives it.
+type agentDoc = admin.Agent
 
 type listDoc struct {
 	Agents []agentDoc `json:"agents"`
 	Total  int        `json:"total"`
 }
 
-type fleetDoc struct {
-	Name          string            `json:"name"`
-	Priority      int               `json:"priority"`
-	Selector      map[string]string `json:"selector"`
-	Package       string            `json:"package"`
-	TargetVersion string            `json:"targetVersion"`
-	Rollout       rolloutDoc        `json:"rollout"`
-	// Config is the configuration rollout (null for a fleet without one).
-	Config *configRolloutDoc `json:"config"`
-	// Extra holds members the console has no template for (shown as they are).
-	Extra map[string]any `json:"-"`
+// estateDoc is GET /api/v1/estate.
+type estateDoc struct {
+	Revision *string          `json:"revision"`
+	LoadedAt *time.Time       `json:"loadedAt"`
+	Errors   []estate.Problem `json:"errors"`
 }
 
-type rolloutDoc struct {
-	State       string    `json:"state"`
-	PausedBy    string    `json:"pausedBy"`
-	Failures    int       `json:"failures"`
-	MaxFailures *int      `json:"maxFailures"`
-	Waves       []waveDoc `json:"waves"`
-}
-
-type configRolloutDoc struct {
-	Blueprint   string          `json:"blueprint"`
-	Bridges     bool            `json:"bridges"`
-	State       string          `json:"state"`
-	PausedBy    string          `json:"pausedBy"`
-	Failures    int             `json:"failures"`
-	MaxFailures *int            `json:"maxFailures"`
-	Waves       []configWaveDoc `json:"waves"`
-}
-
-type configWaveDoc struct {
-	Wave   string         `json:"wave"`
-	Total  int            `json:"total"`
-	Open   bool           `json:"open"`
-	InSync int            `json:"inSync"`
-	Failed int            `json:"failed"`
-	States map[string]int `json:"states"`
-}
-
-type waveDoc struct {
-	Wave     string         `json:"wave"`
-	Total    int            `json:"total"`
-	Open     bool           `json:"open"`
-	UpToDate int            `json:"upToDate"`
-	Failed   int            `json:"failed"`
-	States   map[string]int `json:"states"`
-}
-
-// fleetKeys are the fleet members fleetDoc reads itself.
-var fleetKeys = map[string]bool{"name": true, "priority": true, "selector": true, "package": true, "targetVersion": true,
-	"rollout": true, "config": true}
-
-func (f *fleetDoc) UnmarshalJSON(b []byte) error {
-	type plain fleetDoc
-	if err := json.Unmarshal(b, (*plain)(f)); err != nil {
-		return err
-	}
-	var all map[string]any
-	if err := json.Unmarshal(b, &all); err != nil {
-		return err
-	}
-	for k, v := range all {
-		if !fleetKeys[k] {
-			if f.Extra == nil {
-				f.Extra = map[string]any{}
-			}
-			f.Extra[k] = v
-		}
-	}
-	return nil
+// tokenDoc is a token of GET/POST /api/v1/tokens; Secret only in the
+// answer to its creation.
+type tokenDoc struct {
+	tokens.Token
+	Secret string `json:"token"`
 }
 
 // field is one labelled value of a generic object.
@@ -142,15 +48,36 @@ type field struct {
 	Mono  bool // hashes, UIDs
 }
 
-// str reads a string member ("" and false when absent, null or not a string).
-func str(m map[string]any, key string) (string, bool) {
-	s, ok := m[key].(string)
+// asMap is a decoded JSON object as a map (nil for anything else); a Go
+// value is converted through its JSON form.
+func asMap(v any) map[string]any {
+	switch m := v.(type) {
+	case map[string]any:
+		return m
+	case nil:
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// str reads a string member of an object ("" and false when absent, null
+// or not a string).
+func str(v any, key string) (string, bool) {
+	s, ok := asMap(v)[key].(string)
 	return s, ok
 }
 
 // obj reads an object member.
-func obj(m map[string]any, key string) map[string]any {
-	o, _ := m[key].(map[string]any)
+func obj(v any, key string) map[string]any {
+	o, _ := asMap(v)[key].(map[string]any)
 	return o
 }
 

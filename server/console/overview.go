@@ -6,28 +6,16 @@ import (
 	"net/url"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
-	"time"
+
+	"github.com/myriarch/myriarch/server/registry"
 )
 
-type countDoc struct {
-	Total  int `json:"total"`
-	Online int `json:"online"`
-}
-
 type summaryDoc struct {
-	Agents            map[string]countDoc `json:"agents"`
-	CollectorVersions map[string]countDoc `json:"collectorVersions"`
+	Agents            map[string]registry.Count `json:"agents"`
+	CollectorVersions map[string]registry.Count `json:"collectorVersions"`
 	Offers            map[string]int      `json:"offers"`
 	Pairings          map[string]int      `json:"pairings"`
 	Configs           map[string]int      `json:"configs"`
-}
-
-type estateDoc struct {
-	Revision string    `json:"revision"`
-	LoadedAt time.Time `json:"loadedAt"`
-	Errors   []any     `json:"errors"`
 }
 
 type kindRow struct {
@@ -117,8 +105,8 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 	switch err := c.api.get(ctx, "/api/v1/estate", &est); {
 	case err == nil:
 		d.Estate = &est
-		for _, e := range est.Errors {
-			d.EstateErrors = append(d.EstateErrors, estateError(e))
+		for _, p := range est.Errors {
+			d.EstateErrors = append(d.EstateErrors, p.Error())
 		}
 	case !notFound(err):
 		d.EstateErrors = append(d.EstateErrors, "estate: "+err.Error())
@@ -158,21 +146,4 @@ func maxInt(a, b int) int {
 		return a
 	}
 	return b
-}
-
-// estateError renders one load error as the API gives it (a string or an
-// object with file, line and message).
-func estateError(e any) string {
-	if m, ok := e.(map[string]any); ok {
-		file, _ := str(m, "file")
-		msg, _ := str(m, "message")
-		if line, _ := m["line"].(float64); line > 0 {
-			file += ":" + strconv.Itoa(int(line))
-		}
-		if file != "" || msg != "" {
-			return strings.TrimPrefix(file+": "+msg, ": ")
-		}
-	}
-	s, _ := scalar(e)
-	return s
 }

@@ -5,17 +5,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
-	"time"
 )
-
-type tokenDoc struct {
-	ID        string            `json:"id"`
-	Name      string            `json:"name"`
-	Labels    map[string]string `json:"labels"`
-	CreatedAt time.Time         `json:"createdAt"`
-	RevokedAt *time.Time        `json:"revokedAt"`
-	Token     string            `json:"token"`
-}
 
 type tokensData struct {
 	Tokens []tokenDoc

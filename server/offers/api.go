@@ -157,19 +157,7 @@ func (e *Engine) Routes(api *admin.API) {
 	e.operatorRoutes(api)
 	api.Handle("GET /api/v1/pairings", e.listPairings)
 	api.Handle("GET /api/v1/fleets", e.listFleets)
-	api.Handle("POST /api/v1/fleets/{name}/resume", func(w http.ResponseWriter, r *http.Request) {
-		name := r.PathValue("name")
-		err := e.Resume(name)
-		resumed := err == nil
-		for _, x := range e.fleetExtensions() {
-			resumed = x.ResumeFleet(name) || resumed
-		}
-		if !resumed {
-			admin.WriteError(w, http.StatusNotFound, err.Error())
-			return
-		}
-		e.writeFleet(w, name)
-	})
+	api.Handle("POST /api/v1/fleets/{name}/resume", e.everyRollout(e.Resume, FleetExtension.ResumeFleet))
 	api.Handle("POST /api/v1/agents/{uid}/retry", func(w http.ResponseWriter, r *http.Request) {
 		uid, err := uuid.Parse(r.PathValue("uid"))
 		if err == nil {

@@ -61,6 +61,25 @@ func (e *Engine) RetryFleet(name string) (int, error) {
 	return len(work), nil
 }
 
+// everyRollout is a route acting on every rollout of a fleet: the package
+// rollout (own) and the extensions' (ext); it answers the fleet, or 404 when
+// no rollout of that name exists.
+func (e *Engine) everyRollout(own func(name string) error, ext func(x FleetExtension, name string) bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		err := own(name)
+		done := err == nil
+		for _, x := range e.fleetExtensions() {
+			done = ext(x, name) || done
+		}
+		if !done {
+			admin.WriteError(w, http.StatusNotFound, err.Error())
+			return
+		}
+		e.writeFleet(w, name)
+	}
+}
+
 func (f *fleet) memberSet() map[uuid.UUID]struct{} {
 	work := map[uuid.UUID]struct{}{}
 	for m := range f.waves.Members() {
@@ -73,21 +92,10 @@ func (f *fleet) memberSet() map[uuid.UUID]struct{} {
 // fleet-wide retry, listing filters by fleet and offer state, and the
 // offers' and pairings' parts of the summary.
 func (e *Engine) operatorRoutes(api *admin.API) {
-	api.Handle("POST /api/v1/fleets/{name}/pause", func(w http.ResponseWriter, r *http.Request) {
-		name := r.PathValue("name")
-		err := e.Pause(name)
-		paused := err == nil
-		for _, x := range e.fleetExtensions() {
-			if p, ok := x.(FleetPauser); ok {
-				paused = p.PauseFleet(name) || paused
-			}
-		}
-		if !paused {
-			admin.WriteError(w, http.StatusNotFound, err.Error())
-			return
-		}
-		e.writeFleet(w, name)
-	})
+	api.Handle("POST /api/v1/fleets/{name}/pause", e.everyRollout(e.Pause, func(x FleetExtension, name string) bool {
+		p, ok := x.(FleetPauser)
+		return ok && p.PauseFleet(name)
+	}))
 	api.Handle("POST /api/v1/fleets/{name}/retry", func(w http.ResponseWriter, r *http.Request) {
 		n, err := e.RetryFleet(r.PathValue("name"))
 		if err != nil {

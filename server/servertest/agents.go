@@ -105,7 +105,7 @@ func Start(t testing.TB, s Spec) *Agent {
 		}},
 	}
 	if caps&protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages != 0 {
-		settings.PackagesStateProvider = &memPackages{}
+		settings.PackagesStateProvider = &MemPackages{}
 	}
 	if err := a.Client.Start(context.Background(), settings); err != nil {
 		t.Fatalf("start agent %s: %v", s.UID, err)
@@ -214,32 +214,32 @@ func (a *Agent) ReportPackage(t testing.TB, offer *protobufs.PackagesAvailable, 
 	}
 }
 
-// memPackages is the PackagesStateProvider opamp-go demands of an agent
-// that accepts packages; the tests report statuses themselves.
-type memPackages struct {
+// MemPackages is the minimal PackagesStateProvider opamp-go demands of an
+// agent that accepts packages; the tests report statuses themselves.
+type MemPackages struct {
 	mu       sync.Mutex
 	statuses *protobufs.PackageStatuses // guarded by mu
 }
 
-func (m *memPackages) AllPackagesHash() ([]byte, error)                  { return nil, nil }
-func (m *memPackages) SetAllPackagesHash([]byte) error                   { return nil }
-func (m *memPackages) Packages() ([]string, error)                       { return nil, nil }
-func (m *memPackages) SetPackageState(string, types.PackageState) error  { return nil }
-func (m *memPackages) CreatePackage(string, protobufs.PackageType) error { return nil }
-func (m *memPackages) FileContentHash(string) ([]byte, error)            { return nil, nil }
-func (m *memPackages) DeletePackage(string) error                        { return nil }
-func (m *memPackages) PackageState(string) (types.PackageState, error) {
+func (m *MemPackages) AllPackagesHash() ([]byte, error)                  { return nil, nil }
+func (m *MemPackages) SetAllPackagesHash([]byte) error                   { return nil }
+func (m *MemPackages) Packages() ([]string, error)                       { return nil, nil }
+func (m *MemPackages) SetPackageState(string, types.PackageState) error  { return nil }
+func (m *MemPackages) CreatePackage(string, protobufs.PackageType) error { return nil }
+func (m *MemPackages) FileContentHash(string) ([]byte, error)            { return nil, nil }
+func (m *MemPackages) DeletePackage(string) error                        { return nil }
+func (m *MemPackages) PackageState(string) (types.PackageState, error) {
 	return types.PackageState{}, errors.New("none")
 }
-func (m *memPackages) UpdateContent(context.Context, string, io.Reader, []byte, []byte) error {
+func (m *MemPackages) UpdateContent(context.Context, string, io.Reader, []byte, []byte) error {
 	return nil
 }
-func (m *memPackages) LastReportedStatuses() (*protobufs.PackageStatuses, error) {
+func (m *MemPackages) LastReportedStatuses() (*protobufs.PackageStatuses, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.statuses, nil
 }
-func (m *memPackages) SetLastReportedStatuses(s *protobufs.PackageStatuses) error {
+func (m *MemPackages) SetLastReportedStatuses(s *protobufs.PackageStatuses) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.statuses = s
