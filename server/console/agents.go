@@ -7,6 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/myriarch/myriarch/server/configs"
+	"github.com/myriarch/myriarch/server/offers"
+	"github.com/myriarch/myriarch/server/registry"
 )
 
 // Agent list paging.
@@ -218,9 +222,8 @@ func removeColumn(cols []column, label string) []column {
 }
 
 var (
-	kindOptions   = []string{"collector", "updater", "bridge", "unknown"}
-	offerOptions  = []string{"up_to_date", "waiting_wave", "offered", "downloading", "installing", "installed", "failed", "held_ambiguous", "no_updater", "no_artifact", "paused"}
-	syncOptions   = []string{"none", "in_sync", "pending", "failed", "drift"}
+	kindOptions   = []string{string(registry.KindCollector), string(registry.KindUpdater), string(registry.KindBridge), string(registry.KindUnknown)}
+	syncOptions   = []string{configs.SyncNone, configs.SyncInSync, configs.SyncPending, configs.SyncFailed, configs.SyncDrift}
 	onlineOptions = [][2]string{{"true", "online"}, {"false", "offline"}}
 )
 
@@ -254,7 +257,7 @@ func (c *Console) filterFields(ctx context.Context, p listParams, sync bool) []f
 		{Name: "online", Label: "Online", Options: online},
 		{Name: "fleet", Label: "Fleet", Options: selectOf(fleetNames, p.Filters["fleet"])},
 		{Name: "version", Label: "Version", Value: p.Filters["version"], Placeholder: "0.149.0"},
-		{Name: "offerState", Label: "Offer state", Options: selectOf(offerOptions, p.Filters["offerState"])},
+		{Name: "offerState", Label: "Offer state", Options: selectOf(offers.States, p.Filters["offerState"])},
 	}
 	if sync {
 		out = append(out, filterField{Name: "syncState", Label: "Sync state", Options: selectOf(syncOptions, p.Filters["syncState"])})

@@ -83,7 +83,7 @@ func TestHostileValuesRenderInert(t *testing.T) {
 			"<svg onload=window.__pwned=8>",
 			"<img src=x onerror=window.__pwned=2>", // a token label
 			"⟨U+202E⟩evil",
-			`"><svg/onload=window.__pwned=1>`,                                    // the token's name
+			`"><svg/onload=window.__pwned=1>`,                     // the token's name
 			"/sites/<img src=x onerror=window.__pwned=9>⟨U+202E⟩", // in the desired configuration
 		}},
 		{"/agents", "h-result", []string{"<script>window.__pwned=4</script>", "0.149.0<script>window.__pwned=3</script>"}},

@@ -13,9 +13,9 @@ import (
 type summaryDoc struct {
 	Agents            map[string]registry.Count `json:"agents"`
 	CollectorVersions map[string]registry.Count `json:"collectorVersions"`
-	Offers            map[string]int      `json:"offers"`
-	Pairings          map[string]int      `json:"pairings"`
-	Configs           map[string]int      `json:"configs"`
+	Offers            map[string]int            `json:"offers"`
+	Pairings          map[string]int            `json:"pairings"`
+	Configs           map[string]int            `json:"configs"`
 }
 
 type kindRow struct {

@@ -13,8 +13,8 @@ import (
 	"github.com/myriarch/myriarch/server/registry"
 )
 
-// offerStates are the values of GET /api/v1/agents?offerState=.
-var offerStates = []string{UpToDate, WaitingWave, Offered, Downloading, Installing, Installed, Failed,
+// States are the offer states, the values of GET /api/v1/agents?offerState=.
+var States = []string{UpToDate, WaitingWave, Offered, Downloading, Installing, Installed, Failed,
 	HeldAmbiguous, NoUpdater, NoArtifact, Paused}
 
 // Pause stops a fleet's rollout by an operator's decision: no new offer is
@@ -113,8 +113,8 @@ func (e *Engine) operatorRoutes(api *admin.API) {
 		}, nil
 	})
 	api.AddFilter("offerState", func(v string) (func(*registry.Agent) bool, error) {
-		if !slices.Contains(offerStates, v) {
-			return nil, fmt.Errorf("offerState must be one of %s, got %q", strings.Join(offerStates, ", "), v)
+		if !slices.Contains(States, v) {
+			return nil, fmt.Errorf("offerState must be one of %s, got %q", strings.Join(States, ", "), v)
 		}
 		return func(a *registry.Agent) bool {
 			e.mu.Lock()
