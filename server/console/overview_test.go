@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -43,4 +44,26 @@ func section(page, id string) string {
 		return page[i:]
 	}
 	return page[i : i+j]
+}
+
+// A fleet named with spaces, slashes and question marks is acted on as any.
+func TestFleetWithAnOddName(t *testing.T) {
+	e := newEnv(t)
+	e.addVersion("0.149.0")
+	e.write("fleets/odd.yaml", "name: \"edge north/1?#\"\npriority: 10\nselector: {site.type: edge}\npackage: otelcol-contrib\ntargetVersion: 0.149.0\n")
+	e.reload()
+	b := e.browser()
+	b.login(e.srv.AdminToken())
+	_, page := b.do("GET", "/fleets", nil)
+	action := "/fleets/edge%20north%2F1%3F%23/pause"
+	if !strings.Contains(page, `action="`+action+`"`) {
+		t.Fatalf("no pause form for the fleet:\n%s", page)
+	}
+	resp, _ := b.do("POST", action, url.Values{"csrf": {b.csrf}})
+	if resp.StatusCode != 303 {
+		t.Fatalf("pause: %d", resp.StatusCode)
+	}
+	if _, body := e.api("GET", "/api/v1/fleets", nil); !strings.Contains(string(body), `"pausedBy": "operator"`) {
+		t.Fatalf("not paused: %s", body)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -65,6 +66,7 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"pct":         func(n, total int) string { return pct(n, total) },
 	"stateWord":   func(s string) string { return strings.ReplaceAll(s, "_", " ") },
 	"bytesPerSec": bytesPerSec,
+	"pathEsc":     url.PathEscape,
 	"showConfig":  func(s string) string { return displayText(s, maxConfigShown, true) },
 	"wavesOf": func(caption string, w []waveView) any {
 		return struct {
