@@ -60,6 +60,7 @@ type record struct {
 	reported  reported
 	effective string
 	err       string // the render error, shown as assignment.error
+	source    string // where the render's context came from
 
 	sentHash string
 	sentAt   time.Time
