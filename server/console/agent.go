@@ -82,7 +82,7 @@ type progressView struct {
 var assignmentOrder = [][2]string{
 	{"fleet", "Fleet"}, {"targetVersion", "Target version"}, {"syncState", "Sync state"}, {"blueprint", "Blueprint"},
 	{"revision", "Estate revision"}, {"assigned", "Assigned hash"}, {"desired", "Desired hash"}, {"failed", "Failed hash"},
-	{"error", "Assignment error"},
+	{"context", "Render context"}, {"error", "Assignment error"},
 }
 
 var hashKeys = map[string]bool{"assigned": true, "desired": true, "failed": true, "hash": true, "revision": true,
