@@ -27,6 +27,7 @@ import (
 	"github.com/myriarch/myriarch/server/artifacts"
 	"github.com/myriarch/myriarch/server/backpressure"
 	"github.com/myriarch/myriarch/server/configs"
+	"github.com/myriarch/myriarch/server/console"
 	"github.com/myriarch/myriarch/server/credentials"
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/hostcontext"
@@ -161,6 +162,7 @@ type Server struct {
 	hosts     *hostcontext.Book
 	configs   *configs.Engine
 	artifacts *artifacts.Handler
+	console   *console.Console
 }
 
 // New opens the data directory and builds every part, without listening yet.
@@ -286,6 +288,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.registry.AddEvent(updater, hostcontext.EventIgnored, "providers snapshot kept; no collector is linked to this updater, so no configuration reads it yet")
 	})
 	s.offers.AddFleetExtension(s.configs)
+	// The browser console at / of the admin listener; its hook runs after
+	// the features' hooks, so a refresh shows what they made of a message.
+	s.console = console.New(console.Options{API: s.admin, AdminToken: s.adminToken, AgentCount: s.registry.Len,
+		Log: s.log.With("component", "console")})
+	s.console.Mount()
+	s.registry.Watch(s.console.Changed)
+	s.opamp.AddHook(s.console)
 	if s.estate != nil {
 		s.artifacts.SetEstate(s.estate)
 	}
@@ -294,6 +303,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.artifacts.SetEstate(e)
 		s.offers.SetEstate(e)
 		s.configs.SetEstate(e)
+		s.console.ChangedAll()
 	})
 	s.estateMu.Unlock()
 	return s, nil
@@ -498,6 +508,7 @@ func (s *Server) AdminToken() string { return s.adminToken }
 func (s *Server) Close(ctx context.Context) error {
 	s.closing.Store(true)
 	s.stopOnce.Do(func() { close(s.stop) })
+	s.console.Close() // ends live streams, which would hold the admin listener's shutdown
 	var errs []error
 	if s.opampLn != nil {
 		errs = append(errs, s.opamp.Close(ctx))

@@ -130,6 +130,7 @@ var hashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // the offers engine's, so the assignment it sets is extended.
 func (e *Engine) Routes(api *admin.API) {
 	api.AddDecorator(e)
+	e.operatorRoutes(api)
 	api.AddFilter("syncState", func(v string) (func(a *registry.Agent) bool, error) {
 		switch v {
 		case SyncNone, SyncInSync, SyncPending, SyncFailed, SyncDrift:

@@ -313,8 +313,9 @@ func (e *Engine) setEstateLocked(est *estate.Estate, stored map[string]rolloutSt
 				f.dirty = true
 			}
 			if f.Digest != tm.digest {
-				// A new configuration starts a new rollout.
-				f.rolloutState = rolloutState{Digest: tm.digest, Since: f.Since}
+				// A new configuration starts a new rollout; an operator's
+				// pause holds it too, until resumed.
+				f.rolloutState = rolloutState{Digest: tm.digest, Since: f.Since, Paused: f.Manual, Manual: f.Manual}
 				f.dirty = true
 			}
 			e.fleets[def.Name] = f

@@ -85,8 +85,9 @@ func run() error {
 	}
 	defer srv.Stop()
 	watch := fmt.Sprintf("%s agents list --admin http://%s --data-dir %s", bins.Myriarchd, srv.AdminAddr, filepath.Join(base, "server"))
-	fmt.Printf("\n    OpAMP:     %s\n    Admin API: http://%s (bearer token in %s)\n    Watch:     %s\n\n",
+	fmt.Printf("\n    OpAMP:     %s\n    Admin API: http://%s (bearer token in %s)\n    Watch:     %s\n",
 		srv.OpAMPURL(), srv.AdminAddr, filepath.Join(base, "server", "admin.token"), watch)
+	printConsole(srv)
 
 	_, token, err := srv.CreateToken("demo-site", map[string]string{"wave": "1"})
 	if err != nil {
@@ -147,6 +148,7 @@ func run() error {
 
 	if d, err := time.ParseDuration(os.Getenv("DEMO_LINGER")); err == nil && d > 0 {
 		step("keeping everything running for %s (Ctrl-C to stop); try: %s", d, watch)
+		printConsole(srv)
 		select {
 		case <-ctx.Done():
 		case <-time.After(d):
@@ -204,6 +206,17 @@ func configure(srv *site.Server, estate, base, colUID, telecraft string) error {
 		telecraft, estate, colUID, srv.AdminAddr, filepath.Join(base, "server", "admin.token"))
 	printAgents(srv)
 	return nil
+}
+
+// printConsole prints the browser console's URL and a one-time login link
+// (its secret in the fragment; valid 15 minutes, for one login).
+func printConsole(srv *site.Server) {
+	var link struct{ Path string }
+	if code, err := srv.API("POST", "/api/v1/console/links", nil, &link); err != nil || code != 201 {
+		fmt.Printf("    Console:   http://%s/ (no login link: %d %v)\n\n", srv.AdminAddr, code, err)
+		return
+	}
+	fmt.Printf("    Console:   http://%s/\n    Log in:    http://%s%s (one-time link, 15 minutes)\n\n", srv.AdminAddr, srv.AdminAddr, link.Path)
 }
 
 func printAgents(srv *site.Server) {
