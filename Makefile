@@ -46,6 +46,12 @@ crossbuild:
 # and must not eat into the go test timeout.
 test: setup vet tidy crossbuild peers unit
 
+# Screenshots of the browser console (docs/console/*.png, shown in the README), taken by its
+# headless Chromium tests against a real myriarchd with real agents.
+.PHONY: console-screenshots
+console-screenshots:
+	MYRIARCH_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run 'TestConsoleInBrowser|TestConfigInBrowser' ./server/console/
+
 # The demo builds what it runs (peers on first use, then cached).
 demo:
 	$(GO) run ./test/demo

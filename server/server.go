@@ -28,8 +28,10 @@ import (
 	"github.com/myriarch/myriarch/server/backpressure"
 	"github.com/myriarch/myriarch/server/cluster"
 	"github.com/myriarch/myriarch/server/configs"
+	"github.com/myriarch/myriarch/server/console"
 	"github.com/myriarch/myriarch/server/credentials"
 	"github.com/myriarch/myriarch/server/estate"
+	"github.com/myriarch/myriarch/server/hostcontext"
 	"github.com/myriarch/myriarch/server/metrics"
 	"github.com/myriarch/myriarch/server/offers"
 	"github.com/myriarch/myriarch/server/opampsrv"
@@ -163,8 +165,10 @@ type Server struct {
 	storeOpen, estateLoaded, opampUp, adminUp, closing atomic.Bool
 
 	offers    *offers.Engine
+	hosts     *hostcontext.Book
 	configs   *configs.Engine
 	artifacts *artifacts.Handler
+	console   *console.Console
 
 	notifier  *cluster.Notifier // nil without a PostgreSQL store
 	publisher *cluster.Publisher
@@ -273,8 +277,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.opamp.AddHook(s.offers)
 	s.offers.Routes(s.admin)
+	s.hosts = hostcontext.New(s.registry, s.log.With("component", "hostcontext"))
+	s.opamp.AddHook(s.hosts)
 	s.configs, err = configs.New(ctx, s.registry, db, s.opamp, s.log.With("component", "configs"),
-		configs.Options{Estate: s.estate})
+		configs.Options{Estate: s.estate, Host: hostLink{offers: s.offers, book: s.hosts}})
 	if err != nil {
 		s.offers.Close()
 		s.registry.Close()
@@ -284,7 +290,23 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	// After the offers engine: the configuration extends its assignment.
 	s.opamp.AddHook(s.configs)
 	s.configs.Routes(s.admin)
+	// A new link or a new snapshot re-renders the collector concerned.
+	s.offers.OnLinkChange(s.configs.ContextChanged)
+	s.hosts.OnChange(func(updater uuid.UUID) {
+		if col, ok := s.offers.LinkedCollector(updater); ok {
+			s.configs.ContextChanged(col)
+			return
+		}
+		s.registry.AddEvent(updater, hostcontext.EventIgnored, "providers snapshot kept; no collector is linked to this updater, so no configuration reads it yet")
+	})
 	s.offers.AddFleetExtension(s.configs)
+	// The browser console at / of the admin listener; its hook runs after
+	// the features' hooks, so a refresh shows what they made of a message.
+	s.console = console.New(console.Options{API: s.admin, AdminToken: s.adminToken, AgentCount: s.registry.Len,
+		Log: s.log.With("component", "console")})
+	s.console.Mount()
+	s.registry.Watch(s.console.Changed)
+	s.opamp.AddHook(s.console)
 	if s.estate != nil {
 		s.artifacts.SetEstate(s.estate)
 	}
@@ -293,6 +315,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.artifacts.SetEstate(e)
 		s.offers.SetEstate(e)
 		s.configs.SetEstate(e)
+		s.console.ChangedAll()
 	})
 	s.estateMu.Unlock()
 	s.startCluster(opened)
@@ -316,6 +339,9 @@ func (s *Server) BaseURL() string {
 
 // Offers exposes the offer engine.
 func (s *Server) Offers() *offers.Engine { return s.offers }
+
+// HostContexts exposes the updaters' providers snapshots.
+func (s *Server) HostContexts() *hostcontext.Book { return s.hosts }
 
 // Configs exposes the configuration engine.
 func (s *Server) Configs() *configs.Engine { return s.configs }
@@ -502,16 +528,19 @@ func (s *Server) AdminToken() string { return s.adminToken }
 func (s *Server) Close(ctx context.Context) error {
 	s.closing.Store(true)
 	s.stopOnce.Do(func() { close(s.stop) })
+	s.console.Close() // ends live streams, which would hold the admin listener's shutdown
 	var errs []error
 	if s.opampLn != nil {
 		errs = append(errs, s.opamp.Close(ctx))
 		s.offers.Close()
+		s.hosts.Close()
 		s.configs.Close()
 		errs = append(errs, s.adminHTTP.Shutdown(ctx))
 		s.wg.Wait()
 	}
 	if s.opampLn == nil {
 		s.offers.Close()
+		s.hosts.Close()
 		s.configs.Close()
 	}
 	s.storeOpen.Store(false)

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -29,32 +28,11 @@ func BenchmarkStartupConfigs(b *testing.B) {
 	opts := server.Options{DataDir: dataDir, Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0",
 		Estate: estateDir, Log: slog.New(slog.DiscardHandler)}
 	buildConfiguredDataDir(b, opts, estateDir, n)
-	ctx := context.Background()
-	var heap float64
-	for i := 0; b.Loop(); i++ {
-		s, err := server.New(ctx, opts)
-		if err != nil {
-			b.Fatal(err)
+	benchStart(b, opts, func(s *server.Server) {
+		if got := len(s.Registry().List("", false)); got != n {
+			b.Fatalf("after the start the registry holds %d agents, want %d", got, n)
 		}
-		if err := s.Start(); err != nil {
-			b.Fatal(err)
-		}
-		waitAnswering(b, s)
-		b.StopTimer()
-		if i == 0 {
-			runtime.GC()
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			heap = float64(ms.HeapAlloc) / (1 << 20)
-		}
-		cctx, cancel := context.WithTimeout(ctx, time.Minute)
-		if err := s.Close(cctx); err != nil {
-			b.Fatal(err)
-		}
-		cancel()
-		b.StartTimer()
-	}
-	b.ReportMetric(heap, "heap-MB")
+	})
 }
 
 func envInt(tb testing.TB, name string, def int) int {
@@ -101,7 +79,7 @@ func buildConfiguredDataDir(tb testing.TB, opts server.Options, estateDir string
 			NonIdentifyingAttributes: kvs("host.name", fmt.Sprintf("host-%06d", i), "os.type", "linux", "host.arch", "amd64",
 				"site.type", "edge", "site.id", fmt.Sprintf("site-%03d", i%500)),
 		}}
-		if _, err := s.Registry().Report(uid, cred, msg, true, true); err != nil {
+		if _, err := s.Registry().Report(uid, cred, msg, true, false); err != nil {
 			tb.Fatal(err)
 		}
 		resp := &protobufs.ServerToAgent{}

@@ -2,8 +2,6 @@ package server_test
 
 import (
 	"context"
-	"errors"
-	"io"
 	"net/http"
 	"sync"
 	"testing"
@@ -13,39 +11,9 @@ import (
 	"github.com/open-telemetry/opamp-go/client"
 	"github.com/open-telemetry/opamp-go/client/types"
 	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/server/servertest"
 )
-
-// memPackages is the minimal PackagesStateProvider opamp-go demands of an
-// agent with AcceptsPackages; the test updater reports statuses itself.
-type memPackages struct {
-	mu       sync.Mutex
-	statuses *protobufs.PackageStatuses
-}
-
-func (m *memPackages) AllPackagesHash() ([]byte, error)                  { return nil, nil }
-func (m *memPackages) SetAllPackagesHash([]byte) error                   { return nil }
-func (m *memPackages) Packages() ([]string, error)                       { return nil, nil }
-func (m *memPackages) SetPackageState(string, types.PackageState) error  { return nil }
-func (m *memPackages) CreatePackage(string, protobufs.PackageType) error { return nil }
-func (m *memPackages) FileContentHash(string) ([]byte, error)            { return nil, nil }
-func (m *memPackages) DeletePackage(string) error                        { return nil }
-func (m *memPackages) PackageState(string) (types.PackageState, error) {
-	return types.PackageState{}, errors.New("none")
-}
-func (m *memPackages) UpdateContent(context.Context, string, io.Reader, []byte, []byte) error {
-	return nil
-}
-func (m *memPackages) LastReportedStatuses() (*protobufs.PackageStatuses, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.statuses, nil
-}
-func (m *memPackages) SetLastReportedStatuses(s *protobufs.PackageStatuses) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.statuses = s
-	return nil
-}
 
 // fakeUpdater is a real opamp-go client that presents itself as a
 // myriarch-updater and records the offers it receives.
@@ -76,7 +44,7 @@ func (ts *testServer) startUpdater(token string, collector uuid.UUID, host, mode
 		Header:                http.Header{"Authorization": []string{"Bearer " + token}},
 		InstanceUid:           types.InstanceUid(u.uid),
 		Capabilities:          updaterCaps,
-		PackagesStateProvider: &memPackages{},
+		PackagesStateProvider: &servertest.MemPackages{},
 		Callbacks: types.Callbacks{
 			OnMessage: func(_ context.Context, m *types.MessageData) {
 				if m.PackagesAvailable != nil {

@@ -22,6 +22,7 @@ need=(
   curl:curl
   dockerd:docker.io
   docker:docker.io
+  chromium:chromium
   /usr/share/zoneinfo/iso3166.tab:tzdata
   /usr/share/zoneinfo/zone1970.tab:tzdata
   /etc/ssl/certs/ca-certificates.crt:ca-certificates

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/moby/moby/client"
 
@@ -22,8 +23,8 @@ import (
 // Each provider can be switched off with `<name>: {enabled: false}`.
 type Config struct {
 	Agent        ToggleConfig       `yaml:"agent"`
-	Host         ToggleConfig       `yaml:"host"`
-	Env          ToggleConfig       `yaml:"env"`
+	Host         HostConfig         `yaml:"host"`
+	Env          EnvConfig          `yaml:"env"`
 	Local        LocalConfig        `yaml:"local"`
 	LocalDynamic LocalDynamicConfig `yaml:"local_dynamic"`
 	Docker       DockerConfig       `yaml:"docker"`
@@ -36,6 +37,36 @@ type Config struct {
 // ToggleConfig is a provider with nothing to set but whether it runs.
 type ToggleConfig struct {
 	Enabled *bool `yaml:"enabled"`
+}
+
+// HostConfig is the host provider: name, platform, architecture, OS, and
+// the addresses of its interfaces, which ip: false and mac: false leave out.
+type HostConfig struct {
+	Enabled *bool `yaml:"enabled"`
+	IP      *bool `yaml:"ip"`
+	MAC     *bool `yaml:"mac"`
+}
+
+// EnvConfig is the env provider. It publishes only the variables Allow
+// names — NAME exactly, or PREFIX_* for every name with that prefix — so
+// by default nothing of the environment leaves the host.
+type EnvConfig struct {
+	Enabled *bool    `yaml:"enabled"`
+	Allow   []string `yaml:"allow"`
+}
+
+// allows reports whether the environment variable name is allowed.
+func (c EnvConfig) allows(name string) bool {
+	for _, a := range c.Allow {
+		if p, ok := strings.CutSuffix(a, "*"); ok {
+			if strings.HasPrefix(name, p) {
+				return true
+			}
+		} else if a == name {
+			return true
+		}
+	}
+	return false
 }
 
 // LocalConfig holds operator-set static variables.
@@ -86,6 +117,12 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s.processors: %w", where, err))
 		}
 	}
+	for i, a := range c.Env.Allow {
+		name := strings.TrimSuffix(a, "*")
+		if name == "" || strings.ContainsAny(name, "*=\x00") {
+			errs = append(errs, fmt.Errorf("providers.env.allow[%d]: %q is not a variable name or a PREFIX_* pattern", i, a))
+		}
+	}
 	if c.Docker.Host != "" {
 		if _, err := client.ParseHostURL(c.Docker.Host); err != nil {
 			errs = append(errs, fmt.Errorf("providers.docker.host: %q: %w", c.Docker.Host, err))
@@ -108,10 +145,10 @@ func New(cfg Config, log *slog.Logger, opts Options) (*Manager, error) {
 		m.AddContext(&agentProvider{id: o.AgentID})
 	}
 	if on(cfg.Host.Enabled) {
-		m.AddContext(&hostProvider{refresh: o.HostRefresh, log: m.log})
+		m.AddContext(&hostProvider{refresh: o.HostRefresh, log: m.log, noIP: !on(cfg.Host.IP), noMAC: !on(cfg.Host.MAC)})
 	}
 	if on(cfg.Env.Enabled) {
-		m.AddContext(newEnvProvider())
+		m.AddContext(newEnvProvider(cfg.Env))
 	}
 	if on(cfg.Local.Enabled) {
 		v, _ := vars.Normalize(cfg.Local.Vars) // validated above

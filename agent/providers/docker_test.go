@@ -230,7 +230,7 @@ func TestDockerProviderThroughManager(t *testing.T) {
 	defer cancel()
 	buildTestImage(t, ctx, cli)
 	id := startContainer(t, ctx, cli, fmt.Sprintf("myriarch-vars-m-%d", time.Now().UnixNano()), map[string]string{"k": "v"})
-	s := firstSnapshot(t, Config{Agent: ToggleConfig{off()}, Host: ToggleConfig{off()}, Env: ToggleConfig{off()},
+	s := firstSnapshot(t, Config{Agent: ToggleConfig{off()}, Host: HostConfig{Enabled: off()}, Env: EnvConfig{Enabled: off()},
 		Local: LocalConfig{Enabled: off()}, LocalDynamic: LocalDynamicConfig{Enabled: off()}, Docker: DockerConfig{Host: os.Getenv("DOCKER_HOST")}}, Options{})
 	for _, m := range s.Mappings {
 		if m.ID == id {

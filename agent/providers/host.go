@@ -18,6 +18,8 @@ import (
 type hostProvider struct {
 	refresh time.Duration
 	log     *slog.Logger
+	// noIP and noMAC leave the addresses out (providers.host.ip/mac: false).
+	noIP, noMAC bool
 }
 
 var _ ContextProvider = (*hostProvider)(nil)
@@ -30,6 +32,12 @@ func (h *hostProvider) Run(ctx context.Context, set func(map[string]any)) error 
 		data, err := hostData(ctx)
 		if err != nil {
 			return err
+		}
+		if h.noIP {
+			delete(data, "ip")
+		}
+		if h.noMAC {
+			delete(data, "mac")
 		}
 		if key := fmt.Sprint(data); key != last {
 			if last != "" {

@@ -126,11 +126,21 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 
 func TestEnvProvider(t *testing.T) {
 	t.Setenv("MYRIARCH_PROVIDER_TEST", "a=b")
-	s := firstSnapshot(t, Config{Agent: ToggleConfig{off()}, Host: ToggleConfig{off()}, Local: LocalConfig{Enabled: off()},
-		LocalDynamic: LocalDynamicConfig{Enabled: off()}, Docker: DockerConfig{Enabled: off()}}, Options{})
-	env := s.Context["env"].(map[string]any)
-	if env["MYRIARCH_PROVIDER_TEST"] != "a=b" {
-		t.Fatalf("env = %v", env["MYRIARCH_PROVIDER_TEST"])
+	t.Setenv("MYRIARCH_PROVIDER_OTHER", "c")
+	t.Setenv("SECRET_TOKEN", "never")
+	cfg := Config{Agent: ToggleConfig{off()}, Host: HostConfig{Enabled: off()}, Local: LocalConfig{Enabled: off()},
+		LocalDynamic: LocalDynamicConfig{Enabled: off()}, Docker: DockerConfig{Enabled: off()}}
+	if env := firstSnapshot(t, cfg, Options{}).Context["env"].(map[string]any); len(env) != 0 {
+		t.Fatalf("without providers.env.allow the environment is published: %v", env)
+	}
+	cfg.Env.Allow = []string{"MYRIARCH_PROVIDER_*", "PATH"}
+	env := firstSnapshot(t, cfg, Options{}).Context["env"].(map[string]any)
+	if env["MYRIARCH_PROVIDER_TEST"] != "a=b" || env["MYRIARCH_PROVIDER_OTHER"] != "c" || env["SECRET_TOKEN"] != nil {
+		t.Fatalf("env = %v", env)
+	}
+	if bad := (&Config{Env: EnvConfig{Allow: []string{"*", "A=B"}}}).Validate(); bad == nil || !strings.Contains(bad.Error(), "providers.env.allow[0]") ||
+		!strings.Contains(bad.Error(), "providers.env.allow[1]") {
+		t.Fatalf("bad allow patterns: %v", bad)
 	}
 	for k, v := range env {
 		if _, ok := v.(string); !ok {
@@ -140,7 +150,7 @@ func TestEnvProvider(t *testing.T) {
 }
 
 func TestAgentProvider(t *testing.T) {
-	s := firstSnapshot(t, Config{AgentID: "agent-42", Host: ToggleConfig{off()}, Env: ToggleConfig{off()}, Local: LocalConfig{Enabled: off()},
+	s := firstSnapshot(t, Config{AgentID: "agent-42", Host: HostConfig{Enabled: off()}, Env: EnvConfig{Enabled: off()}, Local: LocalConfig{Enabled: off()},
 		LocalDynamic: LocalDynamicConfig{Enabled: off()}, Docker: DockerConfig{Enabled: off()}}, Options{})
 	a := s.Context["agent"].(map[string]any)
 	v := a["version"].(map[string]any)
@@ -214,7 +224,7 @@ func TestHostProvider(t *testing.T) {
 	}
 
 	// Through the manager, as the host context provider.
-	s := firstSnapshot(t, Config{Agent: ToggleConfig{off()}, Env: ToggleConfig{off()}, Local: LocalConfig{Enabled: off()},
+	s := firstSnapshot(t, Config{Agent: ToggleConfig{off()}, Env: EnvConfig{Enabled: off()}, Local: LocalConfig{Enabled: off()},
 		LocalDynamic: LocalDynamicConfig{Enabled: off()}, Docker: DockerConfig{Enabled: off()}}, Options{})
 	if s.Context["host"].(map[string]any)["name"] != hn {
 		t.Errorf("snapshot host = %v", s.Context["host"])
@@ -223,7 +233,7 @@ func TestHostProvider(t *testing.T) {
 
 // TestDockerAbsent: no engine means no mappings and no error.
 func TestDockerAbsent(t *testing.T) {
-	s := firstSnapshot(t, Config{Agent: ToggleConfig{off()}, Host: ToggleConfig{off()}, Env: ToggleConfig{off()},
+	s := firstSnapshot(t, Config{Agent: ToggleConfig{off()}, Host: HostConfig{Enabled: off()}, Env: EnvConfig{Enabled: off()},
 		Local: LocalConfig{Enabled: off()}, LocalDynamic: LocalDynamicConfig{Enabled: off()}, Docker: absentDocker(t)}, Options{})
 	if len(s.Mappings) != 0 {
 		t.Fatalf("mappings without docker: %+v", s.Mappings)
@@ -246,8 +256,8 @@ func TestDockerAbsent(t *testing.T) {
 func TestInspect(t *testing.T) {
 	cfg := Config{
 		AgentID:      "agent-7",
-		Host:         ToggleConfig{off()},
-		Env:          ToggleConfig{off()},
+		Host:         HostConfig{Enabled: off()},
+		Env:          EnvConfig{Enabled: off()},
 		Local:        LocalConfig{Vars: map[string]any{"a.b": "dotted", "n": 1}},
 		LocalDynamic: LocalDynamicConfig{Items: []LocalDynamicItem{{Vars: map[string]any{"x": "y"}}}},
 		Docker:       absentDocker(t),
@@ -277,7 +287,7 @@ func TestInspect(t *testing.T) {
 
 // TestInspectWatch streams snapshots until the context ends.
 func TestInspectWatch(t *testing.T) {
-	cfg := Config{Agent: ToggleConfig{off()}, Host: ToggleConfig{off()}, Env: ToggleConfig{off()},
+	cfg := Config{Agent: ToggleConfig{off()}, Host: HostConfig{Enabled: off()}, Env: EnvConfig{Enabled: off()},
 		Local: LocalConfig{Vars: map[string]any{"k": "v"}}, LocalDynamic: LocalDynamicConfig{Enabled: off()}, Docker: DockerConfig{Enabled: off()}}
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &notifyWriter{wrote: make(chan struct{}, 10)}
@@ -335,5 +345,22 @@ func TestHostProviderRefresh(t *testing.T) {
 			t.Fatalf("unchanged host facts published again: %v", d)
 		}
 		prev = d
+	}
+}
+
+// providers.host.ip/mac: false keep the addresses on the host.
+func TestHostAddressesOff(t *testing.T) {
+	no := false
+	s := firstSnapshot(t, Config{Agent: ToggleConfig{off()}, Env: EnvConfig{Enabled: off()}, Local: LocalConfig{Enabled: off()},
+		Host: HostConfig{IP: &no, MAC: &no}, LocalDynamic: LocalDynamicConfig{Enabled: off()}, Docker: DockerConfig{Enabled: off()}}, Options{})
+	host := s.Context["host"].(map[string]any)
+	if _, ok := host["ip"]; ok {
+		t.Errorf("host.ip published: %v", host["ip"])
+	}
+	if _, ok := host["mac"]; ok {
+		t.Errorf("host.mac published: %v", host["mac"])
+	}
+	if host["name"] == "" {
+		t.Error("host.name missing")
 	}
 }

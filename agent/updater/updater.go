@@ -221,6 +221,7 @@ func (u *Updater) Run(ctx context.Context) error {
 		return fmt.Errorf("updater: %w", err)
 	}
 	conn := newConnectionRecord(u.cfg.StateDir, publicEndpoint(u.serverURL), u.scheme == "ws" || u.scheme == "wss", u.log)
+	hp := u.newHostProviders()
 	settings := types.StartSettings{
 		OpAMPServerURL:        u.serverURL,
 		Header:                http.Header{"User-Agent": {ServiceName + "/" + buildinfo.Version}},
@@ -236,6 +237,7 @@ func (u *Updater) Run(ctx context.Context) error {
 		Callbacks: types.Callbacks{
 			OnConnect: func(context.Context) {
 				conn.connected()
+				hp.connected()
 				u.log.Info("connected to server", "endpoint", u.serverURL)
 			},
 			OnConnectFailed: func(_ context.Context, err error) {
@@ -254,6 +256,7 @@ func (u *Updater) Run(ctx context.Context) error {
 	u.log.Info("updater started", "instance_uid", u.uid.String(), "endpoint", u.serverURL, "mode", u.cfg.Mode)
 
 	var wg sync.WaitGroup
+	hp.start(ctx, &wg)
 	wg.Go(func() {
 		supervisorstate.Watch(ctx, u.cfg.Supervisor.StorageDir, u.opts.statePollInterval, u.onSupervisorState)
 	})

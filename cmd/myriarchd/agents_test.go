@@ -90,9 +90,16 @@ func TestAgentsListPages(t *testing.T) {
 	if len(lines) != 8 || !strings.HasPrefix(lines[0], "INSTANCE UID") {
 		t.Fatalf("agents list printed %d lines:\n%s", len(lines), out)
 	}
+	if !strings.Contains(lines[0], " SYNC ") {
+		t.Fatalf("no SYNC column: %q", lines[0])
+	}
 	for i, l := range lines[1:] {
 		if !strings.HasPrefix(l, uids[i]+" ") || !strings.Contains(l, "0.149.0") || !strings.Contains(l, "host-") {
 			t.Fatalf("row %d is %q, want agent %s with version and host", i, l, uids[i])
+		}
+		// Collectors without a configured fleet are "none"; updaters have no sync state.
+		if want := map[bool]string{true: " none ", false: " - "}[slices.Contains(collectors, uids[i])]; !strings.Contains(l, want) {
+			t.Fatalf("row %d is %q, want %q in the SYNC column", i, l, want)
 		}
 	}
 	mu.Lock()

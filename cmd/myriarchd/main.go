@@ -16,6 +16,7 @@ commands:
   serve                       run the server (settings: myriarchd serve --help)
   token create|list|revoke    manage enrollment tokens (admin API)
   agents list|show UID        show agents (admin API)
+  console link                print a one-time login link to the browser console
   version                     print the version
   help [config]               print this text, or the settings of serve as Markdown
 
@@ -38,6 +39,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return tokenCmd(args[1:], stdout, stderr)
 	case "agents":
 		return agentsCmd(args[1:], stdout, stderr)
+	case "console":
+		return consoleCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		return versionCmd(args[1:], stdout, stderr)
 	case "help":

@@ -57,6 +57,10 @@ func TestCLIAgainstServer(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "INSTANCE UID") {
 		t.Fatalf("agents list: %d %s", code, out)
 	}
+	code, out, errs = cli("console", "link")
+	if code != 0 || !strings.HasPrefix(out, "http://"+s.AdminAddr().String()+"/login#token=") || !strings.Contains(errs, "one-time login link") {
+		t.Fatalf("console link: %d %q %q", code, out, errs)
+	}
 	code, _, errs = cli("agents", "show", "00000000-0000-0000-0000-000000000000")
 	if code != 1 || !strings.Contains(errs, "404") {
 		t.Fatalf("agents show unknown: %d %s", code, errs)

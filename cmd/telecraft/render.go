@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/myriarch/myriarch/internal/adminclient"
@@ -31,9 +28,11 @@ With a context, ${…} references are substituted as myriarchd does for one
 collector, and what is printed is byte for byte what the server sends: a
 receiver whose variable is missing is dropped (a warning says so), a missing
 variable elsewhere refuses the render. --context reads a JSON object of
-variable names to strings ({"site.id": "edge-007", "host.name": "…"});
---context-from-agent reads a live collector's context from myriarchd's admin
-API (GET /api/v1/agents/UID/context).
+variable names to strings ({"site.id": "edge-007", "host.name": "…"}), or
+the document myriarchd renders with ({"context": {…}, "dynamic": {provider:
+[{"id", "mapping": {…}, "processors": […]}]}}: a receiver reading a dynamic
+provider renders once per mapping); --context-from-agent reads that document
+for a live collector from myriarchd's admin API (GET /api/v1/agents/UID/context).
 
 Exit status: 0 rendered, 1 load errors or render refused, 2 usage.
 `
@@ -183,7 +182,7 @@ func renderContext(est *blueprint.Estate, id, file, agent string, client func() 
 		}
 		where = "agent " + agent
 	}
-	ctx, err := parseContext(raw)
+	doc, err := configrender.ParseDocument(raw)
 	if err != nil {
 		return nil, fmt.Errorf("context of %s: %w", where, err)
 	}
@@ -191,7 +190,7 @@ func renderContext(est *blueprint.Estate, id, file, agent string, client func() 
 	if err != nil {
 		return nil, err
 	}
-	res, err := tm.Render(ctx)
+	res, err := tm.Render(doc.Input())
 	if err != nil {
 		return nil, err
 	}
@@ -199,30 +198,4 @@ func renderContext(est *blueprint.Estate, id, file, agent string, client func() 
 		fmt.Fprintf(stderr, "warning: %s\n", d)
 	}
 	return res.Body, nil
-}
-
-// parseContext reads a JSON object of variable names to strings.
-func parseContext(data []byte) (configrender.Context, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("not a JSON object of variable names to strings: %w", err)
-	}
-	if m == nil {
-		return nil, errors.New("not a JSON object of variable names to strings: got null")
-	}
-	ctx := make(configrender.Context, len(m))
-	var bad []string
-	for k, v := range m {
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil || string(bytes.TrimSpace(v)) == "null" {
-			bad = append(bad, fmt.Sprintf("%q is %s, not a string", k, bytes.TrimSpace(v)))
-			continue
-		}
-		ctx[k] = s
-	}
-	if len(bad) > 0 {
-		sort.Strings(bad)
-		return nil, errors.New(strings.Join(bad, "; "))
-	}
-	return ctx, nil
 }

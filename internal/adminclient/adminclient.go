@@ -108,3 +108,6 @@ func (c *Client) Do(method, path string, body, out any) error {
 		return json.Unmarshal(data, out)
 	}
 }
+
+// Base is the admin API's base URL, where the browser console is served too.
+func (c *Client) Base() string { return c.base }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/myriarch/myriarch/internal/testenv"
 )
 
 // writeEstate generates teams × 10 Blueprints × 10 shared Components under
@@ -92,11 +94,11 @@ func BenchmarkLoadJudgeRender(b *testing.B) {
 			dir := b.TempDir()
 			writeEstate(b, dir, teams)
 			var bps int
-			cpu0 := processCPU()
+			cpu0 := testenv.ProcessCPU()
 			for b.Loop() {
 				bps, _ = loadJudgeRenderAll(b, dir)
 			}
-			cpu := processCPU() - cpu0
+			cpu := testenv.ProcessCPU() - cpu0
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(bps), "ns/blueprint")
 			b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
 		})

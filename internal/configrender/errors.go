@@ -35,14 +35,19 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Dropped is a receiver left out of a render because a variable it
-// references is not in the context.
+// Dropped is a receiver (or one copy of it) left out of a render: a
+// variable it references is not in the context, or a dynamic provider had
+// nothing for it.
 type Dropped struct {
-	Receiver string `json:"receiver"` // rendered id
-	Source   string `json:"source"`   // the Component as the estate names it
-	Variable string `json:"variable"` // the missing reference as written
+	Receiver string `json:"receiver"`           // rendered id
+	Source   string `json:"source"`             // the Component as the estate names it
+	Variable string `json:"variable,omitempty"` // the missing reference as written
+	Reason   string `json:"reason,omitempty"`   // why, when not a missing variable
 }
 
 func (d Dropped) String() string {
+	if d.Variable == "" {
+		return fmt.Sprintf("receiver %s dropped: %s", d.Receiver, d.Reason)
+	}
 	return fmt.Sprintf("receiver %s dropped: %s is not in the context", d.Receiver, d.Variable)
 }

@@ -119,7 +119,7 @@ func TestRenderGolden(t *testing.T) {
 		{"no-app", Context{"site.id": "007"}}, // the filelog receiver is dropped
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := tm.Render(tc.ctx)
+			res, err := tm.Render(Input{Context: tc.ctx})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +147,7 @@ func TestRenderGolden(t *testing.T) {
 // What the render reads back as: values keep their meaning.
 func TestRenderTypesAndDrops(t *testing.T) {
 	tm := compile(t, map[string]string{"teams/df/blueprints/gw.yaml": gateway}, "df/gw")
-	res, err := tm.Render(Context{"site.id": "007", "site.port": "4319"})
+	res, err := tm.Render(Input{Context: Context{"site.id": "007", "site.port": "4319"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ pipelines:
 		{"007", "007"}, {"+1", "+1"}, {"1e3", "1e3"}, {"0x10", "0x10"}, {"yes", "yes"}, {"null", "null"}, {"~", "~"},
 		{"", ""}, {"99999999999999999999", "99999999999999999999"}, {".inf", ".inf"}, {"2001-12-14", "2001-12-14"},
 	} {
-		res, err := tm.Render(Context{"v.x": tc.value})
+		res, err := tm.Render(Input{Context: Context{"v.x": tc.value}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,7 +264,7 @@ pipelines:
 	tm := compile(t, map[string]string{"teams/t/blueprints/b.yaml": bp}, "t/b")
 	for _, v := range []string{"a: b\nc: d", "{", "}", "[x", "*alias", "&anchor x", "!!map {}", "- x", "x\n- y", "'", "\"", "# c",
 		"key: value", "|\n  block", ">", "%YAML 1.2", "---", "...", "\x00nul", "\u202eRTL", "\\", "@", "`", "${other.var}", "$${x}"} {
-		res, err := tm.Render(Context{"v.x": v})
+		res, err := tm.Render(Input{Context: Context{"v.x": v}})
 		if err != nil {
 			t.Fatalf("%q: %v", v, err)
 		}
@@ -315,7 +315,7 @@ func TestRenderErrors(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, err = tm.Render(tc.ctx)
+				_, err = tm.Render(Input{Context: tc.ctx})
 			}
 			if err == nil {
 				t.Fatal("no error")
@@ -410,7 +410,7 @@ pipelines:
 `
 	tm := compile(t, map[string]string{"teams/t/blueprints/b.yaml": bp}, "t/b")
 	read := func(ctx Context) (map[string]map[string]any, map[string]any) {
-		res, err := tm.Render(ctx)
+		res, err := tm.Render(Input{Context: ctx})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -438,10 +438,10 @@ pipelines:
 // Contexts that differ only in keys the Blueprint does not read share a key.
 func TestKey(t *testing.T) {
 	tm := compile(t, map[string]string{"teams/df/blueprints/gw.yaml": gateway}, "df/gw")
-	a := tm.Key(Context{"site.id": "1", "host.name": "a"})
-	b := tm.Key(Context{"site.id": "1", "host.name": "b"})
-	c := tm.Key(Context{"site.id": "2", "host.name": "a"})
-	d := tm.Key(Context{"site.id": "1", "site.port": ""})
+	a := tm.Key(Input{Context: Context{"site.id": "1", "host.name": "a"}})
+	b := tm.Key(Input{Context: Context{"site.id": "1", "host.name": "b"}})
+	c := tm.Key(Input{Context: Context{"site.id": "2", "host.name": "a"}})
+	d := tm.Key(Input{Context: Context{"site.id": "1", "site.port": ""}})
 	if a != b || a == c || a == d {
 		t.Fatalf("keys: %q %q %q %q", a, b, c, d)
 	}
@@ -454,7 +454,7 @@ func TestKey(t *testing.T) {
 func TestRenderWithoutVariablesIsTheBlueprint(t *testing.T) {
 	files := map[string]string{"teams/t/blueprints/b.yaml": withExporter("path: /x")}
 	tm := compile(t, files, "t/b")
-	res, err := tm.Render(Context{"a.b": "c"})
+	res, err := tm.Render(Input{Context: Context{"a.b": "c"}})
 	if err != nil {
 		t.Fatal(err)
 	}

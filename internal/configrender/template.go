@@ -2,6 +2,7 @@ package configrender
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -31,8 +32,10 @@ type Template struct {
 	// subs are the scalars with references, by node in the plan's Config
 	// trees.
 	subs map[*yaml.Node]sub
-	// withSubs marks the Components (by plan index) that have any.
-	withSubs []bool
+	// withSubs marks the Components (by plan index) that have any;
+	// providers lists, per Component, the providers its variables read.
+	withSubs  []bool
+	providers [][]string
 	// vars are the variables any template reads, sorted and distinct: a
 	// render depends on the context only through them.
 	vars []string
@@ -53,7 +56,8 @@ func Compile(est *blueprint.Estate, id string, hist blueprint.History) (*Templat
 	if err != nil {
 		return nil, err
 	}
-	t := &Template{id: id, plan: plan, subs: map[*yaml.Node]sub{}, withSubs: make([]bool, len(plan.Components))}
+	t := &Template{id: id, plan: plan, subs: map[*yaml.Node]sub{}, withSubs: make([]bool, len(plan.Components)),
+		providers: make([][]string, len(plan.Components))}
 	var errs []error
 	seen := map[string]bool{}
 	for i, c := range plan.Components {
@@ -78,6 +82,9 @@ func Compile(est *blueprint.Estate, id string, hist blueprint.History) (*Templat
 				for _, a := range r.Alts {
 					if !a.Const {
 						seen[strings.Join(a.Path, ".")] = true
+						if !slices.Contains(t.providers[i], a.Path[0]) {
+							t.providers[i] = append(t.providers[i], a.Path[0])
+						}
 					}
 				}
 			}
@@ -111,21 +118,59 @@ func (t *Template) Source() []byte { return t.source }
 // Variables lists the variables the Blueprint reads, sorted.
 func (t *Template) Variables() []string { return slices.Clone(t.vars) }
 
-// Key identifies what a render with ctx depends on: contexts with equal
-// keys render the same document.
-func (t *Template) Key(ctx Context) string {
+// Key identifies what a render of in depends on: inputs with equal keys
+// render the same document. The order of mappings, variables no template
+// reads and anything of providers no receiver reads do not count.
+func (t *Template) Key(in Input) string {
 	var b strings.Builder
 	for _, v := range t.vars {
-		val, ok := ctx[v]
-		if !ok {
-			b.WriteByte(0)
-			continue
+		writeKeyValue(&b, in.Context, v)
+	}
+	for _, p := range t.dynamicProviders(in) {
+		ms := sortedMappings(in.Dynamic[p])
+		fmt.Fprintf(&b, "\x02%s:%d", p, len(ms))
+		for _, m := range ms {
+			fmt.Fprintf(&b, "\x03%d:%s", len(m.ID), m.ID)
+			for _, v := range t.vars {
+				if strings.HasPrefix(v, p+".") {
+					writeKeyValue(&b, m.Vars, v)
+				}
+			}
+			if len(m.Processors) > 0 {
+				procs, _ := json.Marshal(m.Processors)
+				fmt.Fprintf(&b, "\x04%d:%s", len(procs), procs)
+			}
 		}
-		b.WriteByte(1)
-		fmt.Fprintf(&b, "%d:", len(val))
-		b.WriteString(val)
 	}
 	return b.String()
+}
+
+func writeKeyValue(b *strings.Builder, m map[string]string, k string) {
+	val, ok := m[k]
+	if !ok {
+		b.WriteByte(0)
+		return
+	}
+	b.WriteByte(1)
+	fmt.Fprintf(b, "%d:", len(val))
+	b.WriteString(val)
+}
+
+// dynamicProviders are the providers of in.Dynamic some receiver reads, sorted.
+func (t *Template) dynamicProviders(in Input) []string {
+	var out []string
+	for i, c := range t.plan.Components {
+		if c.Class != blueprint.ClassReceiver {
+			continue
+		}
+		for _, p := range t.providers[i] {
+			if _, ok := in.Dynamic[p]; ok && !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Result is one render.
@@ -134,16 +179,35 @@ type Result struct {
 	Dropped []Dropped
 }
 
-// Render substitutes ctx into the Blueprint. Errors are *Error.
-func (t *Template) Render(ctx Context) (*Result, error) {
-	set := vars.FlatSet(ctx)
+// Render substitutes in into the Blueprint. Errors are *Error.
+func (t *Template) Render(in Input) (*Result, error) {
+	set := vars.FlatSet(in.Context)
 	plan := *t.plan
 	plan.Components = slices.Clone(t.plan.Components)
 	var dropped []Dropped
 	gone := map[string]bool{}
+	var copies map[string][]receiverCopy
 	for i, c := range plan.Components {
 		if !t.withSubs[i] {
 			continue
+		}
+		if c.Class == blueprint.ClassReceiver {
+			dyn, err := t.dynamicOf(i, in)
+			if err != nil {
+				return nil, err
+			}
+			if dyn != "" {
+				cs, ds := t.copies(c, dyn, in)
+				dropped = append(dropped, ds...)
+				if copies == nil {
+					copies = map[string][]receiverCopy{}
+				}
+				copies[c.ID] = cs
+				if len(cs) == 0 {
+					gone[c.ID] = true
+				}
+				continue
+			}
 		}
 		var missing *vars.MissingError
 		cfg, err := t.substitute(c.Config, set)
@@ -160,7 +224,12 @@ func (t *Template) Render(ctx Context) (*Result, error) {
 			return nil, t.errorf(c, "", err.Error())
 		}
 	}
-	if len(gone) > 0 {
+	if len(copies) > 0 {
+		if err := t.placeCopies(&plan, copies); err != nil {
+			return nil, err
+		}
+	}
+	if len(gone) > 0 || len(copies) > 0 {
 		prune(&plan, gone)
 	}
 	body := plan.YAML()

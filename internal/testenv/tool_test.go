@@ -31,6 +31,8 @@ func TestMissingToolFailsWithItsInstallCommand(t *testing.T) {
 			[]string{"no-such-tool is not installed", "apt-get install -y no-such-package", SetupCommand}},
 		{"file", func(tb testing.TB) { File(tb, filepath.Join(t.TempDir(), "missing.tab"), "tzdata") },
 			[]string{"missing.tab", "apt-get install -y tzdata"}},
+		{"chromium", func(tb testing.TB) { Chromium(tb) },
+			[]string{"chromium is not installed", "apt-get install -y chromium", SetupCommand}},
 		{"docker", func(tb testing.TB) {
 			t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(t.TempDir(), "none.sock"))
 			Docker(tb)
@@ -111,7 +113,7 @@ func TestSetupScriptNotRootPrintsInstallCommand(t *testing.T) {
 	if !strings.HasPrefix(line, "sudo apt-get install -y ") {
 		t.Fatalf("no install command in:\n%s", out)
 	}
-	for _, pkg := range []string{"minisign", "shellcheck", "systemd", "docker.io"} {
+	for _, pkg := range []string{"minisign", "shellcheck", "systemd", "docker.io", "chromium"} {
 		if !strings.Contains(" "+line+" ", " "+pkg+" ") {
 			t.Errorf("install command %q lacks %s", line, pkg)
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/myriarch/myriarch/internal/testenv"
 )
 
 // benchDocument is 100 inputs, each reading docker variables (whole-value,
@@ -66,7 +68,7 @@ func BenchmarkRenderDocument100x1000(b *testing.B) {
 	data := benchData(b, 1000)
 	b.ReportAllocs()
 	var kept int
-	cpu0 := processCPU()
+	cpu0 := testenv.ProcessCPU()
 	for b.Loop() {
 		res, err := Engine{}.RenderDocument(doc, data)
 		if err != nil {
@@ -78,7 +80,7 @@ func BenchmarkRenderDocument100x1000(b *testing.B) {
 		b.Fatalf("kept %d inputs, want 100000", kept)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100000, "ns/input-render")
-	b.ReportMetric(float64((processCPU()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64((testenv.ProcessCPU()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 }
 
 // BenchmarkNewData1000 is the one-off cost of preparing 1 000 mappings.
@@ -100,14 +102,14 @@ func BenchmarkParse(b *testing.B) {
 	}
 	src := sb.String()
 	b.ReportAllocs()
-	cpu0 := processCPU()
+	cpu0 := testenv.ProcessCPU()
 	for b.Loop() {
 		if _, err := Parse(src); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100, "ns/ref")
-	b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N)/100, "cpu-ns/ref")
+	b.ReportMetric(float64((testenv.ProcessCPU()-cpu0).Nanoseconds())/float64(b.N)/100, "cpu-ns/ref")
 }
 
 // BenchmarkParseSingle is one typical whole-value reference.

@@ -10,8 +10,12 @@ import (
 type Set struct {
 	data    *Data
 	mapping *Mapping
-	// flat, when set, is the context instead of data: see FlatSet.
-	flat map[string]string
+	// flat, when set, is the context instead of data: see FlatSet;
+	// flatMapping then holds the variables of one mapping of provider
+	// flatProvider (FlatMappingSet).
+	flat         map[string]string
+	flatProvider string
+	flatMapping  map[string]string
 }
 
 // FlatSet returns a context-only vars set over flat string data: the
@@ -31,6 +35,18 @@ func (d *Data) ContextSet() Set { return Set{data: d} }
 // MappingSet returns the vars set of d.Mappings()[i].
 func (d *Data) MappingSet(i int) Set { return Set{data: d, mapping: &d.mappings[i]} }
 
+// FlatMappingSet is FlatSet with one mapping of the dynamic provider
+// provider: its variables (keyed like ctx, "docker.container.name") stand
+// for every variable of that provider, the context for the others.
+func FlatMappingSet(ctx map[string]string, provider string, mapping map[string]string) Set {
+	s := FlatSet(ctx)
+	if mapping == nil {
+		mapping = map[string]string{}
+	}
+	s.flatProvider, s.flatMapping = provider, mapping
+	return s
+}
+
 // Name is "context" or "<provider>-<id>".
 func (s Set) Name() string {
 	if s.mapping == nil {
@@ -48,7 +64,11 @@ func (s Set) Lookup(path []string) (any, bool) {
 	case s.mapping != nil && path[0] == s.mapping.Provider:
 		cur, ok = s.mapping.Vars, true
 	case s.flat != nil:
-		v, ok := s.flat[strings.Join(path, ".")]
+		m := s.flat
+		if s.flatMapping != nil && path[0] == s.flatProvider {
+			m = s.flatMapping
+		}
+		v, ok := m[strings.Join(path, ".")]
 		if !ok {
 			return nil, false
 		}

@@ -368,3 +368,16 @@ func TestExpandKeepsLiteralTextAsWritten(t *testing.T) {
 		t.Errorf("missing: %v", err)
 	}
 }
+
+func TestFlatMappingSet(t *testing.T) {
+	set := FlatMappingSet(map[string]string{"host.name": "h", "docker.container.name": "from-context"}, "docker",
+		map[string]string{"docker.container.name": "c1"})
+	for src, want := range map[string]string{"${docker.container.name}": "c1", "${host.name}": "h"} {
+		if v, _, err := mustParse(t, src).Render(set); err != nil || v != want {
+			t.Errorf("%s: %v %v", src, v, err)
+		}
+	}
+	if _, _, err := mustParse(t, "${docker.container.id}").Render(set); KindOf(err) != KindMissing {
+		t.Errorf("a variable of the mapping's provider that the mapping lacks must be missing, got %v", err)
+	}
+}

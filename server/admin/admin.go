@@ -51,6 +51,8 @@ type API struct {
 	mux        *http.ServeMux
 	decorators []Decorator
 	filters    map[string]FilterFunc
+	summaries  map[string]func() any
+	fallback   http.Handler // serves what no route matches (the console)
 }
 
 // New builds the routes. Features add their own with Handle.
@@ -63,12 +65,18 @@ func New(d Deps) *API {
 	a.Handle("GET /api/v1/agents/{uid}", a.getAgent)
 	a.Handle("POST /api/v1/estate/reload", a.reloadEstate)
 	a.Handle("GET /api/v1/estate", a.getEstate)
+	a.Handle("GET /api/v1/summary", a.summary)
+	a.builtinFilters()
 	if d.Metrics != nil {
 		a.mux.Handle("GET /metrics", d.Metrics)
 	}
 	a.mux.HandleFunc("GET /healthz", healthz)
 	a.mux.HandleFunc("GET /readyz", a.readyz)
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if a.fallback != nil && !strings.HasPrefix(r.URL.Path, "/api/") {
+			a.fallback.ServeHTTP(w, r)
+			return
+		}
 		WriteError(w, http.StatusNotFound, "no such route: "+r.Method+" "+r.URL.Path)
 	})
 	return a
@@ -78,6 +86,10 @@ func New(d Deps) *API {
 func (a *API) Handle(pattern string, h http.HandlerFunc) {
 	a.mux.Handle(pattern, a.authed(h))
 }
+
+// SetFallback serves the requests no route matches, except under /api/
+// (which stay JSON 404s): the browser console. Call before serving.
+func (a *API) SetFallback(h http.Handler) { a.fallback = h }
 
 // AddDecorator adds fields to every agent JSON.
 func (a *API) AddDecorator(d Decorator) { a.decorators = append(a.decorators, d) }
@@ -213,7 +225,9 @@ func (a *API) getAgent(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusNotFound, "no agent "+uid.String())
 		return
 	}
-	WriteJSON(w, http.StatusOK, toJSON(&ag, a.d.Tokens.TokenName, a.decorators))
+	j := toJSON(&ag, a.d.Tokens.TokenName, a.decorators)
+	j.LabelSources, _ = a.d.Registry.LabelSources(uid)
+	WriteJSON(w, http.StatusOK, j)
 }
 
 func (a *API) getEstate(w http.ResponseWriter, _ *http.Request) {

@@ -29,6 +29,9 @@ type Agent struct {
 	Pairing        any               `json:"pairing"`
 	Assignment     any               `json:"assignment"`
 	Offer          any               `json:"offer"`
+	// LabelSources says where each label comes from (registry.LabelFrom…);
+	// GET /api/v1/agents/{uid} only.
+	LabelSources map[string]string `json:"labelSources,omitempty"`
 }
 
 // Credential names what an agent registered with (never a secret).

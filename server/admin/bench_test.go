@@ -9,20 +9,13 @@ import (
 	"os"
 	"strconv"
 	"testing"
+
+	"github.com/myriarch/myriarch/internal/testenv"
 )
 
 // benchPairs is the fleet size of BenchmarkListAgents (MYRIARCH_BENCH_PAIRS
 // overrides it): 50 000 pairs = 100 000 agents, the load test's largest run.
-func benchPairs(b *testing.B) int {
-	if s := os.Getenv("MYRIARCH_BENCH_PAIRS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			b.Fatalf("MYRIARCH_BENCH_PAIRS=%q: want a positive integer", s)
-		}
-		return n
-	}
-	return 50000
-}
+func benchPairs(b *testing.B) int { return testenv.BenchPairs(b, 50000) }
 
 func get(b *testing.B, c *http.Client, url string) (*http.Response, error) {
 	req, _ := http.NewRequest("GET", url, nil)

@@ -33,6 +33,7 @@ type listQuery struct {
 	limit    int // 0: everything
 	after    uuid.UUID
 	hasAfter bool
+	noEvents bool // events=false: histories left out (empty)
 }
 
 // parseListQuery validates kind, limit and after; the message names the
@@ -60,12 +61,19 @@ func parseListQuery(r *http.Request) (listQuery, string) {
 		}
 		q.after, q.hasAfter = u, true
 	}
+	if vals, ok := v["events"]; ok {
+		if len(vals) > 1 || (vals[0] != "true" && vals[0] != "false") {
+			return q, "events must be true or false, got " + strconv.Quote(vals[len(vals)-1])
+		}
+		q.noEvents = vals[0] == "false"
+	}
 	return q, ""
 }
 
 // listAgents streams {"agents": [...]} (plus "next" when a limited page is
 // followed by more agents) chunk by chunk, in the bytes WriteJSON would
-// produce for the whole list at once.
+// produce for the whole list at once. With sort or offset it answers a
+// sorted page instead (see listSorted).
 func (a *API) listAgents(w http.ResponseWriter, r *http.Request) {
 	q, bad := parseListQuery(r)
 	if bad != "" {
@@ -77,18 +85,22 @@ func (a *API) listAgents(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusBadRequest, bad)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	buf := make([]byte, 0, flushAt+flushAt/2)
-	buf = append(buf, "{\n  \"agents\": ["...)
-	pq := registry.PageQuery{Kind: q.kind, After: q.after, HasAfter: q.hasAfter, WithEvents: true}
-	n, more := 0, false
-	js := make([]*Agent, 0, listChunk)
-	var scratch []keyValue
+	sq, sorted, bad := parseSortQuery(r, q)
+	if bad != "" {
+		WriteError(w, http.StatusBadRequest, bad)
+		return
+	}
+	if sorted {
+		a.listSorted(w, q, sq, preds)
+		return
+	}
+	lw := a.newListWriter(w)
+	pq := registry.PageQuery{Kind: q.kind, After: q.after, HasAfter: q.hasAfter, WithEvents: !q.noEvents}
+	more := false
 	for {
 		pq.Limit = listChunk
 		if q.limit > 0 {
-			pq.Limit = min(listChunk, q.limit-n)
+			pq.Limit = min(listChunk, q.limit-lw.n)
 		}
 		var page []registry.Agent
 		page, more = a.d.Registry.Page(pq)
@@ -96,36 +108,69 @@ func (a *API) listAgents(w http.ResponseWriter, r *http.Request) {
 			// The next chunk starts after the last agent examined, kept or not.
 			pq.After, pq.HasAfter = page[len(page)-1].UID, true
 		}
-		page = keep(page, preds)
-		js = a.render(page, js[:0])
-		for _, j := range js {
-			if n > 0 {
-				buf = append(buf, ',')
-			}
-			n++
-			buf = newline(buf, 2)
-			buf = appendAgent(buf, j, 2, &scratch)
-			if len(buf) >= flushAt {
-				if _, err := w.Write(buf); err != nil {
-					return // the client went away
-				}
-				buf = buf[:0]
-			}
+		if !lw.add(keep(page, preds)) {
+			return // the client went away
 		}
-		if !more || (q.limit > 0 && n >= q.limit) {
+		if !more || (q.limit > 0 && lw.n >= q.limit) {
 			break
 		}
 	}
-	if n > 0 {
-		buf = newline(buf, 1)
-	}
-	buf = append(buf, ']')
+	var tail []byte
 	if q.limit > 0 && more {
-		buf = append(buf, ",\n  \"next\": "...)
-		buf = appendString(buf, pq.After.String())
+		tail = append(tail, ",\n  \"next\": "...)
+		tail = appendString(tail, pq.After.String())
 	}
-	buf = append(buf, "\n}\n"...)
-	_, _ = w.Write(buf)
+	lw.finish(tail)
+}
+
+// listWriter streams the agents array of a listing, flushing as it grows.
+type listWriter struct {
+	a       *API
+	w       http.ResponseWriter
+	buf     []byte
+	n       int // agents written
+	js      []*Agent
+	scratch []keyValue
+}
+
+func (a *API) newListWriter(w http.ResponseWriter) *listWriter {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	lw := &listWriter{a: a, w: w, buf: make([]byte, 0, flushAt+flushAt/2), js: make([]*Agent, 0, listChunk)}
+	lw.buf = append(lw.buf, "{\n  \"agents\": ["...)
+	return lw
+}
+
+// add renders and decorates page; false when the client went away.
+func (lw *listWriter) add(page []registry.Agent) bool {
+	lw.js = lw.a.render(page, lw.js[:0])
+	for _, j := range lw.js {
+		if lw.n > 0 {
+			lw.buf = append(lw.buf, ',')
+		}
+		lw.n++
+		lw.buf = newline(lw.buf, 2)
+		lw.buf = appendAgent(lw.buf, j, 2, &lw.scratch)
+		if len(lw.buf) >= flushAt {
+			if _, err := lw.w.Write(lw.buf); err != nil {
+				return false
+			}
+			lw.buf = lw.buf[:0]
+		}
+	}
+	return true
+}
+
+// finish closes the array, adds the members in tail (",\n  \"key\": value"…)
+// and closes the document.
+func (lw *listWriter) finish(tail []byte) {
+	if lw.n > 0 {
+		lw.buf = newline(lw.buf, 1)
+	}
+	lw.buf = append(lw.buf, ']')
+	lw.buf = append(lw.buf, tail...)
+	lw.buf = append(lw.buf, "\n}\n"...)
+	_, _ = lw.w.Write(lw.buf)
 }
 
 // render turns snapshots into their JSON form, decorated, appending to js.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/myriarch/myriarch/internal/configrender"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/offers"
 	"github.com/myriarch/myriarch/server/registry"
@@ -25,6 +26,9 @@ type Assignment struct {
 	Failed        *string        `json:"failed"`
 	Reported      ReportedConfig `json:"reported"`
 	SyncState     string         `json:"syncState"`
+	// Context says what the render read: "attributes" (the attribute
+	// view) or "attributes+updater" (with the linked updater's providers).
+	Context *string `json:"context"`
 }
 
 // ReportedConfig is what the agent last reported about its remote config.
@@ -46,6 +50,7 @@ func (a Assignment) WriteFields(o *admin.Object) {
 	o.StringPtr("failed", a.Failed)
 	o.Any("reported", a.Reported)
 	o.String("syncState", a.SyncState)
+	o.StringPtr("context", a.Context)
 }
 
 // WriteFields implements admin.FieldWriter.
@@ -102,6 +107,9 @@ func (e *Engine) decorate(a *registry.Agent, j *admin.Agent) {
 			out.Reported.Status = StatusUnset
 		}
 		out.SyncState = r.syncState()
+		if r.assigned != "" || r.err != "" {
+			out.Context = strp(r.source)
+		}
 	}
 	j.Assignment = out
 }
@@ -122,6 +130,7 @@ var hashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // the offers engine's, so the assignment it sets is extended.
 func (e *Engine) Routes(api *admin.API) {
 	api.AddDecorator(e)
+	e.operatorRoutes(api)
 	api.AddFilter("syncState", func(v string) (func(a *registry.Agent) bool, error) {
 		switch v {
 		case SyncNone, SyncInSync, SyncPending, SyncFailed, SyncDrift:
@@ -186,7 +195,7 @@ func (e *Engine) getConfig(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-// getContext answers the agent's render context, the JSON object that
+// getContext answers the agent's render input: the context document
 // telecraft render --context reads.
 func (e *Engine) getContext(w http.ResponseWriter, r *http.Request) {
 	uid, err := uuid.Parse(r.PathValue("uid"))
@@ -196,16 +205,20 @@ func (e *Engine) getContext(w http.ResponseWriter, r *http.Request) {
 	}
 	e.mu.Lock()
 	rec := e.records[uid]
-	var ctx map[string]string
+	var doc *configrender.Document
 	if rec != nil && rec.view != nil {
-		ctx = e.contextOf(rec)
+		in, source := e.inputOf(rec)
+		doc = &configrender.Document{Context: in.Context, Dynamic: in.Dynamic, Source: source}
+		if doc.Dynamic == nil {
+			doc.Dynamic = map[string][]configrender.Mapping{}
+		}
 	}
 	e.mu.Unlock()
-	if ctx == nil {
+	if doc == nil {
 		admin.WriteError(w, http.StatusNotFound, "no collector or Bridge "+uid.String())
 		return
 	}
-	admin.WriteJSON(w, http.StatusOK, ctx)
+	admin.WriteJSON(w, http.StatusOK, doc)
 }
 
 // Retry clears an agent's failed hashes so its assigned configuration is
@@ -228,4 +241,15 @@ func (e *Engine) Retry(uid uuid.UUID) error {
 	e.evaluate(map[uuid.UUID]struct{}{uid: {}})
 	e.kick()
 	return nil
+}
+
+// Desired returns an agent's desired configuration: its hash and body.
+func (e *Engine) Desired(uid uuid.UUID) (string, []byte) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := e.records[uid]
+	if r == nil || r.desired == "" {
+		return "", nil
+	}
+	return r.desired, e.bodies[r.desired]
 }

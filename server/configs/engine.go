@@ -31,20 +31,38 @@ type Store interface {
 	store.State
 }
 
-// ContextSource adds variables to an agent's render context. Sources are
-// merged in order; the attribute view is applied last and wins on equal keys.
-type ContextSource func(uid uuid.UUID) map[string]string
+// HostContext supplies what a collector's host adds to its render input:
+// the context and dynamic mappings its linked updater reports (issue-free
+// hosts have none). For is called with the Engine's lock held and must not
+// call back into the Engine; tell the Engine of changes with
+// ContextChanged.
+type HostContext interface {
+	For(collector uuid.UUID) (ctx map[string]string, dynamic map[string][]configrender.Mapping, ok bool)
+}
+
+// Where a render's context came from (the assignment's "context").
+const (
+	ContextAttributes        = "attributes"
+	ContextAttributesUpdater = "attributes+updater"
+)
 
 // Options configure an Engine.
 type Options struct {
 	Now func() time.Time
 	// Estate, when set, is in force from the start.
 	Estate *estate.Estate
-	// Sources add to the attribute view in render contexts.
-	Sources []ContextSource
+	// Host, when set, adds the host's providers to render inputs; the
+	// attribute view wins over its context on equal keys.
+	Host HostContext
 	// ResendAfter is how long the engine waits for an agent to report the
 	// desired hash before sending it again (default 30 s).
 	ResendAfter time.Duration
+	// StuckAfter is how long an agent may stay unhealthy while it reports
+	// APPLYING for its desired configuration before the configuration
+	// counts as FAILED (default 30 s): a Supervisor restarted with a
+	// rejected configuration cached crash-loops the collector and never
+	// reports FAILED.
+	StuckAfter time.Duration
 	// FlushEvery is how often changed assignments are written (default 250 ms).
 	FlushEvery time.Duration
 	// Senders is how many goroutines deliver configurations (default 4).
@@ -65,6 +83,8 @@ type Engine struct {
 	records   map[uuid.UUID]*record
 	fleets    map[string]*fleetRollout
 	bodies    map[string][]byte
+	// definedByBody caches definedIDs of desired bodies; guarded by mu.
+	definedByBody map[string][]string
 	// What the next flush writes, guarded by mu.
 	dirty     map[uuid.UUID]struct{}
 	newBodies map[string][]byte
@@ -73,6 +93,11 @@ type Engine struct {
 	// strs shares equal strings of records (hashes, fleet names,
 	// revisions); guarded by mu.
 	strs intern.Table
+
+	// Collectors whose host context changed, evaluated by contextWorker.
+	ctxMu      sync.Mutex
+	ctxPending map[uuid.UUID]struct{} // guarded by ctxMu
+	ctxWake    chan struct{}
 
 	outbox   *outbox
 	flushReq chan struct{}
@@ -90,6 +115,9 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 	if opts.ResendAfter <= 0 {
 		opts.ResendAfter = 30 * time.Second
 	}
+	if opts.StuckAfter <= 0 {
+		opts.StuckAfter = 30 * time.Second
+	}
 	if opts.FlushEvery <= 0 {
 		opts.FlushEvery = 250 * time.Millisecond
 	}
@@ -98,15 +126,18 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 	}
 	e := &Engine{
 		opts: opts, log: log, reg: reg, st: st,
-		templates: map[string]*template{},
-		records:   map[uuid.UUID]*record{},
-		fleets:    map[string]*fleetRollout{},
-		dirty:     map[uuid.UUID]struct{}{},
-		newBodies: map[string][]byte{},
-		strs:      intern.Table{Max: 1 << 16},
-		outbox:    newOutbox(),
-		flushReq:  make(chan struct{}, 1),
-		stop:      make(chan struct{}),
+		templates:     map[string]*template{},
+		records:       map[uuid.UUID]*record{},
+		fleets:        map[string]*fleetRollout{},
+		dirty:         map[uuid.UUID]struct{}{},
+		newBodies:     map[string][]byte{},
+		definedByBody: map[string][]string{},
+		strs:          intern.Table{Max: 1 << 16},
+		outbox:        newOutbox(),
+		ctxPending:    map[uuid.UUID]struct{}{},
+		ctxWake:       make(chan struct{}, 1),
+		flushReq:      make(chan struct{}, 1),
+		stop:          make(chan struct{}),
 	}
 	assignments, bodies, err := st.LoadConfigs(ctx)
 	if err != nil {
@@ -147,8 +178,9 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 		e.wg.Add(1)
 		go e.sender(send)
 	}
-	e.wg.Add(1)
+	e.wg.Add(2)
 	go e.writer()
+	go e.contextWorker()
 	reg.Observe(e.AgentChanged)
 	return e, nil
 }
@@ -199,6 +231,46 @@ func (e *Engine) AgentChanged(uid uuid.UUID) {
 	e.kick()
 }
 
+// ContextChanged tells the engine that what the host of collector uid adds
+// to its render input may have changed (a new providers snapshot, a new
+// link). It never blocks and takes no lock of the Engine's, so it may be
+// called from anywhere; the collector is evaluated soon after, once however
+// often it was told.
+func (e *Engine) ContextChanged(uid uuid.UUID) {
+	e.ctxMu.Lock()
+	e.ctxPending[uid] = struct{}{}
+	e.ctxMu.Unlock()
+	select {
+	case e.ctxWake <- struct{}{}:
+	default:
+	}
+}
+
+// contextWorker evaluates the collectors ContextChanged named, until Close.
+func (e *Engine) contextWorker() {
+	defer e.wg.Done()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-e.ctxWake:
+		}
+		e.ctxMu.Lock()
+		work := e.ctxPending
+		e.ctxPending = map[uuid.UUID]struct{}{}
+		e.ctxMu.Unlock()
+		e.mu.Lock()
+		for uid := range work {
+			if r := e.records[uid]; r == nil || r.view == nil {
+				delete(work, uid)
+			}
+		}
+		e.evaluate(work)
+		e.kick()
+		e.mu.Unlock()
+	}
+}
+
 // SetEstate applies a new estate: fleets and Blueprints. Only agents whose
 // fleet, Blueprint source or context changed are rendered again.
 func (e *Engine) SetEstate(est *estate.Estate) {
@@ -241,8 +313,9 @@ func (e *Engine) setEstateLocked(est *estate.Estate, stored map[string]rolloutSt
 				f.dirty = true
 			}
 			if f.Digest != tm.digest {
-				// A new configuration starts a new rollout.
-				f.rolloutState = rolloutState{Digest: tm.digest, Since: f.Since}
+				// A new configuration starts a new rollout; an operator's
+				// pause holds it too, until resumed.
+				f.rolloutState = rolloutState{Digest: tm.digest, Since: f.Since, Paused: f.Manual, Manual: f.Manual}
 				f.dirty = true
 			}
 			e.fleets[def.Name] = f
@@ -267,21 +340,25 @@ func (e *Engine) setEstateLocked(est *estate.Estate, stored map[string]rolloutSt
 	e.collectBodies()
 }
 
-// contextOf is an agent's render context: the sources, then its attribute view.
-func (e *Engine) contextOf(r *record) configrender.Context {
-	if len(e.opts.Sources) == 0 {
-		return configrender.Context(r.view)
+// inputOf is an agent's render input: the host's context, then its
+// attribute view (which wins: fleets select on it), and the host's dynamic
+// mappings; and where the context came from.
+func (e *Engine) inputOf(r *record) (configrender.Input, string) {
+	if e.opts.Host == nil {
+		return configrender.Input{Context: configrender.Context(r.view)}, ContextAttributes
 	}
-	ctx := configrender.Context{}
-	for _, src := range e.opts.Sources {
-		for k, v := range src(r.uid) {
-			ctx[k] = v
-		}
+	hctx, dyn, ok := e.opts.Host.For(r.uid)
+	if !ok {
+		return configrender.Input{Context: configrender.Context(r.view)}, ContextAttributes
+	}
+	ctx := make(configrender.Context, len(hctx)+len(r.view))
+	for k, v := range hctx {
+		ctx[k] = v
 	}
 	for k, v := range r.view {
 		ctx[k] = v
 	}
-	return ctx
+	return configrender.Input{Context: ctx, Dynamic: dyn}, ContextAttributesUpdater
 }
 
 // evaluate recomputes the given agents, and then those of waves whose gate
@@ -398,13 +475,14 @@ func (e *Engine) renderFor(r *record, f *fleetRollout) {
 	}
 	tm := e.templates[f.def.Config.Blueprint]
 	r.blueprint = f.def.Config.Blueprint
-	ctx := e.contextOf(r)
-	in := tm.inputOf(ctx)
+	input, source := e.inputOf(r)
+	r.source = source
+	in := tm.inputOf(input)
 	if in == r.input && (r.assigned != "" || r.err != "") {
 		return
 	}
 	r.input = in
-	h, err := tm.render(ctx, e.keepBody)
+	h, err := tm.render(input, e.keepBody)
 	if err != nil {
 		msg := renderMessage(tm.id, err)
 		if msg != r.err {
@@ -457,7 +535,7 @@ func (e *Engine) shouldSend(r *record) bool {
 	if !r.accepts || r.desired == "" || r.isFailed(r.desired) {
 		return false
 	}
-	if r.reported.Hash == r.desired && r.reported.Status != StatusFailed {
+	if r.reported.Hash == r.desired && r.reported.Status != StatusFailed && !r.notEffective() {
 		return false // it runs it, or is applying it
 	}
 	if _, ok := e.bodies[r.desired]; !ok {
@@ -505,6 +583,7 @@ func (e *Engine) collectBodies() {
 	for h := range e.bodies {
 		if !used[h] {
 			delete(e.bodies, h)
+			delete(e.definedByBody, h)
 			delete(e.newBodies, h)
 			e.gone = append(e.gone, h)
 		}

@@ -378,3 +378,86 @@ func TestMissingComponentIsARenderError(t *testing.T) {
 		t.Fatalf("%d bodies", n)
 	}
 }
+
+// A collector stuck APPLYING its desired configuration while unhealthy
+// (a Supervisor restarted with a rejected configuration cached never
+// reports FAILED) has that configuration failed and rolled back.
+func TestStuckApplyingFails(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	h.clk.add(time.Minute)
+	col := uuid.New()
+	h.connect(col, "site.type=edge", "site.id=s1")
+	good := h.rec(col).desired
+	h.status(col, good, applied, "")
+	h.write("teams/data-flow/blueprints/gw.yaml", strings.Replace(gatewayBlueprint, "type: file", "type: nosuch", 1))
+	h.reload()
+	bad := h.rec(col).desired
+	h.status(col, bad, applying, "")
+	unhealthy := &protobufs.AgentToServer{Health: &protobufs.ComponentHealth{Healthy: false, LastError: "Agent process PID=1 exited unexpectedly"}}
+	h.message(col, unhealthy, false)
+	h.clk.add(10 * time.Second)
+	h.message(col, heartbeat(), false)
+	if r := h.rec(col); r.desired != bad || r.isFailed(bad) {
+		t.Fatal("failed before StuckAfter")
+	}
+	h.clk.add(25 * time.Second)
+	h.message(col, heartbeat(), false)
+	r := h.rec(col)
+	if !r.isFailed(bad) || r.desired != good || r.syncState() != SyncFailed {
+		t.Fatalf("stuck: desired %s failed %v sync %s", short(r.desired), r.failed, r.syncState())
+	}
+	msgs := h.eventMessages(col, "config_failed")
+	if len(msgs) != 1 || !strings.Contains(msgs[0], "unhealthy") || !strings.Contains(msgs[0], "exited unexpectedly") {
+		t.Fatalf("config_failed events %q", msgs)
+	}
+	// Healthy while applying is just slow: nothing fails.
+	h2 := newHarness(t)
+	h2.start()
+	h2.clk.add(time.Minute)
+	c2 := uuid.New()
+	h2.connect(c2, "site.type=edge", "site.id=s1")
+	d := h2.rec(c2).desired
+	h2.message(c2, &protobufs.AgentToServer{Health: &protobufs.ComponentHealth{Healthy: true}}, false)
+	h2.status(c2, d, applying, "")
+	h2.clk.add(time.Hour)
+	h2.message(c2, heartbeat(), false)
+	if h2.rec(c2).isFailed(d) {
+		t.Fatal("a healthy agent applying slowly was failed")
+	}
+}
+
+// APPLIED while the collector's effective configuration lacks the desired
+// components is not in sync: the configuration is sent again, once at
+// once; an effective configuration that has them makes it in sync.
+func TestAppliedButNotEffective(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	h.clk.add(time.Minute)
+	col := uuid.New()
+	h.connect(col, "site.type=edge", "site.id=s1")
+	want := h.rec(col).desired
+	h.snd.waitSent(t, col, want)
+	effective := func(body string) *protobufs.AgentToServer {
+		return &protobufs.AgentToServer{EffectiveConfig: &protobufs.EffectiveConfig{ConfigMap: &protobufs.AgentConfigMap{
+			ConfigMap: map[string]*protobufs.AgentConfigFile{"": {Body: []byte(body)}}}}}
+	}
+	h.message(col, effective("extensions:\n  opamp: {}\nservice:\n  extensions: [opamp]\n"), false)
+	resp := h.status(col, want, applied, "")
+	if r := h.rec(col); r.syncState() != SyncPending {
+		t.Fatalf("sync %s with the components missing", r.syncState())
+	}
+	if rc := resp.GetRemoteConfig(); rc == nil || hex.EncodeToString(rc.ConfigHash) != want {
+		t.Fatal("not sent again at once")
+	}
+	if m := h.eventMessages(col, "config_not_effective"); len(m) != 1 || !strings.Contains(m[0], "exporters/file/out") {
+		t.Fatalf("events %q", m)
+	}
+	if resp := h.status(col, want, applied, ""); resp.GetRemoteConfig() != nil {
+		t.Fatal("sent again before the resend interval")
+	}
+	h.message(col, effective(strings.Replace(h.body(want), "extensions: {}", "extensions:\n  opamp: {}", 1)), false)
+	if r := h.rec(col); r.syncState() != SyncInSync {
+		t.Fatalf("sync %s with every component effective", r.syncState())
+	}
+}

@@ -15,6 +15,8 @@ type RolloutJSON struct {
 	Failures    int        `json:"failures"`
 	MaxFailures *int       `json:"maxFailures"`
 	Waves       []WaveJSON `json:"waves"`
+	// PausedBy says why a paused rollout is paused: operator or failures.
+	PausedBy string `json:"pausedBy,omitempty"`
 }
 
 // WaveJSON counts a wave's collectors by sync state.
@@ -58,7 +60,10 @@ func (e *Engine) FleetJSON(name string) any {
 	}
 	switch {
 	case f.Paused:
-		out.State = "paused"
+		out.State, out.PausedBy = "paused", "failures"
+		if f.Manual {
+			out.PausedBy = "operator"
+		}
 	case f.waves.Complete():
 		out.State = "complete"
 	default:
@@ -77,7 +82,7 @@ func (e *Engine) ResumeFleet(name string) bool {
 		return false
 	}
 	if f.Paused {
-		f.Paused = false
+		f.Paused, f.Manual = false, false
 		f.Baseline = f.Failures
 		f.dirty = true
 		e.log.Info("configuration rollout resumed", "fleet", name)

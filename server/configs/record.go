@@ -60,9 +60,25 @@ type record struct {
 	reported  reported
 	effective string
 	err       string // the render error, shown as assignment.error
+	source    string // where the render's context came from
 
 	sentHash string
 	sentAt   time.Time
+
+	// applyingSince is when the agent was first seen APPLYING its
+	// reported hash, unhealthySince when it last turned unhealthy (zero
+	// while healthy), healthErr its last health error: together they
+	// tell a configuration the agent is stuck on.
+	// effectiveMissing is what the last effective configuration lacked of
+	// the desired configuration effectiveOf; notEffectiveNoted the desired
+	// hash that was last found missing (sent again once at once).
+	effectiveOf       string
+	effectiveMissing  []string
+	notEffectiveNoted string
+
+	applyingSince  time.Time
+	unhealthySince time.Time
+	healthErr      string
 
 	// countedIn is the fleet whose wave counts hold the record.
 	countedIn string
@@ -104,6 +120,13 @@ func (r *record) restore(p persisted) {
 	r.reported, r.effective, r.err = p.Reported, p.Effective, p.Error
 }
 
+// notEffective reports whether the agent says it applied the desired
+// configuration while its effective configuration lacks part of it.
+func (r *record) notEffective() bool {
+	return r.effectiveOf == r.desired && r.desired != "" && len(r.effectiveMissing) > 0 &&
+		r.reported.Hash == r.desired && r.reported.Status == StatusApplied
+}
+
 func (r *record) isFailed(h string) bool { return h != "" && slices.Contains(r.failed, h) }
 
 // addFailed records h as failed, keeping at most maxFailed hashes.
@@ -130,7 +153,7 @@ func (r *record) syncState() string {
 		return SyncFailed
 	case r.desired != r.assigned:
 		return SyncDrift
-	case r.reported.Hash == r.desired && r.reported.Status == StatusApplied:
+	case r.reported.Hash == r.desired && r.reported.Status == StatusApplied && !r.notEffective():
 		return SyncInSync
 	default:
 		return SyncPending

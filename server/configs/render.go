@@ -50,10 +50,10 @@ func compileAll(bp *blueprint.Estate, ids []string, prev map[string]*template) m
 }
 
 // inputOf identifies a render: the template's source and the context's key.
-func (tm *template) inputOf(ctx configrender.Context) string {
+func (tm *template) inputOf(in configrender.Input) string {
 	key := ""
 	if tm.t != nil {
-		key = tm.t.Key(ctx)
+		key = tm.t.Key(in)
 	}
 	h := sha256.New()
 	h.Write([]byte(tm.digest))
@@ -64,15 +64,15 @@ func (tm *template) inputOf(ctx configrender.Context) string {
 
 // render returns the body's hash for ctx, rendering it when no collector
 // with an equal context key rendered it before; store keeps new bodies.
-func (tm *template) render(ctx configrender.Context, store func(hash string, body []byte)) (string, error) {
+func (tm *template) render(in configrender.Input, store func(hash string, body []byte)) (string, error) {
 	if tm.err != nil {
 		return "", tm.err
 	}
-	key := tm.t.Key(ctx)
+	key := tm.t.Key(in)
 	if h, ok := tm.byKey[key]; ok {
 		return h, nil
 	}
-	res, err := tm.t.Render(ctx)
+	res, err := tm.t.Render(in)
 	if err != nil {
 		return "", err
 	}

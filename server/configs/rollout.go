@@ -26,6 +26,8 @@ type rolloutState struct {
 	Failures int    `json:"failures"`
 	// Baseline is the failure count at the last resume.
 	Baseline int `json:"baseline"`
+	// Manual marks a pause an operator asked for (not too many failures).
+	Manual bool `json:"manual,omitempty"`
 	// Since is when the fleet first had a configuration: agents registered
 	// after it bootstrap with their assigned configuration at once.
 	Since time.Time `json:"since"`

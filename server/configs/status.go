@@ -3,7 +3,10 @@ package configs
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"sort"
+	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
@@ -22,19 +25,91 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 	if r == nil || r.view == nil {
 		return
 	}
+	if hl := msg.GetHealth(); hl != nil {
+		e.health(r, hl)
+	}
 	if st := msg.GetRemoteConfigStatus(); st != nil {
 		e.remoteConfigStatus(r, st)
 	}
+	e.checkStuck(r)
 	if ec := msg.GetEffectiveConfig(); ec != nil {
 		if h := effectiveHash(ec.GetConfigMap()); h != r.effective {
 			r.effective = h
 			e.dirty[r.uid] = struct{}{}
 		}
+		if r.desired != "" {
+			r.effectiveOf, r.effectiveMissing = r.desired, e.missingFrom(ec.GetConfigMap(), r.desired)
+		}
 	}
+	e.checkEffective(r)
 	if e.shouldSend(r) {
 		resp.RemoteConfig = e.remoteConfig(r)
 	}
 	e.kick()
+}
+
+// checkEffective sends the desired configuration again, once at once and
+// then every ResendAfter, while the agent reports it applied but runs
+// without some of its components. Caller holds e.mu.
+func (e *Engine) checkEffective(r *record) {
+	if !r.notEffective() || r.notEffectiveNoted == r.desired {
+		return
+	}
+	r.notEffectiveNoted = r.desired
+	r.sentHash = ""
+	e.event(r, "config_not_effective", "the collector reports configuration "+short(r.desired)+
+		" applied but runs without "+listUpTo(r.effectiveMissing, 5)+"; it is sent again")
+}
+
+func listUpTo(ids []string, n int) string {
+	if len(ids) <= n {
+		return strings.Join(ids, ", ")
+	}
+	return strings.Join(ids[:n], ", ") + fmt.Sprintf(" and %d more", len(ids)-n)
+}
+
+// health records whether the agent is healthy.
+func (e *Engine) health(r *record, hl *protobufs.ComponentHealth) {
+	if hl.GetHealthy() {
+		r.unhealthySince, r.healthErr = time.Time{}, ""
+		return
+	}
+	if r.unhealthySince.IsZero() {
+		r.unhealthySince = e.opts.Now()
+	}
+	r.healthErr = hl.GetLastError()
+}
+
+// checkStuck fails the desired configuration of an agent that has been
+// APPLYING it while unhealthy for StuckAfter: the Supervisor reports
+// FAILED only when the collector crashes during an apply, not when it
+// starts crash-looping on a rejected configuration it cached before a
+// restart. Caller holds e.mu.
+func (e *Engine) checkStuck(r *record) {
+	if r.reported.Status != StatusApplying || r.reported.Hash == "" {
+		r.applyingSince = time.Time{}
+		return
+	}
+	now := e.opts.Now()
+	if r.applyingSince.IsZero() {
+		r.applyingSince = now
+	}
+	if r.reported.Hash != r.desired || r.isFailed(r.desired) || r.unhealthySince.IsZero() {
+		return
+	}
+	since := r.applyingSince
+	if r.unhealthySince.After(since) {
+		since = r.unhealthySince
+	}
+	if now.Sub(since) < e.opts.StuckAfter {
+		return
+	}
+	why := "the collector has been unhealthy for " + now.Sub(since).Round(time.Second).String() + " while applying it"
+	if r.healthErr != "" {
+		why += ": " + r.healthErr
+	}
+	e.failed(r, r.desired, why)
+	e.reevaluate(r)
 }
 
 // remoteConfigStatus applies one RemoteConfigStatus. Caller holds e.mu.
@@ -47,6 +122,9 @@ func (e *Engine) remoteConfigStatus(r *record, st *protobufs.RemoteConfigStatus)
 		return
 	}
 	next := reported{Hash: h, Status: status, Error: st.GetErrorMessage()}
+	if next.Status != r.reported.Status || next.Hash != r.reported.Hash {
+		r.applyingSince = time.Time{}
+	}
 	again := status == StatusFailed && h == r.desired && !r.isFailed(h) // failed again after a retry
 	if next == r.reported && !again {
 		return

@@ -140,9 +140,22 @@ func TestRevision(t *testing.T) {
 	if r, err := Revision(dir); err != nil || r != head {
 		t.Fatalf("revision %q, HEAD %q (%v)", r, head, err)
 	}
+	// Uncommitted changes make the files the revision, and a new one.
 	writeTree(t, dir, map[string]string{"fleets/a.yaml": "name: a\npackage: p\n"})
-	if r, _ := Revision(dir); r != head {
-		t.Fatal("in a work tree the revision is the commit, not the files")
+	dirty, _ := Revision(dir)
+	if !strings.HasPrefix(dirty, "sha256:") {
+		t.Fatalf("a changed estate in a work tree has revision %q", dirty)
+	}
+	git("commit", "-qam", "change")
+	if r, _ := Revision(dir); r != git("rev-parse", "HEAD") || r == head {
+		t.Fatalf("after the commit: %q", r)
+	}
+	// An estate Git ignores is identified by its files.
+	writeTree(t, dir, map[string]string{".gitignore": "ignored/\n", "ignored/fleets/b.yaml": "x"})
+	git("add", ".gitignore")
+	git("commit", "-qm", "ignore")
+	if r, _ := Revision(filepath.Join(dir, "ignored")); !strings.HasPrefix(r, "sha256:") {
+		t.Fatalf("an ignored estate has revision %q", r)
 	}
 }
 

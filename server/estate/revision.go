@@ -1,6 +1,7 @@
 package estate
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,10 +16,12 @@ import (
 )
 
 // Revision identifies what an estate directory holds: the commit of HEAD
-// when dir is in a Git work tree (read with the git command), otherwise
-// "sha256:" and a digest over every regular file's path and content, in
-// path order. Hidden files and directories (.git, editor state) do not
-// count.
+// when dir is in a Git work tree (read with the git command) and holds no
+// change the commit does not have, otherwise "sha256:" and a digest over
+// every regular file's path and content, in path order. An estate that
+// Git ignores, or one with uncommitted changes, is identified by its
+// files, so a change to it is a new revision. Hidden files and
+// directories (.git, editor state) do not count.
 func Revision(dir string) (string, error) {
 	if rev, ok := gitHead(dir); ok {
 		return rev, nil
@@ -26,21 +29,34 @@ func Revision(dir string) (string, error) {
 	return digest(dir)
 }
 
-// gitHead is the commit of HEAD of the work tree dir is in.
+// gitHead is the commit of HEAD of the work tree dir is in, when the
+// estate under dir is tracked and clean.
 func gitHead(dir string) (string, bool) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return "", false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--verify", "-q", "HEAD")
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
-	out, err := cmd.Output()
-	if err != nil {
+	git := func(args ...string) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+		return cmd.Output()
+	}
+	out, err := git("rev-parse", "--verify", "-q", "HEAD")
+	rev := strings.TrimSpace(string(out))
+	if err != nil || len(rev) < 40 {
 		return "", false
 	}
-	rev := strings.TrimSpace(string(out))
-	return rev, len(rev) >= 40
+	// Ignored: the commit says nothing about these files.
+	if _, err := git("check-ignore", "-q", "."); err == nil {
+		return "", false
+	}
+	// Untracked, changed or deleted files below dir: not the commit either.
+	status, err := git("status", "--porcelain", "--untracked-files=all", "--", ".")
+	if err != nil || len(bytes.TrimSpace(status)) > 0 {
+		return "", false
+	}
+	return rev, true
 }
 
 func digest(dir string) (string, error) {

@@ -3,6 +3,7 @@ package offers
 import (
 	"net/http"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -153,21 +154,10 @@ func (e *Engine) decorate(a *registry.Agent, j *admin.Agent) {
 // Routes adds the pairing, fleet and retry routes to the admin API.
 func (e *Engine) Routes(api *admin.API) {
 	api.AddDecorator(e)
+	e.operatorRoutes(api)
 	api.Handle("GET /api/v1/pairings", e.listPairings)
 	api.Handle("GET /api/v1/fleets", e.listFleets)
-	api.Handle("POST /api/v1/fleets/{name}/resume", func(w http.ResponseWriter, r *http.Request) {
-		name := r.PathValue("name")
-		err := e.Resume(name)
-		resumed := err == nil
-		for _, x := range e.fleetExtensions() {
-			resumed = x.ResumeFleet(name) || resumed
-		}
-		if !resumed {
-			admin.WriteError(w, http.StatusNotFound, err.Error())
-			return
-		}
-		e.writeFleet(w, name)
-	})
+	api.Handle("POST /api/v1/fleets/{name}/resume", e.everyRollout(e.Resume, FleetExtension.ResumeFleet))
 	api.Handle("POST /api/v1/agents/{uid}/retry", func(w http.ResponseWriter, r *http.Request) {
 		uid, err := uuid.Parse(r.PathValue("uid"))
 		if err == nil {
@@ -182,7 +172,14 @@ func (e *Engine) Routes(api *admin.API) {
 	})
 }
 
-func (e *Engine) listPairings(w http.ResponseWriter, _ *http.Request) {
+func (e *Engine) listPairings(w http.ResponseWriter, r *http.Request) {
+	state := r.URL.Query().Get("state") // "" is every state
+	switch state {
+	case "", pairing.Linked, pairing.Ambiguous, pairing.NoUpdater, pairing.Unlinked:
+	default:
+		admin.WriteError(w, http.StatusBadRequest, "state must be one of linked, ambiguous, no_updater, unlinked, got "+strconv.Quote(state))
+		return
+	}
 	type colJSON struct {
 		InstanceUID string `json:"instanceUid"`
 		CollectorPairing
@@ -194,11 +191,15 @@ func (e *Engine) listPairings(w http.ResponseWriter, _ *http.Request) {
 	e.mu.Lock()
 	cols := []colJSON{}
 	for _, uid := range e.ix.Collectors() {
-		cols = append(cols, colJSON{uid.String(), e.collectorPairing(uid)})
+		if p := e.collectorPairing(uid); state == "" || p.State == state {
+			cols = append(cols, colJSON{uid.String(), p})
+		}
 	}
 	upds := []updJSON{}
 	for _, uid := range e.ix.Updaters() {
-		upds = append(upds, updJSON{uid.String(), e.updaterPairing(uid)})
+		if p := e.updaterPairing(uid); state == "" || p.State == state {
+			upds = append(upds, updJSON{uid.String(), p})
+		}
 	}
 	e.mu.Unlock()
 	sort.Slice(cols, func(i, j int) bool { return cols[i].InstanceUID < cols[j].InstanceUID })
@@ -228,6 +229,15 @@ type FleetExtension interface {
 	// ResumeFleet resumes the feature's rollout of the fleet; false when
 	// it has none.
 	ResumeFleet(name string) bool
+}
+
+// FleetPauser is a FleetExtension that an operator can pause too (found by
+// type assertion): POST /api/v1/fleets/{name}/pause pauses every rollout of
+// the fleet, as resume resumes them all.
+type FleetPauser interface {
+	// PauseFleet pauses the feature's rollout of the fleet; false when it
+	// has none.
+	PauseFleet(name string) bool
 }
 
 // AddFleetExtension adds x to the fleets API. Call before serving.
@@ -260,6 +270,8 @@ type RolloutJSON struct {
 	Failures    int        `json:"failures"`
 	MaxFailures *int       `json:"maxFailures"`
 	Waves       []WaveJSON `json:"waves"`
+	// PausedBy says why a paused rollout is paused: operator or failures.
+	PausedBy string `json:"pausedBy,omitempty"`
 }
 
 // WaveJSON counts a wave's agents by offer state.
@@ -309,7 +321,10 @@ func (e *Engine) fleetJSON(f *fleet) FleetJSON {
 	}
 	switch {
 	case f.Paused:
-		out.Rollout.State = "paused"
+		out.Rollout.State, out.Rollout.PausedBy = "paused", "failures"
+		if f.Manual {
+			out.Rollout.PausedBy = "operator"
+		}
 	case complete:
 		out.Rollout.State = "complete"
 	default:

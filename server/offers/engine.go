@@ -77,8 +77,10 @@ type Engine struct {
 	packages map[pkgKey]*estate.PackageVersion
 	offers   map[offerKey]builtOffer
 
-	// extensions add to the fleets API; guarded by mu.
-	extensions []FleetExtension
+	// extensions add to the fleets API; linkObservers learn of pairing
+	// changes; both guarded by mu.
+	extensions    []FleetExtension
+	linkObservers []func(collector uuid.UUID)
 
 	outbox   *queue
 	stopOnce sync.Once
@@ -233,6 +235,9 @@ func (e *Engine) absorb(a registry.Agent) map[uuid.UUID]struct{} {
 	for _, ch := range e.ix.Update(pa) {
 		work[ch.Collector] = struct{}{}
 		e.pairingEvent(ch)
+		for _, fn := range e.linkObservers {
+			fn(ch.Collector)
+		}
 	}
 	return work
 }

@@ -147,6 +147,8 @@ func (e *Engine) decide(c *collector, f *fleet, u *updater) (string, string) {
 			e.desired[u.uid] = pas
 		}
 		return c.state, c.err
+	case f.Paused && f.Manual:
+		return Paused, "rollout of fleet " + f.def.Name + " is paused by an operator"
 	case f.Paused:
 		return Paused, "rollout of fleet " + f.def.Name + " is paused after too many failures"
 	case !f.waves.GateOpen(c.wave):

@@ -29,6 +29,8 @@ type rolloutState struct {
 	// Baseline is the failure count at the last resume: pausing compares
 	// failures since then with maxFailures.
 	Baseline int `json:"baseline"`
+	// Manual marks a pause an operator asked for (not too many failures).
+	Manual bool `json:"manual,omitempty"`
 }
 
 const rolloutKey = "rollout/"
@@ -69,8 +71,9 @@ func (e *Engine) syncFleets() {
 			}
 			f.def = def
 			if f.Target != def.TargetVersion {
-				// A new target starts a new rollout.
-				f.rolloutState = rolloutState{Target: def.TargetVersion}
+				// A new target starts a new rollout; an operator's pause
+				// holds it too, until resumed.
+				f.rolloutState = rolloutState{Target: def.TargetVersion, Paused: f.Manual, Manual: f.Manual}
 				f.dirty = true
 			}
 			f.waves = rollout.New(f.groups(), offerDone)

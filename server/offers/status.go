@@ -137,7 +137,7 @@ func (e *Engine) Resume(name string) error {
 		e.mu.Unlock()
 		return fmt.Errorf("no fleet %q", name)
 	}
-	f.Paused = false
+	f.Paused, f.Manual = false, false
 	f.Baseline = f.Failures
 	f.dirty = true
 	work := map[uuid.UUID]struct{}{}

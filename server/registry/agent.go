@@ -23,6 +23,7 @@ type agent struct {
 	tokenLabels  map[string]string
 	labels       map[string]string
 	view         map[string]string
+	host         string // view[HostKey], kept for listings that sort and search by it
 	capabilities uint64
 	health       *protobufs.ComponentHealth
 	firstSeen    time.Time
@@ -59,6 +60,8 @@ type Agent struct {
 	Events         []store.Event
 	// Extra is JSON owned by features layered on the registry.
 	Extra []byte
+	// Host is Attributes[HostKey] ("" when not reported).
+	Host string
 }
 
 // HasCapability reports whether the agent announced c.
@@ -80,6 +83,7 @@ func (a *agent) snapshot(now time.Time, httpWindow time.Duration, withEvents boo
 		Identifying:    a.identifying,
 		NonIdentifying: a.nonIdent,
 		Attributes:     a.view,
+		Host:           a.host,
 		Labels:         a.labels,
 		Capabilities:   a.capabilities,
 		Health:         a.health,

@@ -70,6 +70,12 @@ type PageQuery struct {
 // snapshots are taken, so a listing in small pages never holds up reports
 // for long.
 func (r *Registry) Page(q PageQuery) (page []Agent, more bool) {
+	return r.AppendPage(nil, q)
+}
+
+// AppendPage is Page appending to dst, so a walk over every agent in pages
+// can reuse one buffer.
+func (r *Registry) AppendPage(dst []Agent, q PageQuery) (page []Agent, more bool) {
 	order := r.sortedUIDs()
 	start := 0
 	if q.HasAfter {
@@ -79,7 +85,8 @@ func (r *Registry) Page(q PageQuery) (page []Agent, more bool) {
 	if q.Limit > 0 {
 		n = min(n, q.Limit)
 	}
-	page = make([]Agent, 0, n)
+	page = slices.Grow(dst, n)
+	limit := len(dst) + q.Limit
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	now := r.opts.Now()
@@ -88,7 +95,7 @@ func (r *Registry) Page(q PageQuery) (page []Agent, more bool) {
 		if q.Kind != "" && a.kind != q.Kind {
 			continue
 		}
-		if q.Limit > 0 && len(page) == q.Limit {
+		if q.Limit > 0 && len(page) == limit {
 			return page, true
 		}
 		page = append(page, a.snapshot(now, r.opts.HTTPOnlineWindow, q.WithEvents))

@@ -63,6 +63,7 @@ type Registry struct {
 	pendingEvents map[uuid.UUID][]store.Event
 	messages      intern.Table // event messages repeat across the fleet
 	observers     []Observer
+	watchers      []Observer // see Watch
 	// order holds the UIDs sorted, unsorted those registered since (see page.go).
 	order    []uuid.UUID
 	unsorted []uuid.UUID
@@ -183,6 +184,9 @@ func (r *Registry) notify(uids ...uuid.UUID) {
 			fn(u)
 		}
 	}
+	for _, u := range uids {
+		r.notifyWatchers(u)
+	}
 }
 
 // ConflictError is returned when a UID is presented with another credential
@@ -217,6 +221,7 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 		r.addEvent(a, now, EventIdentityConflict,
 			fmt.Sprintf("refused a connection presenting this instance UID with %s %q", cred.Kind, cred.ID))
 		r.mu.Unlock()
+		r.notifyWatchers(uid)
 		return res, &ConflictError{UID: uid, Presented: cred}
 	}
 	changed := false
@@ -308,10 +313,13 @@ func (r *Registry) Disconnected(uid uuid.UUID) {
 // AddEvent records an event in uid's history; false if the agent is unknown.
 func (r *Registry) AddEvent(uid uuid.UUID, typ, msg string) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	a, ok := r.agents[uid]
 	if ok {
 		r.addEvent(a, r.opts.Now(), typ, msg)
+	}
+	r.mu.Unlock()
+	if ok {
+		r.notifyWatchers(uid)
 	}
 	return ok
 }
@@ -319,10 +327,14 @@ func (r *Registry) AddEvent(uid uuid.UUID, typ, msg string) bool {
 // SetExtra replaces the feature-owned JSON of uid (persisted with the agent).
 func (r *Registry) SetExtra(uid uuid.UUID, extra []byte) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if a, ok := r.agents[uid]; ok {
+	a, ok := r.agents[uid]
+	if ok {
 		a.extra = extra
 		r.pendingRows[uid] = struct{}{}
+	}
+	r.mu.Unlock()
+	if ok {
+		r.notifyWatchers(uid)
 	}
 }
 
@@ -397,6 +409,7 @@ func (r *Registry) relabel(a *agent) {
 	}
 	a.labels = labels
 	a.view = attributes.View(a.identifying, a.nonIdent, labels)
+	a.host = a.view[HostKey]
 }
 
 // Peek returns a snapshot without the event history (cheap).

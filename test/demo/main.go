@@ -1,8 +1,12 @@
 // Command demo shows myriarch end to end on one machine: a myriarchd server
 // on an embedded SQLite store, an enrollment token, a site with the real
 // upstream OpAMP Supervisor running a real collector (0.149.0-m.1) under a
-// real myriarch-updater, pairing, and then a fleet change that upgrades the
-// collector to 0.149.0-m.2 — verified, health-gated, with the same instance UID.
+// real myriarch-updater, pairing, then a fleet change that upgrades the
+// collector to 0.149.0-m.2 — verified, health-gated, with the same instance
+// UID — and then a configuration rollout: the fleet names a Blueprint that
+// myriarchd renders with the collector's site and sends as remote
+// configuration, and a log record sent to the collector arrives under the
+// site's id.
 //
 // Everything lives under ./.myriarch and listens on 127.0.0.1 only.
 // Run with `make demo`; set DEMO_LINGER=10m to keep it running afterwards.
@@ -81,8 +85,9 @@ func run() error {
 	}
 	defer srv.Stop()
 	watch := fmt.Sprintf("%s agents list --admin http://%s --data-dir %s", bins.Myriarchd, srv.AdminAddr, filepath.Join(base, "server"))
-	fmt.Printf("\n    OpAMP:     %s\n    Admin API: http://%s (bearer token in %s)\n    Watch:     %s\n\n",
+	fmt.Printf("\n    OpAMP:     %s\n    Admin API: http://%s (bearer token in %s)\n    Watch:     %s\n",
 		srv.OpAMPURL(), srv.AdminAddr, filepath.Join(base, "server", "admin.token"), watch)
+	printConsole(srv)
 
 	_, token, err := srv.CreateToken("demo-site", map[string]string{"wave": "1"})
 	if err != nil {
@@ -137,8 +142,13 @@ func run() error {
 	step("upgraded in %.1fs: collector %s now reports service.version %s (same instance UID)", time.Since(start).Seconds(), a.InstanceUID, a.Identifying["service.version"])
 	printAgents(srv)
 
+	if err := configure(srv, estate, base, colUID, bins.Telecraft); err != nil {
+		return err
+	}
+
 	if d, err := time.ParseDuration(os.Getenv("DEMO_LINGER")); err == nil && d > 0 {
 		step("keeping everything running for %s (Ctrl-C to stop); try: %s", d, watch)
+		printConsole(srv)
 		select {
 		case <-ctx.Done():
 		case <-time.After(d):
@@ -148,14 +158,79 @@ func run() error {
 	return nil
 }
 
+// configure gives the fleet the Blueprint data-flow/gateway and shows the
+// configuration rolling out and data flowing through it.
+func configure(srv *site.Server, estate, base, colUID, telecraft string) error {
+	sink, err := site.StartSink(filepath.Join(base, "sink"))
+	if err != nil {
+		return err
+	}
+	otlpAddr, err := site.FreeAddr()
+	if err != nil {
+		return err
+	}
+	step("fleet edge: config.blueprint data-flow/gateway (OTLP/HTTP on %s → batch → OTLP/HTTP to http://%s/sites/${site.id})", otlpAddr, sink.Addr)
+	if err := site.WriteGatewayBlueprint(estate, otlpAddr, "otlphttp", sink.Addr); err != nil {
+		return err
+	}
+	if err := site.SetFleet(estate, "edge", peerbuild.VersionM2, map[string]string{"site.type": "edge"}, site.GatewayConfig); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := srv.Reload(); err != nil {
+		return err
+	}
+	last := ""
+	a, err := srv.WaitAgent(colUID, 3*time.Minute, func(a site.Agent) bool {
+		if st := a.Assignment.SyncState; st != last {
+			fmt.Printf("    %6.1fs  config %s\n", time.Since(start).Seconds(), st)
+			last = st
+		}
+		return a.Assignment.SyncState == "in_sync"
+	})
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	step("configuration %.12s (revision %.20s…) applied in %.1fs; the server rendered it with site.id=%s",
+		site.Str(a.Assignment.Assigned), site.Str(a.Assignment.Revision), time.Since(start).Seconds(), a.Attributes["site.id"])
+	if err := site.SendLog(otlpAddr, "hello from the demo"); err != nil {
+		return fmt.Errorf("sending a log record to the collector: %w", err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); !sink.Has(a.Attributes["site.id"], "hello from the demo"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the log record did not reach the sink")
+		}
+	}
+	step("a log record sent to the collector arrived in %s", filepath.Join(sink.Dir, a.Attributes["site.id"]+".otlp"))
+	fmt.Printf("    Preview:   %s render --root %s data-flow/gateway --context-from-agent %s --admin http://%s (MYRIARCH_ADMIN_TOKEN from %s)\n",
+		telecraft, estate, colUID, srv.AdminAddr, filepath.Join(base, "server", "admin.token"))
+	printAgents(srv)
+	return nil
+}
+
+// printConsole prints the browser console's URL and a one-time login link
+// (its secret in the fragment; valid 15 minutes, for one login).
+func printConsole(srv *site.Server) {
+	var link struct{ Path string }
+	if code, err := srv.API("POST", "/api/v1/console/links", nil, &link); err != nil || code != 201 {
+		fmt.Printf("    Console:   http://%s/ (no login link: %d %v)\n\n", srv.AdminAddr, code, err)
+		return
+	}
+	fmt.Printf("    Console:   http://%s/\n    Log in:    http://%s%s (one-time link, 15 minutes)\n\n", srv.AdminAddr, srv.AdminAddr, link.Path)
+}
+
 func printAgents(srv *site.Server) {
 	list, err := srv.Agents("")
 	if err != nil {
 		fmt.Println("    (agents:", err, ")")
 		return
 	}
-	fmt.Printf("    %-36s  %-9s  %-6s  %-18s  %-8s  %s\n", "INSTANCE UID", "KIND", "ONLINE", "SERVICE.VERSION", "PAIRING", "OFFER")
+	fmt.Printf("    %-36s  %-9s  %-6s  %-18s  %-8s  %-12s  %s\n", "INSTANCE UID", "KIND", "ONLINE", "SERVICE.VERSION", "PAIRING", "OFFER", "SYNC")
 	for _, a := range list {
-		fmt.Printf("    %-36s  %-9s  %-6v  %-18s  %-8s  %s\n", a.InstanceUID, a.Kind, a.Online, a.Identifying["service.version"], a.Pairing.State, a.OfferState())
+		sync := a.Assignment.SyncState
+		if a.Kind != "collector" {
+			sync = "-"
+		}
+		fmt.Printf("    %-36s  %-9s  %-6v  %-18s  %-8s  %-12s  %s\n", a.InstanceUID, a.Kind, a.Online, a.Identifying["service.version"], a.Pairing.State, a.OfferState(), sync)
 	}
 }

@@ -28,6 +28,14 @@ type env struct {
 	updater *peerrun.Process
 	colUID  string
 	updUID  string
+	// Set by configure: the fleet's Blueprint and where its data goes.
+	sink     *site.Sink
+	otlpAddr string // the collector's OTLP/HTTP receiver
+	config   string // the fleet's config: block
+	// providers and updaterEnv, set before install, configure the
+	// updater's providers and its environment.
+	providers  map[string]any
+	updaterEnv []string
 }
 
 var siteAttrs = map[string]string{
@@ -79,12 +87,12 @@ func (e *env) install(v string) {
 	var err error
 	e.site, err = site.New(filepath.Join(e.root, "host"), site.Options{
 		Peers: peers, Initial: v, ServerURL: e.srv.OpAMPURL(), Token: e.token,
-		Attributes: siteAttrs, MinisignPubKey: string(pubText), HealthWindow: 5 * time.Second,
+		Attributes: siteAttrs, MinisignPubKey: string(pubText), HealthWindow: 5 * time.Second, Providers: e.providers,
 	})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.startUpdater(nil)
+	e.startUpdater(e.updaterEnv)
 	e.colUID, err = e.site.WaitCollectorUID(60 * time.Second)
 	if err != nil {
 		e.t.Fatal(err)
@@ -130,7 +138,7 @@ func (e *env) updaterAgent(timeout time.Duration) site.Agent {
 
 func (e *env) setTarget(version string) {
 	e.t.Helper()
-	if err := site.SetFleet(e.estate, "edge", version, map[string]string{"site.type": "edge"}); err != nil {
+	if err := site.SetFleet(e.estate, "edge", version, map[string]string{"site.type": "edge"}, e.config); err != nil {
 		e.t.Fatal(err)
 	}
 	if err := e.srv.Reload(); err != nil {
@@ -140,7 +148,7 @@ func (e *env) setTarget(version string) {
 
 func dumpLogs(t *testing.T, root string) {
 	filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() || !(strings.HasSuffix(p, ".log")) {
+		if err != nil || info.IsDir() || !(strings.HasSuffix(p, ".log") || filepath.Base(p) == "effective.yaml") {
 			return nil
 		}
 		data, _ := os.ReadFile(p)
@@ -150,4 +158,47 @@ func dumpLogs(t *testing.T, root string) {
 		t.Logf("==== %s (tail) ====\n%s", p, data)
 		return nil
 	})
+}
+
+// configure gives the fleet a Blueprint (call before install): an
+// OTLP/HTTP receiver on a free port, exported to a sink by site id.
+func (e *env) configure() {
+	e.t.Helper()
+	var err error
+	if e.sink, err = site.StartSink(e.t.TempDir()); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { e.sink.Close() })
+	if e.otlpAddr, err = site.FreeAddr(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.writeBlueprint("otlphttp")
+	e.config = site.GatewayConfig
+	e.setTarget(peerbuild.VersionM1)
+}
+
+func (e *env) writeBlueprint(exporterType string) {
+	e.t.Helper()
+	if err := site.WriteGatewayBlueprint(e.estate, e.otlpAddr, exporterType, e.sink.Addr); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// sendLog sends a log record to the collector until the sink has it under
+// the site's id (the receiver starts with the configuration).
+func (e *env) waitLogFlows(text string, timeout time.Duration) {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = site.SendLog(e.otlpAddr, text); err == nil {
+			for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+				if e.sink.Has(siteAttrs["site.id"], text) {
+					return
+				}
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	e.t.Fatalf("log %q did not reach the sink under site %s within %v (last send: %v)", text, siteAttrs["site.id"], timeout, err)
 }

@@ -36,11 +36,16 @@ func TestPairing(t *testing.T) {
 	}
 }
 
-// Scenario 2 and 3: upgrade to m.2, then a broken release rolls back.
+// Scenario 2 and 3: upgrade to m.2, then a broken release rolls back; the
+// fleet configures its collectors, and the configuration survives the swaps.
 func TestUpgradeThenBrokenReleaseRollsBack(t *testing.T) {
 	e := newEnv(t)
+	e.configure()
 	e.install(peerbuild.VersionM1)
-	e.waitCollector("linked", 90*time.Second, func(a site.Agent) bool { return a.Pairing.State == "linked" })
+	before := e.waitCollector("linked and configured", 2*time.Minute, func(a site.Agent) bool {
+		return a.Pairing.State == "linked" && a.Assignment.SyncState == "in_sync"
+	})
+	configured := site.Str(before.Assignment.Assigned)
 
 	// Watch how long the collector is offline in the server's view during
 	// the swap (supervisor stopped → new supervisor and collector connected).
@@ -80,6 +85,11 @@ func TestUpgradeThenBrokenReleaseRollsBack(t *testing.T) {
 	if uid, _ := e.site.CollectorUID(); uid != e.colUID {
 		t.Fatalf("persistent_state instance_id changed: %s", uid)
 	}
+	// The Supervisor re-applied its cached remote configuration on m.2.
+	col = e.waitCollector("configuration in sync on m.2", time.Minute, func(a site.Agent) bool {
+		return a.Assignment.SyncState == "in_sync" && site.Str(a.Assignment.Reported.Hash) == configured
+	})
+	e.waitLogFlows("a record through m.2", time.Minute)
 
 	// Scenario 3: the broken release.
 	e.setTarget(peerbuild.VersionBroken)

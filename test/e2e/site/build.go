@@ -13,9 +13,10 @@ import (
 type Bins struct {
 	Myriarchd string
 	Updater   string
+	Telecraft string
 }
 
-// BuildBins builds myriarchd and myriarch-updater into dir from the module
+// BuildBins builds myriarchd, myriarch-updater and telecraft into dir from the module
 // that contains the working directory.
 func BuildBins(ctx context.Context, dir, version string) (Bins, error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
@@ -23,8 +24,8 @@ func BuildBins(ctx context.Context, dir, version string) (Bins, error) {
 		return Bins{}, fmt.Errorf("go env GOMOD: %w", err)
 	}
 	modRoot := filepath.Dir(strings.TrimSpace(string(out)))
-	b := Bins{Myriarchd: filepath.Join(dir, "myriarchd"), Updater: filepath.Join(dir, "myriarch-updater")}
-	for pkg, dst := range map[string]string{"./cmd/myriarchd": b.Myriarchd, "./cmd/myriarch-updater": b.Updater} {
+	b := Bins{Myriarchd: filepath.Join(dir, "myriarchd"), Updater: filepath.Join(dir, "myriarch-updater"), Telecraft: filepath.Join(dir, "telecraft")}
+	for pkg, dst := range map[string]string{"./cmd/myriarchd": b.Myriarchd, "./cmd/myriarch-updater": b.Updater, "./cmd/telecraft": b.Telecraft} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", dst,
 			"-ldflags", "-X github.com/myriarch/myriarch/internal/buildinfo.Version="+version, pkg)
 		cmd.Dir = modRoot

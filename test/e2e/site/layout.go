@@ -39,6 +39,8 @@ type Options struct {
 	Attributes     map[string]string // site.* and deployment.environment.name
 	MinisignPubKey string            // trusted by the updater
 	HealthWindow   time.Duration
+	// Providers, when set, is the updater config's providers: section.
+	Providers map[string]any
 }
 
 // New lays out a site under root: the initial collector in a versioned
@@ -104,6 +106,9 @@ func New(root string, o Options) (*Site, error) {
 		"state_dir": s.StateDir,
 		"log":       map[string]any{"level": "debug", "format": "json"},
 	}
+	if o.Providers != nil {
+		cfg["providers"] = o.Providers
+	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	if err := enc.Encode(cfg); err != nil {
@@ -165,4 +170,23 @@ func (s *Site) CurrentVersion() (string, error) {
 		return "", err
 	}
 	return strings.TrimPrefix(filepath.Base(t), ""), nil
+}
+
+// RewriteUpdaterProviders replaces the providers: section of the updater's
+// configuration (stop the updater first).
+func (s *Site) RewriteUpdaterProviders(p map[string]any) error {
+	data, err := os.ReadFile(s.UpdaterConfig)
+	if err != nil {
+		return err
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		return err
+	}
+	cfg["providers"] = p
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(s.UpdaterConfig, out, 0o600)
 }

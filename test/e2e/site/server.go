@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/myriarch/myriarch/test/peers/peerrun"
@@ -92,6 +93,19 @@ func (s *Server) Stop() error {
 	return err
 }
 
+// Signal sends sig to the myriarchd process (SIGSTOP/SIGCONT freeze and
+// thaw it).
+func (s *Server) Signal(sig syscall.Signal) error {
+	if s.proc == nil {
+		return errors.New("myriarchd is not running")
+	}
+	p, err := os.FindProcess(s.proc.Pid())
+	if err != nil {
+		return err
+	}
+	return p.Signal(sig) // os, not syscall.Kill: the package compiles for Windows too
+}
+
 // OpAMPURL is the WebSocket endpoint for agents.
 func (s *Server) OpAMPURL() string { return "ws://" + s.OpAMPAddr + "/v1/opamp" }
 
@@ -152,6 +166,22 @@ type Agent struct {
 		Claimants []string `json:"claimants"`
 		Reason    string   `json:"reason"`
 	} `json:"pairing"`
+	Assignment struct {
+		Fleet     *string `json:"fleet"`
+		Error     *string `json:"error"`
+		Revision  *string `json:"revision"`
+		Blueprint *string `json:"blueprint"`
+		Assigned  *string `json:"assigned"`
+		Desired   *string `json:"desired"`
+		Failed    *string `json:"failed"`
+		Reported  struct {
+			Hash   *string `json:"hash"`
+			Status string  `json:"status"`
+			Error  *string `json:"error"`
+		} `json:"reported"`
+		SyncState string  `json:"syncState"`
+		Context   *string `json:"context"`
+	} `json:"assignment"`
 	Offer *struct {
 		Package string  `json:"package"`
 		Version string  `json:"version"`
@@ -163,6 +193,24 @@ type Agent struct {
 		Type    string    `json:"type"`
 		Message string    `json:"message"`
 	} `json:"events"`
+}
+
+// HasEvent reports whether the agent's history holds an event of type typ.
+func (a *Agent) HasEvent(typ string) bool {
+	for _, e := range a.Events {
+		if e.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// Str reads an optional string of the JSON ("" for null).
+func Str(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // OfferState is the offer's state or "".

@@ -63,8 +63,9 @@ func collectorSpecs() []collectorSpec {
 
 // manifestTemplate is the ocb manifest. memory_limiter builds with the 0.149
 // line, so it is included. The filelog receiver, resource processor and
-// file exporter let configuration tests observe data end to end (a file in,
-// tagged records out in a file named after the site). The nop receiver and exporter are there for the
+// OTLP/HTTP exporter let configuration tests observe data end to end (a
+// file in, tagged records out at an endpoint named after the site; the Go
+// module proxy does not serve the contrib file exporter at v0.149.0). The nop receiver and exporter are there for the
 // supervisor: v0.149.0 reads the collector's `featuregate` output racily
 // (its pipes can close before they are read, more often under load); when it
 // then misses service.AllowNoPipelines it falls back to a bootstrap config
@@ -86,7 +87,7 @@ processors:
 exporters:
   - gomod: go.opentelemetry.io/collector/exporter/debugexporter {{.CoreV0}}
   - gomod: go.opentelemetry.io/collector/exporter/nopexporter {{.CoreV0}}
-  - gomod: github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter {{.CoreV0}}
+  - gomod: go.opentelemetry.io/collector/exporter/otlphttpexporter {{.CoreV0}}
 extensions:
 {{- if not .Broken}}
   - gomod: github.com/open-telemetry/opentelemetry-collector-contrib/extension/opampextension {{.CoreV0}}

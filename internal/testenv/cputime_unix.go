@@ -1,16 +1,16 @@
 //go:build unix
 
-package blueprint
+package testenv
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the CPU time (user+system) this process has used. The
-// benchmark reports it beside wall time because the project's machine is
+// ProcessCPU is the CPU time (user+system) this process has used.
+// Benchmarks report it beside wall time because the project's machine is
 // shared: wall time moves with other people's load, CPU time much less.
-func processCPU() time.Duration {
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/myriarch/myriarch/internal/adminclient"
+)
+
+const consoleUsage = `usage: myriarchd console <subcommand> [flags]
+
+subcommands:
+  link    print a one-time login link to the browser console (valid 15 minutes)
+
+The console is served on the admin listener at /; logging in also works with
+the admin token. Each subcommand prints its flags with --help.
+`
+
+func consoleCmd(args []string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 0:
+		fmt.Fprint(stderr, consoleUsage)
+		return 2
+	case isHelp(args[0]):
+		fmt.Fprint(stdout, consoleUsage)
+		return 0
+	case args[0] != "link":
+		fmt.Fprintf(stderr, "myriarchd console: unknown subcommand %q\n%s", args[0], consoleUsage)
+		return 2
+	}
+	c := newCommand("console link", "console link [flags]",
+		"Prints a one-time login link to the console; the secret is in the URL's fragment, which browsers never send to a server.")
+	client := adminclient.Flags(c.fs)
+	if code, done := c.parse(args[1:], stdout, stderr); done {
+		return code
+	}
+	if c.fs.NArg() > 0 {
+		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
+	}
+	cl, err := client()
+	if err != nil {
+		fmt.Fprintln(stderr, "myriarchd console link:", err)
+		return 1
+	}
+	var link struct {
+		Path      string    `json:"path"`
+		ExpiresAt time.Time `json:"expiresAt"`
+	}
+	if err := cl.Do("POST", "/api/v1/console/links", nil, &link); err != nil {
+		fmt.Fprintln(stderr, "myriarchd console link:", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, cl.Base()+link.Path)
+	fmt.Fprintf(stderr, "one-time login link, valid until %s\n", link.ExpiresAt.Local().Format(time.RFC3339))
+	return 0
+}

@@ -1,0 +1,203 @@
+package configrender
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+const containersBlueprint = `name: b
+version: 1
+owner: o
+components:
+  - name: files
+    class: receiver
+    type: filelog
+    version: 1
+    config:
+      include: ["${docker.paths.log}"]
+      start_at: beginning
+  - name: in
+    class: receiver
+    type: otlp
+    version: 1
+  - name: batch
+    class: processor
+    type: batch
+    version: 1
+  - name: out
+    class: exporter
+    type: debug
+    version: 1
+    config:
+      verbosity: ${site.verbosity|'basic'}
+pipelines:
+  logs:
+    - component: files
+    - component: in
+    - component: batch
+    - component: out
+`
+
+func containers(ms ...Mapping) Input {
+	return Input{Context: Context{"site.id": "s1"}, Dynamic: map[string][]Mapping{"docker": ms}}
+}
+
+func container(id, name string, withProcessor bool) Mapping {
+	m := Mapping{ID: id, Vars: map[string]string{"docker.paths.log": "/var/lib/docker/containers/" + id + "/" + id + "-json.log",
+		"docker.container.name": name, "docker.container.id": id}}
+	if withProcessor {
+		m.Processors = []any{map[string]any{"add_fields": map[string]any{"target": "container",
+			"fields": map[string]any{"name": name, "id": id, "labels": map[string]any{"tier": "web"}}}}}
+	}
+	return m
+}
+
+type renderedDoc struct {
+	Receivers  map[string]map[string]any `yaml:"receivers"`
+	Processors map[string]map[string]any `yaml:"processors"`
+	Service    struct {
+		Pipelines map[string]map[string][]string `yaml:"pipelines"`
+	} `yaml:"service"`
+}
+
+func readDoc(t *testing.T, body []byte) renderedDoc {
+	t.Helper()
+	var d renderedDoc
+	if err := yaml.Unmarshal(body, &d); err != nil {
+		t.Fatalf("%v\n%s", err, body)
+	}
+	return d
+}
+
+func TestRenderPerMapping(t *testing.T) {
+	tm := compile(t, map[string]string{"teams/t/blueprints/b.yaml": containersBlueprint}, "t/b")
+	in := containers(container("aaa111", "web", true), container("bbb222", "db", false))
+	res, err := tm.Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := readDoc(t, res.Body)
+	if len(d.Receivers) != 3 || d.Receivers["filelog/files-aaa111"] == nil || d.Receivers["filelog/files-bbb222"] == nil || d.Receivers["otlp/in"] == nil {
+		t.Fatalf("receivers %v\n%s", d.Receivers, res.Body)
+	}
+	if inc := d.Receivers["filelog/files-bbb222"]["include"].([]any); inc[0] != "/var/lib/docker/containers/bbb222/bbb222-json.log" {
+		t.Fatalf("include %v", inc)
+	}
+	logs := d.Service.Pipelines["logs"]
+	if strings.Join(logs["receivers"], ",") != "filelog/files-bbb222,otlp/in" || strings.Join(logs["processors"], ",") != "batch/batch" {
+		t.Fatalf("logs pipeline %v", logs)
+	}
+	own := d.Service.Pipelines["logs/files-aaa111"]
+	if strings.Join(own["receivers"], ",") != "filelog/files-aaa111" || strings.Join(own["processors"], ",") != "resource/files-aaa111,batch/batch" ||
+		strings.Join(own["exporters"], ",") != "debug/out" {
+		t.Fatalf("per-copy pipeline %v\n%s", own, res.Body)
+	}
+	attrs := d.Processors["resource/files-aaa111"]["attributes"].([]any)
+	want := map[string]string{"container.id": "aaa111", "container.name": "web", "container.labels.tier": "web"}
+	for _, a := range attrs {
+		kv := a.(map[string]any)
+		if want[kv["key"].(string)] != kv["value"] || kv["action"] != "upsert" {
+			t.Fatalf("attribute %v", kv)
+		}
+		delete(want, kv["key"].(string))
+	}
+	if len(want) != 0 {
+		t.Fatalf("attributes missing: %v", want)
+	}
+
+	// Order of mappings and variables nobody reads do not count; a read one does.
+	shuffled := containers(container("bbb222", "db", false), container("aaa111", "web", true))
+	shuffled.Dynamic["docker"][0].Vars["docker.container.image.name"] = "irrelevant"
+	again, err := tm.Render(shuffled)
+	if err != nil || string(again.Body) != string(res.Body) || tm.Key(shuffled) != tm.Key(in) {
+		t.Fatalf("a reordered input renders differently:\n%s", again.Body)
+	}
+	changed := containers(container("aaa111", "web", true), container("bbb222", "db", false))
+	changed.Dynamic["docker"][1].Vars["docker.paths.log"] = "/elsewhere"
+	if tm.Key(changed) == tm.Key(in) {
+		t.Fatal("a changed path keeps the key")
+	}
+}
+
+func TestRenderPerMappingEdges(t *testing.T) {
+	tm := compile(t, map[string]string{"teams/t/blueprints/b.yaml": containersBlueprint}, "t/b")
+	// No mapping: the receiver renders nothing, the pipeline keeps otlp.
+	res, err := tm.Render(containers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := readDoc(t, res.Body); len(d.Receivers) != 1 || len(res.Dropped) != 1 || !strings.Contains(res.Dropped[0].String(), "no mapping") {
+		t.Fatalf("no mapping: %v %v", d.Receivers, res.Dropped)
+	}
+	// No docker provider at all: the variable is missing, the receiver is dropped.
+	res, err = tm.Render(Input{Context: Context{}})
+	if err != nil || len(res.Dropped) != 1 || res.Dropped[0].Variable != "${docker.paths.log}" {
+		t.Fatalf("no provider: %v %v", err, res.Dropped)
+	}
+	// A mapping without the variable drops its copy only.
+	noPath := container("ccc333", "x", false)
+	delete(noPath.Vars, "docker.paths.log")
+	res, err = tm.Render(containers(container("aaa111", "web", false), noPath))
+	if d := readDoc(t, res.Body); err != nil || len(d.Receivers) != 2 || len(res.Dropped) != 1 || res.Dropped[0].Receiver != "filelog/files-ccc333" {
+		t.Fatalf("copy without its variable: %v %v %v", err, d.Receivers, res.Dropped)
+	}
+	// Hostile values stay values.
+	evil := container("ddd444", "a: b\n- c\n${env:SECRET}", true)
+	evil.Vars["docker.paths.log"] = "/x/${env:HOME}\n  injected: true"
+	res, err = tm.Render(containers(evil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := readDoc(t, res.Body)
+	if inc := d.Receivers["filelog/files-ddd444"]["include"].([]any); inc[0] != "/x/$${env:HOME}\n  injected: true" || len(d.Receivers["filelog/files-ddd444"]) != 2 {
+		t.Fatalf("include %q\n%s", inc, res.Body)
+	}
+	for _, a := range d.Processors["resource/files-ddd444"]["attributes"].([]any) {
+		if kv := a.(map[string]any); kv["key"] == "container.name" && kv["value"] != "a: b\n- c\n$${env:SECRET}" {
+			t.Fatalf("name %q", kv["value"])
+		}
+	}
+	// An id that is not plain is made plain, stably, and different ids stay apart.
+	a, b := mappingSuffix("x/y z"), mappingSuffix("x/y_z")
+	if a == b || a != mappingSuffix("x/y z") || strings.ContainsAny(a, "/ ") || len(mappingSuffix(strings.Repeat("a", 200))) > 64 {
+		t.Fatalf("suffixes %q %q", a, b)
+	}
+	// Two dynamic providers in one receiver: a render error.
+	two := strings.Replace(containersBlueprint, `include: ["${docker.paths.log}"]`, `include: ["${docker.paths.log}", "${k8s.pod.log}"]`, 1)
+	tm2 := compile(t, map[string]string{"teams/t/blueprints/b.yaml": two}, "t/b")
+	in := containers(container("aaa111", "web", false))
+	in.Dynamic["k8s"] = []Mapping{{ID: "p1", Vars: map[string]string{"k8s.pod.log": "/p"}}}
+	var re *Error
+	if _, err := tm2.Render(in); !errors.As(err, &re) || !strings.Contains(err.Error(), "docker and k8s") {
+		t.Fatalf("two providers: %v", err)
+	}
+	// A bad processor drops the copy and says why.
+	bad := container("eee555", "x", false)
+	bad.Processors = []any{"not an object"}
+	if res, err := tm.Render(containers(bad)); err != nil || len(res.Dropped) != 1 || !strings.Contains(res.Dropped[0].Reason, "processors[0]") {
+		t.Fatalf("bad processor: %v %+v", err, res.Dropped)
+	}
+}
+
+func TestParseDocument(t *testing.T) {
+	d, err := ParseDocument([]byte(`{"context": {"site.id": "1"}, "dynamic": {"docker": [{"id": "a", "mapping": {"docker.x": "y"}, "processors": [{"batch": {}}]}]}, "source": "attributes+updater"}`))
+	if err != nil || d.Context["site.id"] != "1" || d.Dynamic["docker"][0].Vars["docker.x"] != "y" || d.Source != "attributes+updater" {
+		t.Fatalf("%+v %v", d, err)
+	}
+	if d, err := ParseDocument([]byte(`{"site.id": "1", "context": "a string is a variable"}`)); err != nil || d.Context["context"] != "a string is a variable" {
+		t.Fatalf("flat: %+v %v", d, err)
+	}
+	for in, want := range map[string]string{
+		`[1]`: "not a JSON object", `null`: "got null", `{"a": 1}`: `"a" is 1`,
+		`{"context": {}, "dynamic": {"d": [{"id": "x"}, {"id": "x"}]}}`: "duplicate id",
+		`{"context": {}, "dynamic": {"d": [{"mapping": {}}]}}`:          "has no id",
+		`{"context": {}, "extra": 1}`:                                   "unknown field",
+	} {
+		if _, err := ParseDocument([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
+	}
+}

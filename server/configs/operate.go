@@ -1,0 +1,89 @@
+package configs
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/myriarch/myriarch/server/admin"
+	"github.com/myriarch/myriarch/server/offers"
+)
+
+var _ offers.FleetPauser = (*Engine)(nil)
+
+// PauseFleet implements offers.FleetPauser: an operator holds the fleet's
+// configuration rollout (no wave moves on until a resume); false when the
+// fleet has no configuration.
+func (e *Engine) PauseFleet(name string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	f := e.fleets[name]
+	if f == nil {
+		return false
+	}
+	if !f.Paused {
+		f.Paused, f.Manual, f.dirty = true, true, true
+		e.log.Info("configuration rollout paused by an operator", "fleet", name)
+		e.saveFleets()
+	}
+	return true
+}
+
+// RetryFleet clears the failed configurations of every member of a fleet,
+// as Retry does for one agent; it returns how many agents it retried.
+func (e *Engine) RetryFleet(name string) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	f := e.fleets[name]
+	if f == nil {
+		return 0, fmt.Errorf("no fleet %q with a configuration", name)
+	}
+	work := map[uuid.UUID]struct{}{}
+	for m := range f.waves.Members() {
+		r := e.records[m]
+		if r == nil || len(r.failed) == 0 {
+			continue
+		}
+		r.failed = nil
+		if r.reported.Status == StatusFailed {
+			r.sentHash = ""
+		}
+		e.event(r, "config_retry", "failed configurations of fleet "+name+" cleared by an operator")
+		e.dirty[m] = struct{}{}
+		work[m] = struct{}{}
+	}
+	e.evaluate(work)
+	e.kick()
+	return len(work), nil
+}
+
+// SyncCounts counts the configured agents of every fleet by sync state,
+// from the rollouts' wave counts (no walk over the agents).
+func (e *Engine) SyncCounts() map[string]int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := map[string]int{SyncInSync: 0, SyncPending: 0, SyncFailed: 0, SyncDrift: 0}
+	for _, f := range e.fleets {
+		for w := range f.waves.Len() {
+			for st, n := range f.waves.Counts(w) {
+				out[st] += n
+			}
+		}
+	}
+	return out
+}
+
+// operatorRoutes adds the fleet-wide retry of failed configurations and the
+// configurations' part of GET /api/v1/summary.
+func (e *Engine) operatorRoutes(api *admin.API) {
+	api.Handle("POST /api/v1/fleets/{name}/config/retry", func(w http.ResponseWriter, r *http.Request) {
+		n, err := e.RetryFleet(r.PathValue("name"))
+		if err != nil {
+			admin.WriteError(w, http.StatusNotFound, err.Error())
+			return
+		}
+		admin.WriteJSON(w, http.StatusOK, map[string]any{"retried": n})
+	})
+	api.AddSummary("configs", func() any { return e.SyncCounts() })
+}

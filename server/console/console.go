@@ -1,0 +1,145 @@
+// Package console is myriarchd's browser console, served on the admin
+// listener at /: an overview of the estate, the agents with server-side
+// paging, sorting and filtering, each agent's page, fleets, pairings and
+// enrollment tokens, updated live over Server-Sent Events.
+//
+// Every page reads, and every action changes, through the admin API's own
+// handler (in process, with the admin token): the console has no other way
+// to the registry, the offers or the configuration than the CLI has.
+// Operators log in with the admin token or a one-time login link; the
+// session is an HttpOnly, SameSite=Strict cookie, every state-changing
+// request carries a CSRF token, and pages run under a Content-Security-Policy
+// without unsafe-inline. Templates are html/template, assets are embedded;
+// nothing is fetched from elsewhere.
+package console
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/server/admin"
+)
+
+// Options configure a Console.
+type Options struct {
+	// API is the admin API the console reads and acts through.
+	API *admin.API
+	// AdminToken authenticates the console's calls and operators' logins.
+	AdminToken string
+	Log        *slog.Logger
+	// LiveInterval is the most often a live view is told to refresh (default 1s).
+	LiveInterval time.Duration
+	// AgentCount is the number of agents: views that refresh on any change
+	// (lists, overview) refresh once per LiveInterval per 20 000 agents.
+	AgentCount func() int
+	// Now is the clock (tests).
+	Now func() time.Time
+}
+
+// Console is the browser console. Its methods are safe for concurrent use.
+type Console struct {
+	opts     Options
+	log      *slog.Logger
+	api      *apiClient
+	sessions *sessions
+	hub      *hub
+	streams  *streamLimit
+	mux      *http.ServeMux
+}
+
+// New builds the console; Mount puts it on the admin API; Close ends it.
+func New(opts Options) *Console {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.LiveInterval <= 0 {
+		opts.LiveInterval = time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	c := &Console{
+		opts:     opts,
+		log:      opts.Log,
+		api:      &apiClient{h: opts.API, token: opts.AdminToken},
+		sessions: newSessions(opts.Now),
+		hub:      newHub(opts.LiveInterval),
+		streams:  newStreamLimit(),
+		mux:      http.NewServeMux(),
+	}
+	c.routes()
+	return c
+}
+
+// Mount serves the console at / of the admin API's listener (every path
+// outside /api/ that no API route takes) and adds the login-link route.
+func (c *Console) Mount() {
+	c.opts.API.SetFallback(c)
+	c.opts.API.Handle("POST /api/v1/console/links", c.createLink)
+}
+
+// Changed is the registry watcher: something about uid changed.
+func (c *Console) Changed(uid uuid.UUID) { c.hub.change(uid) }
+
+// ChangedAll tells every live view to refresh (e.g. after an estate reload).
+func (c *Console) ChangedAll() { c.hub.changeAll() }
+
+// OnAgentMessage implements the OpAMP server's hook: statuses the registry
+// does not keep (package and remote config statuses, health, effective
+// config) change what an agent's page shows. It runs after the features'
+// hooks have applied the message.
+func (c *Console) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, _ *protobufs.ServerToAgent) {
+	if msg.PackageStatuses != nil || msg.RemoteConfigStatus != nil || msg.Health != nil || msg.EffectiveConfig != nil {
+		c.hub.change(uid)
+	}
+}
+
+// Close ends every live stream and session; call before shutting the
+// listener down, so open streams do not hold it.
+func (c *Console) Close() {
+	c.sessions.closeAll()
+	c.hub.close()
+}
+
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	securityHeaders(w.Header())
+	c.mux.ServeHTTP(w, r)
+}
+
+func (c *Console) routes() {
+	m := c.mux
+	m.Handle("GET /static/", http.HandlerFunc(serveAsset))
+	m.HandleFunc("GET /login", c.loginPage)
+	m.HandleFunc("POST /login", c.login)
+	m.HandleFunc("POST /logout", c.action(c.logout))
+	m.HandleFunc("GET /{$}", c.page(c.overview))
+	m.HandleFunc("GET /agents", c.page(c.agents))
+	m.HandleFunc("GET /agents/{uid}", c.page(c.agent))
+	m.HandleFunc("POST /agents/{uid}/retry", c.action(c.agentRetry))
+	m.HandleFunc("POST /agents/{uid}/config/retry", c.action(c.agentConfigRetry))
+	m.HandleFunc("GET /fleets", c.page(c.fleets))
+	m.HandleFunc("POST /fleets/{name}/{op}", c.action(c.fleetAction))
+	m.HandleFunc("GET /pairings", c.page(c.pairings))
+	m.HandleFunc("GET /tokens", c.page(c.tokens))
+	m.HandleFunc("POST /tokens", c.action(c.createToken))
+	m.HandleFunc("POST /tokens/{id}/revoke", c.action(c.revokeToken))
+	m.HandleFunc("GET /events", c.events)
+	m.HandleFunc("/", c.page(func(w http.ResponseWriter, r *http.Request, s *session) {
+		c.fail(w, r, s, http.StatusNotFound, "No such page: "+r.URL.Path)
+	}))
+}
+
+// securityHeaders are set on every console answer: scripts, styles and
+// everything else only from the console itself, no inline code, no framing.
+func securityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "+
+		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+}

@@ -1,0 +1,109 @@
+package console_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/server/servertest"
+	"github.com/myriarch/myriarch/test/e2e/site"
+)
+
+// inert is true in a page where nothing a peer sent became markup or code:
+// no image, SVG or extra script element, no event-handler attribute, no
+// hidden or reordering character, and no marker a payload would have set.
+const inert = `(() => {
+  const bad = [];
+  if (window.__pwned !== undefined) bad.push('a payload ran: ' + window.__pwned);
+  if (document.querySelectorAll('img, svg, iframe, object, embed').length) bad.push('markup from a value');
+  if (document.scripts.length !== 1) bad.push(document.scripts.length + ' scripts');
+  for (const el of document.querySelectorAll('*')) for (const a of el.attributes) if (a.name.startsWith('on')) bad.push('attribute ' + a.name);
+  const text = document.body.textContent;
+  for (const c of ['\u202e', '\u2066', '\u200b', '\u0000', '\u001b']) if (text.includes(c)) bad.push('character U+' + c.charCodeAt(0).toString(16));
+  if (text.length > 200000) bad.push(text.length + ' characters of text');
+  return bad.join('; ');
+})()`
+
+// A peer fills an agent with hostile values: markup, script, event
+// handlers, right-to-left overrides, NUL and escape characters, 10 000
+// character values, in attributes, labels, health, events and token names.
+// Each page that shows them keeps them inert, visible as text and bounded.
+func TestHostileValuesRenderInert(t *testing.T) {
+	e := newEnv(t)
+	// The site's id reaches the rendered configuration too.
+	e.gateway("127.0.0.1:4318", "otlphttp")
+	e.write("fleets/gw.yaml", "name: gw\nselector: {site.type: hostile}\n"+site.GatewayConfig)
+	e.reload()
+	code, body := e.api("POST", "/api/v1/tokens", map[string]any{"name": `"><svg/onload=window.__pwned=1>`,
+		"labels": map[string]string{"note": "<img src=x onerror=window.__pwned=2>", "rtl": "\u202Eevil"}})
+	if code != 201 {
+		t.Fatalf("token: %d %s", code, body)
+	}
+	tok := strings.Split(strings.Split(string(body), `"token": "`)[1], `"`)[0]
+	uid := uuid.Must(uuid.NewV7())
+	long := strings.Repeat("W", 10000)
+	servertest.Start(t, servertest.Spec{OpAMPURL: e.opampURL(), Token: tok, UID: uid, Capabilities: servertest.CollectorCaps,
+		Identifying: servertest.KVs("service.name", "otelcol-contrib", "service.version", "0.149.0<script>window.__pwned=3</script>",
+			"service.instance.id", uid.String()),
+		NonIdentifying: servertest.KVs("host.name", "<script>window.__pwned=4</script>",
+			"evil", `"><img src=x onerror="window.__pwned=5">`,
+			"rtl", "invoice\u202Egnp.exe", "nul", "a\x00b\x1b[31m", "long", long, "zw", "a\u200bb",
+			"site.type", "hostile", "site.id", "<img src=x onerror=window.__pwned=9>\u202E",
+			"labels.<img src=x onerror=window.__pwned=6>", "x"),
+		Health: &protobufs.ComponentHealth{Healthy: false, Status: "<b>bold</b>",
+			LastError: "boom\x00<script>window.__pwned=7</script>\u202E",
+			ComponentHealthMap: map[string]*protobufs.ComponentHealth{
+				"<svg onload=window.__pwned=8>": {LastError: strings.Repeat("E", 10000) + "\u2066"},
+			}},
+	})
+	waitFor(t, "the hostile agent configured", func() bool {
+		_, b := e.api("GET", "/api/v1/agents/"+uid.String(), nil)
+		return strings.Contains(string(b), "label_attribute_dropped") && e.syncState(uid.String()) == "in_sync"
+	})
+
+	c := newChrome(t)
+	c.do("login page", chromedp.Navigate(e.base+"/login"), chromedp.WaitVisible(chromedp.ID("token")))
+	c.load("log in", chromedp.SendKeys(chromedp.ID("token"), e.srv.AdminToken()), chromedp.Submit(chromedp.ID("token")))
+	for _, page := range []struct {
+		path, ready string
+		visible     []string
+	}{
+		{"/agents/" + uid.String(), "h-events", []string{
+			"<script>window.__pwned=4</script>", // the host name, as text
+			`"><img src=x onerror="window.__pwned=5">`,
+			"invoice⟨U+202E⟩gnp.exe",
+			"ab⟨U+001B⟩[31m", // NUL removed by the registry, ESC shown
+			"a⟨U+200B⟩b",
+			"(3896 more characters)", // the registry keeps 4 096, the table shows 200
+			"labels.<img src=x onerror=window.__pwned=6>",
+			"boom⟨U+0000⟩<script>window.__pwned=7</script>⟨U+202E⟩",
+			"<svg onload=window.__pwned=8>",
+			"<img src=x onerror=window.__pwned=2>", // a token label
+			"⟨U+202E⟩evil",
+			`"><svg/onload=window.__pwned=1>`,                     // the token's name
+			"/sites/<img src=x onerror=window.__pwned=9>⟨U+202E⟩", // in the desired configuration
+		}},
+		{"/agents", "h-result", []string{"<script>window.__pwned=4</script>", "0.149.0<script>window.__pwned=3</script>"}},
+		{"/tokens", "h-list", []string{`"><svg/onload=window.__pwned=1>`, "note=<img src=x onerror=window.__pwned=2>"}},
+		{"/", "h-versions", []string{"0.149.0<script>window.__pwned=3</script>"}},
+	} {
+		c.do(page.path, chromedp.Navigate(e.base+page.path), chromedp.WaitVisible(chromedp.ID(page.ready)))
+		if bad := c.eval("inert", inert); string(bad) != `""` {
+			t.Errorf("%s: %s", page.path, bad)
+		}
+		text := string(c.eval("text", `document.body.innerText`))
+		var shown string
+		if err := jsonUnmarshal(text, &shown); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range page.visible {
+			if !strings.Contains(shown, v) {
+				t.Errorf("%s does not show %q as text in:\n%s", page.path, v, shown)
+			}
+		}
+	}
+	c.checkNoProblems()
+}

@@ -1,0 +1,207 @@
+package server_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opamp-go/client/types"
+	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/internal/configrender"
+	"github.com/myriarch/myriarch/server"
+	"github.com/myriarch/myriarch/server/admin"
+	"github.com/myriarch/myriarch/server/configs"
+	"github.com/myriarch/myriarch/server/hostcontext"
+)
+
+const containersBlueprint = `name: gw
+version: 1
+owner: data-flow-owners
+components:
+  - name: in
+    class: receiver
+    type: otlp
+    version: 1
+  - name: files
+    class: receiver
+    type: filelog
+    version: 1
+    config:
+      include: ["${docker.paths.log}"]
+  - name: out
+    class: exporter
+    type: debug
+    version: 1
+    config:
+      verbosity: ${local.verbosity|'basic'}
+pipelines:
+  logs:
+    - component: in
+    - component: files
+    - component: out
+`
+
+// sendSnapshot sends a providers snapshot as the updater does.
+func (u *fakeUpdater) sendSnapshot(doc any) {
+	u.t.Helper()
+	data, err := json.Marshal(doc)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	u.sendRaw(hostcontext.MessageType, data)
+}
+
+func (u *fakeUpdater) sendRaw(typ string, data []byte) {
+	u.t.Helper()
+	if err := u.client.SetCustomCapabilities(&protobufs.CustomCapabilities{Capabilities: []string{hostcontext.Capability}}); err != nil {
+		u.t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		sent, err := u.client.SendCustomMessage(&protobufs.CustomMessage{Capability: hostcontext.Capability, Type: typ, Data: data})
+		if errors.Is(err, types.ErrCustomMessagePending) && time.Now().Before(deadline) {
+			<-sent
+			continue
+		}
+		if err != nil {
+			u.t.Fatal(err)
+		}
+		return
+	}
+}
+
+func snapshot(seq int, containers ...string) map[string]any {
+	var ms []any
+	for _, c := range containers {
+		ms = append(ms, map[string]any{"id": c, "mapping": map[string]any{
+			"container": map[string]any{"id": c, "name": "name-" + c},
+			"paths":     map[string]any{"log": "/var/lib/docker/containers/" + c + "/" + c + "-json.log"}},
+			"processors": []any{map[string]any{"add_fields": map[string]any{"target": "container", "fields": map[string]any{"name": "name-" + c}}}}})
+	}
+	return map[string]any{"seq": seq, "context": map[string]any{"local": map[string]any{"verbosity": "detailed"}, "host": map[string]any{"name": "from-the-updater", "ip": []any{"10.0.0.1"}}},
+		"dynamic": map[string]any{"docker": ms}}
+}
+
+func desiredBody(t *testing.T, ts *testServer, col string) string {
+	t.Helper()
+	code, body := ts.api("GET", "/api/v1/agents/"+col+"/config", nil)
+	if code != 200 {
+		t.Fatalf("GET config: %d %s", code, body)
+	}
+	return string(body)
+}
+
+// The linked updater's providers feed the collector's render: a receiver
+// per container, its context variables, and a re-render when they change.
+func TestHostContextFollowsTheUpdater(t *testing.T) {
+	est := newEstate(t)
+	est.mkdir("teams/data-flow/blueprints")
+	est.write("teams/data-flow/blueprints/gw.yaml", containersBlueprint)
+	est.write("fleets/edge.yaml", "name: edge\nselector: {site.type: edge}\nconfig:\n  blueprint: data-flow/gw\n")
+	ts := startServer(t, func(o *server.Options) { o.Estate = est.dir })
+	tok := ts.createToken("edge", nil)
+	col := ts.startConfigCollector(tok.Token, "s1")
+	a := ts.waitAgent(col.uid, "in sync on attributes alone", syncState(configs.SyncInSync))
+	if as := assignmentOf(t, a); deref(as.Context) != configs.ContextAttributes {
+		t.Fatalf("context %q", deref(as.Context))
+	}
+	if body := desiredBody(t, ts, col.uid.String()); strings.Contains(body, "filelog") || !strings.Contains(body, `verbosity: "basic"`) {
+		t.Fatalf("without an updater:\n%s", body)
+	}
+
+	upd := ts.startUpdater(tok.Token, col.uid, "h-s1", "binary")
+	ts.waitAgent(col.uid, "linked", func(a admin.Agent) bool { return pairingOf(a)["state"] == "linked" })
+	upd.sendSnapshot(snapshot(1, "c1", "c2"))
+	a = ts.waitAgent(col.uid, "rendered with the updater's providers", func(a admin.Agent) bool {
+		as := assignmentOf(t, a)
+		return deref(as.Context) == configs.ContextAttributesUpdater && as.SyncState == configs.SyncInSync
+	})
+	body := desiredBody(t, ts, col.uid.String())
+	for _, want := range []string{"filelog/files-c1:", "filelog/files-c2:", "/var/lib/docker/containers/c2/c2-json.log",
+		"resource/files-c1:", "logs/files-c2:", `verbosity: "detailed"`} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("desired config lacks %q:\n%s", want, body)
+		}
+	}
+	var doc configrender.Document
+	ts.getJSON("/api/v1/agents/"+col.uid.String()+"/context", &doc)
+	if doc.Source != configs.ContextAttributesUpdater || doc.Context["local.verbosity"] != "detailed" || doc.Context["host.ip.0"] != "10.0.0.1" ||
+		doc.Context["site.id"] != "s1" || len(doc.Dynamic["docker"]) != 2 || doc.Dynamic["docker"][0].Vars["docker.container.name"] != "name-c1" {
+		t.Fatalf("context document %+v", doc)
+	}
+
+	// A container stops: its copy goes.
+	upd.sendSnapshot(snapshot(2, "c1"))
+	waitFor(t, "c2's receiver to go", func() bool { return !strings.Contains(desiredBody(t, ts, col.uid.String()), "files-c2") })
+
+	// The attribute view wins over the updater on equal keys: host.name is the collector's own.
+	if doc.Context["host.name"] != "h-s1" {
+		t.Fatalf("host.name %q", doc.Context["host.name"])
+	}
+
+	// Bad input changes nothing but an event on the sender.
+	before := desiredBody(t, ts, col.uid.String())
+	upd.sendRaw(hostcontext.MessageType, []byte(`{"context": `))
+	upd.sendRaw(hostcontext.MessageType, []byte(`{"context": {"Bad Name": {"x": 1}}}`))
+	upd.sendRaw(hostcontext.MessageType, []byte(`{"pad": "`+strings.Repeat("x", hostcontext.MaxSnapshot)+`"}`))
+	upd.sendRaw("other", []byte(`{}`))
+	waitFor(t, "four refusals", func() bool {
+		a, _ := ts.agent(upd.uid)
+		n := 0
+		for _, ev := range a.Events {
+			if ev.Type == hostcontext.EventRefused || ev.Type == hostcontext.EventIgnored {
+				n++
+			}
+		}
+		return n >= 4
+	})
+	if after := desiredBody(t, ts, col.uid.String()); after != before {
+		t.Fatalf("a refused snapshot changed the configuration:\n%s", after)
+	}
+
+	// A flood: the newest snapshot wins, applied at most once a second.
+	for i := 3; i < 23; i++ {
+		ids := []string{"c1"}
+		if i == 22 {
+			ids = []string{"c9"}
+		}
+		upd.sendSnapshot(snapshot(i, ids...))
+	}
+	waitFor(t, "the newest snapshot of the flood", func() bool {
+		b := desiredBody(t, ts, col.uid.String())
+		return strings.Contains(b, "files-c9") && !strings.Contains(b, "files-c1:")
+	})
+}
+
+// Bounds: a snapshot over the mapping bound is cut and the cut counted; a
+// collector's snapshot is ignored.
+func TestHostContextBounds(t *testing.T) {
+	ts := startServer(t)
+	tok := ts.createToken("edge", nil)
+	col := ts.startConfigCollector(tok.Token, "s1")
+	upd := ts.startUpdater(tok.Token, col.uid, "h-s1", "binary")
+	ts.waitAgent(col.uid, "linked", func(a admin.Agent) bool { return pairingOf(a)["state"] == "linked" })
+	var ids []string
+	for i := range 1500 {
+		ids = append(ids, fmt.Sprintf("c%04d", i))
+	}
+	upd.sendSnapshot(snapshot(1, ids...))
+	waitFor(t, "the truncation event", func() bool {
+		a, _ := ts.agent(upd.uid)
+		ev, ok := hasEvent(a, hostcontext.EventTruncated)
+		return ok && strings.Contains(ev.Message, "mappings over 1000: 500")
+	})
+	var doc configrender.Document
+	waitFor(t, "the bounded snapshot", func() bool {
+		ts.getJSON("/api/v1/agents/"+col.uid.String()+"/context", &doc)
+		return len(doc.Dynamic["docker"]) == hostcontext.MaxMappings
+	})
+	// The collector itself has no business sending providers.
+	colAsUpdater := &fakeUpdater{t: t, uid: col.uid, client: col.c}
+	colAsUpdater.sendSnapshot(snapshot(1, "x"))
+	ts.waitAgent(col.uid, "ignored", func(a admin.Agent) bool { _, ok := hasEvent(a, hostcontext.EventIgnored); return ok })
+}

@@ -1,0 +1,198 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/internal/testenv"
+	"github.com/myriarch/myriarch/test/e2e/site"
+	"github.com/myriarch/myriarch/test/peers/peerbuild"
+)
+
+// containersBlueprint reads one container log per mapping of the docker
+// provider and tags the records with the updater's local tier.
+const containersBlueprint = `name: containers
+version: 1
+owner: data-flow-owners
+components:
+  - name: logs
+    class: receiver
+    type: filelog
+    version: 1
+    config:
+      include: ["${docker.paths.log}"]
+      start_at: beginning
+  - name: tier
+    class: processor
+    type: resource
+    version: 1
+    config:
+      attributes:
+        - key: tier
+          value: ${local.tier|'none'}
+          action: upsert
+  - name: out
+    class: exporter
+    type: otlphttp
+    version: 1
+    config:
+      endpoint: http://%s/sites/${site.id}
+      compression: none
+      encoding: json
+pipelines:
+  logs:
+    - component: logs
+    - component: tier
+    - component: out
+`
+
+// The collector's configuration follows the containers of its host: one
+// filelog receiver per running container, each container's records tagged
+// with its own name; a stopped container's receiver goes; a change of the
+// updater's providers re-renders; environment variables it does not allow
+// never reach the server.
+func TestConfigurationFollowsContainers(t *testing.T) {
+	cli := testenv.Docker(t)
+	ctx := context.Background()
+	image := "myriarch-e2e-logger:1"
+	if err := site.LoadLoggerImage(ctx, cli, image); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	var err error
+	if e.sink, err = site.StartSink(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.sink.Close() })
+	if err := site.WriteFile(e.estate, "teams/data-flow/blueprints/containers.yaml", fmt.Sprintf(containersBlueprint, e.sink.Addr)); err != nil {
+		t.Fatal(err)
+	}
+	e.config = "config:\n  blueprint: data-flow/containers\n"
+	e.setTarget(peerbuild.VersionM1)
+	e.providers = map[string]any{
+		"docker": map[string]any{"host": os.Getenv("DOCKER_HOST")},
+		"local":  map[string]any{"vars": map[string]any{"tier": "gold"}},
+		"env":    map[string]any{"allow": []string{"MYRIARCH_E2E_ALLOWED"}},
+	}
+	e.updaterEnv = []string{"MYRIARCH_E2E_ALLOWED=shared", "MYRIARCH_E2E_SECRET=must-not-leave"}
+	e.install(peerbuild.VersionM1)
+	e.waitCollector("linked", 2*time.Minute, func(a site.Agent) bool { return a.Pairing.State == "linked" })
+
+	names := []string{fmt.Sprintf("e2e-web-%d", time.Now().UnixNano()%1e6), fmt.Sprintf("e2e-db-%d", time.Now().UnixNano()%1e6)}
+	ids := map[string]string{}
+	start := time.Now()
+	for _, n := range names {
+		id, err := site.RunLogger(ctx, cli, image, n, 200*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[n] = id
+		t.Cleanup(func() { site.RemoveContainer(context.Background(), cli, id) })
+	}
+	// The server learns of both containers (the updater reports on change).
+	var firstSeen time.Duration
+	e.waitContext(30*time.Second, "both containers in the render context", func(doc contextDoc) bool {
+		if len(doc.Dynamic["docker"]) >= 1 && firstSeen == 0 {
+			firstSeen = time.Since(start)
+		}
+		return len(doc.Dynamic["docker"]) == 2
+	})
+	t.Logf("containers started → the server has the first container's mapping: %v", firstSeen)
+
+	col := e.waitCollector("in sync with both receivers", 2*time.Minute, func(a site.Agent) bool {
+		return a.Assignment.SyncState == "in_sync" && site.Str(a.Assignment.Context) == "attributes+updater"
+	})
+	_ = col
+	effective := e.waitEffective(time.Minute, "two receiver copies", func(cfg string) bool {
+		return strings.Count(cfg, "filelog/logs-") >= 2 && strings.Contains(cfg, "filelog/logs-"+ids[names[0]]) && strings.Contains(cfg, "filelog/logs-"+ids[names[1]])
+	})
+	_ = effective
+	// Each container's records arrive tagged with its own name.
+	for _, n := range names {
+		waitFor(t, 90*time.Second, "records of "+n, func() bool {
+			for _, r := range e.sink.Records(siteAttrs["site.id"]) {
+				if strings.Contains(r.Body, "hello-from-"+n) {
+					if r.Resource["container.name"] != n || r.Resource["tier"] != "gold" {
+						t.Fatalf("a record of %s tagged %v", n, r.Resource)
+					}
+					return true
+				}
+			}
+			return false
+		})
+	}
+
+	// One container stops: its receiver goes.
+	if err := site.RemoveContainer(ctx, cli, ids[names[1]]); err != nil {
+		t.Fatal(err)
+	}
+	e.waitEffective(90*time.Second, "one receiver copy left", func(cfg string) bool {
+		return strings.Contains(cfg, "filelog/logs-"+ids[names[0]]) && !strings.Contains(cfg, "filelog/logs-"+ids[names[1]])
+	})
+
+	// The updater's providers change (a new local tier): the collector is re-rendered.
+	e.updater.Stop(30 * time.Second)
+	e.providers["local"] = map[string]any{"vars": map[string]any{"tier": "silver"}}
+	if err := e.site.RewriteUpdaterProviders(e.providers); err != nil {
+		t.Fatal(err)
+	}
+	e.startUpdater(e.updaterEnv)
+	e.waitEffective(2*time.Minute, "the new tier", func(cfg string) bool { return strings.Contains(cfg, "silver") })
+
+	// What the server stored never held a variable the updater does not allow.
+	doc := e.waitContext(10*time.Second, "the context", func(contextDoc) bool { return true })
+	raw, _ := json.Marshal(doc)
+	if strings.Contains(string(raw), "MYRIARCH_E2E_SECRET") || strings.Contains(string(raw), "must-not-leave") ||
+		doc.Context["env.MYRIARCH_E2E_ALLOWED"] != "shared" {
+		t.Fatalf("render context %s", raw)
+	}
+}
+
+type contextDoc struct {
+	Context map[string]string `json:"context"`
+	Dynamic map[string][]struct {
+		ID string `json:"id"`
+	} `json:"dynamic"`
+	Source string `json:"source"`
+}
+
+// waitContext polls the collector's render context until cond holds.
+func (e *env) waitContext(timeout time.Duration, what string, cond func(contextDoc) bool) contextDoc {
+	e.t.Helper()
+	var doc contextDoc
+	waitFor(e.t, timeout, what, func() bool {
+		doc = contextDoc{}
+		code, err := e.srv.API("GET", "/api/v1/agents/"+e.colUID+"/context", nil, &doc)
+		return err == nil && code == 200 && cond(doc)
+	})
+	return doc
+}
+
+// waitEffective polls the Supervisor's effective configuration on disk.
+func (e *env) waitEffective(timeout time.Duration, what string, cond func(string) bool) string {
+	e.t.Helper()
+	var cfg string
+	waitFor(e.t, timeout, what, func() bool {
+		data, err := os.ReadFile(filepath.Join(e.site.StorageDir, "effective.yaml"))
+		cfg = string(data)
+		return err == nil && cond(cfg)
+	})
+	return cfg
+}
+
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
