@@ -55,6 +55,8 @@ func (s *Server) startCluster(db store.Store) {
 		return
 	}
 	s.publisher.SetElsewhere(func(uid [16]byte) bool { return s.registry.Elsewhere(uid) })
+	// Providers snapshots of updaters connected to other instances.
+	s.registry.Observe(s.hosts.AgentChanged)
 	hb := s.opts.heartbeat()
 	log := s.log.With("component", "cluster")
 	s.leader = cluster.NewLeader(pg.Pool(), cluster.LeaderOptions{Log: log})

@@ -360,3 +360,32 @@ func TestLateInstanceSeesAgentsOnline(t *testing.T) {
 		t.Fatal("an instance that just started shows an agent connected to another instance offline")
 	}
 }
+
+// A collector renders with the providers of its updater connected to
+// another instance: the snapshot the updater sends there reaches the
+// collector's instance.
+func TestHostContextAcrossInstances(t *testing.T) {
+	pg := testenv.StartCluster(t)
+	est := newEstate(t)
+	est.mkdir("teams/data-flow/blueprints")
+	est.write("teams/data-flow/blueprints/gw.yaml", containersBlueprint)
+	est.write("fleets/edge.yaml", "name: edge\nselector: {site.type: edge}\nconfig:\n  blueprint: data-flow/gw\n")
+	start := func() *testServer {
+		return startServer(t, func(o *server.Options) {
+			o.Store, o.Estate, o.Heartbeat = pg.DSN("postgres"), est.dir, time.Second
+		})
+	}
+	a, b := start(), start()
+	tok := a.createToken("edge", nil)
+	for b.Tokens().TokenName(tok.ID) == "" {
+		time.Sleep(20 * time.Millisecond)
+	}
+	col := b.startConfigCollector(tok.Token, "s1")
+	b.waitAgent(col.uid, "in sync", syncState(configs.SyncInSync))
+	upd := a.startUpdater(tok.Token, col.uid, "h-s1", "binary")
+	b.waitAgent(col.uid, "linked on B to the updater on A", func(x admin.Agent) bool { return pairingOf(x)["state"] == "linked" })
+	upd.sendSnapshot(snapshot(1, "c1"))
+	b.waitAgent(col.uid, "rendered on B with the providers sent to A", func(x admin.Agent) bool {
+		return deref(assignmentOf(t, x).Context) == configs.ContextAttributesUpdater && strings.Contains(desiredBody(t, b, col.uid.String()), "filelog")
+	})
+}
