@@ -170,24 +170,9 @@ func sortedKeys[V any](m map[[16]byte]V) [][16]byte {
 // connection, every event in key order, keeping the newest keepEvents of
 // each agent. Strings that repeat across rows are shared.
 func (d *DB) LoadAgents(ctx context.Context, keepEvents int) ([]store.Agent, map[[16]byte][]store.Event, error) {
-	type loaded struct {
-		events map[[16]byte][]store.Event
-		err    error
-	}
-	evc := make(chan loaded, 1)
-	go func() {
-		events, err := d.loadEvents(ctx, keepEvents)
-		evc <- loaded{events, err}
-	}()
-	agents, err := d.loadAgents(ctx)
-	ev := <-evc
-	if err != nil {
-		return nil, nil, fmt.Errorf("agents: %w", err)
-	}
-	if ev.err != nil {
-		return nil, nil, fmt.Errorf("events: %w", ev.err)
-	}
-	return agents, ev.events, nil
+	return store.LoadConcurrently(ctx, d.loadAgents, func(ctx context.Context) (map[[16]byte][]store.Event, error) {
+		return d.loadEvents(ctx, keepEvents)
+	})
 }
 
 func (d *DB) loadAgents(ctx context.Context) ([]store.Agent, error) {

@@ -51,13 +51,8 @@ func (d *DB) ListTokens(ctx context.Context) ([]tokens.Token, error) {
 		if err := rows.Scan(&t.ID, &t.Name, &labels, &t.Hash, &created, &revoked); err != nil {
 			return nil, err
 		}
-		if err := json.Unmarshal([]byte(labels), &t.Labels); err != nil {
-			return nil, fmt.Errorf("token %s labels: %w", t.ID, err)
-		}
-		t.CreatedAt = time.Unix(0, created).UTC()
-		if revoked != nil {
-			r := time.Unix(0, *revoked).UTC()
-			t.RevokedAt = &r
+		if err := store.TokenFromRow(&t, []byte(labels), created, revoked); err != nil {
+			return nil, err
 		}
 		out = append(out, t)
 	}

@@ -90,13 +90,12 @@ func (d *DB) ListTokens(ctx context.Context) ([]tokens.Token, error) {
 		if err := rows.Scan(&t.ID, &t.Name, &labels, &t.Hash, &created, &revoked); err != nil {
 			return nil, err
 		}
-		if err := json.Unmarshal([]byte(labels), &t.Labels); err != nil {
-			return nil, fmt.Errorf("token %s labels: %w", t.ID, err)
-		}
-		t.CreatedAt = time.Unix(0, created).UTC()
+		var rev *int64
 		if revoked.Valid {
-			r := time.Unix(0, revoked.Int64).UTC()
-			t.RevokedAt = &r
+			rev = &revoked.Int64
+		}
+		if err := store.TokenFromRow(&t, []byte(labels), created, rev); err != nil {
+			return nil, err
 		}
 		out = append(out, t)
 	}
@@ -110,24 +109,9 @@ func (d *DB) ListTokens(ctx context.Context) ([]tokens.Token, error) {
 // event row. Strings that repeat across rows (kinds, credentials, event
 // types) are shared rather than allocated per row.
 func (d *DB) LoadAgents(ctx context.Context, keepEvents int) ([]store.Agent, map[[16]byte][]store.Event, error) {
-	type loaded struct {
-		events map[[16]byte][]store.Event
-		err    error
-	}
-	evc := make(chan loaded, 1)
-	go func() {
-		events, err := d.loadEvents(ctx, keepEvents)
-		evc <- loaded{events, err}
-	}()
-	agents, err := d.loadAgents(ctx)
-	ev := <-evc
-	if err != nil {
-		return nil, nil, err
-	}
-	if ev.err != nil {
-		return nil, nil, fmt.Errorf("events: %w", ev.err)
-	}
-	return agents, ev.events, nil
+	return store.LoadConcurrently(ctx, d.loadAgents, func(ctx context.Context) (map[[16]byte][]store.Event, error) {
+		return d.loadEvents(ctx, keepEvents)
+	})
 }
 
 func (d *DB) loadAgents(ctx context.Context) ([]store.Agent, error) {
