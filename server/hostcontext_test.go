@@ -205,3 +205,20 @@ func TestHostContextBounds(t *testing.T) {
 	colAsUpdater.sendSnapshot(snapshot(1, "x"))
 	ts.waitAgent(col.uid, "ignored", func(a admin.Agent) bool { _, ok := hasEvent(a, hostcontext.EventIgnored); return ok })
 }
+
+// A snapshot from an updater no collector is linked to is kept, and an
+// event says nothing reads it yet.
+func TestHostContextUnlinkedUpdater(t *testing.T) {
+	ts := startServer(t)
+	tok := ts.createToken("edge", nil)
+	upd := ts.startUpdater(tok.Token, newUID(t), "h-nowhere", "binary")
+	ts.waitAgent(upd.uid, "online", func(a admin.Agent) bool { return a.Online })
+	upd.sendSnapshot(snapshot(1, "c1"))
+	a := ts.waitAgent(upd.uid, "the unlinked event", func(a admin.Agent) bool {
+		ev, ok := hasEvent(a, hostcontext.EventIgnored)
+		return ok && strings.Contains(ev.Message, "no collector is linked")
+	})
+	if s, ok := ts.HostContexts().Get(upd.uid); !ok || len(s.Dynamic["docker"]) != 1 {
+		t.Fatalf("snapshot not kept: %v %+v (events %v)", ok, s, a.Events)
+	}
+}

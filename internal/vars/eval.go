@@ -153,20 +153,39 @@ func (st *evalState) render(t *Template) (v any, present bool, err error) {
 		}
 		return deepCopy(v), true, nil
 	}
+	out, err := st.interpolate(t, false, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
+}
+
+// interpolate writes t's text with every reference's value: the text as
+// unescaped (raw false) or as written (raw true), values through quote
+// when it is not nil.
+func (st *evalState) interpolate(t *Template, raw bool, quote func(string) string) (string, error) {
 	var b strings.Builder
 	b.Grow(t.sizeHint)
 	for _, p := range t.parts {
 		if p.ref == nil {
-			b.WriteString(p.text)
+			if raw {
+				b.WriteString(p.raw)
+			} else {
+				b.WriteString(p.text)
+			}
 			continue
 		}
 		v, _, err := st.eval(p.ref)
 		if err != nil {
-			return nil, false, err
+			return "", err
 		}
-		b.WriteString(scalarText(v))
+		if quote != nil {
+			b.WriteString(quote(scalarText(v)))
+		} else {
+			b.WriteString(scalarText(v))
+		}
 	}
-	return b.String(), true, nil
+	return b.String(), nil
 }
 
 // Render evaluates t against set. A whole-value reference resolved by a
@@ -184,18 +203,5 @@ func (t *Template) Render(set Set) (v any, ok bool, err error) {
 // literal for the consumer. Errors are *MissingError.
 func (t *Template) Expand(set Set, quote func(string) string) (string, error) {
 	st := evalState{set: set}
-	var b strings.Builder
-	b.Grow(t.sizeHint)
-	for _, p := range t.parts {
-		if p.ref == nil {
-			b.WriteString(p.raw)
-			continue
-		}
-		v, _, err := st.eval(p.ref)
-		if err != nil {
-			return "", err
-		}
-		b.WriteString(quote(scalarText(v)))
-	}
-	return b.String(), nil
+	return st.interpolate(t, true, quote)
 }
