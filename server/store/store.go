@@ -17,6 +17,10 @@ var ErrNotFound = errors.New("not found")
 // ErrConflict is returned when a unique name is already taken.
 var ErrConflict = errors.New("conflict")
 
+// ErrNotLeader refuses a write of decisions from an instance that does not
+// lead the instances sharing the store (see postgres.DB.SetFence).
+var ErrNotLeader = errors.New("this instance does not lead the instances sharing the store")
+
 // Credential is what an agent authenticated with.
 type Credential struct {
 	Kind string `json:"kind"` // "token" or "certificate"
@@ -55,6 +59,12 @@ type Batch struct {
 	LastSeen  map[[16]byte]time.Time
 	Events    map[[16]byte][]Event
 	KeepEvent int
+	// Reports to upsert (see Report); one older than the stored report of
+	// its agent and feature is left out.
+	Reports []Report
+	// Relayed are events of agents whose rows another instance writes
+	// (the one they are connected to), kept for it to take (TakeRelayed).
+	Relayed map[[16]byte][]Event
 }
 
 // Tokens persists enrollment tokens. Revoked tokens are kept so they stay refused.
@@ -90,5 +100,7 @@ type Store interface {
 	Agents
 	State
 	Configs
+	Offers
+	Reports
 	Close() error
 }

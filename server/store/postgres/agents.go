@@ -26,7 +26,7 @@ const chunk = 5000
 // batches lock rows in the same order (a deadlock, should one still
 // happen, is retried).
 func (d *DB) Write(ctx context.Context, b store.Batch) error {
-	if len(b.Agents) == 0 && len(b.LastSeen) == 0 && len(b.Events) == 0 {
+	if len(b.Agents) == 0 && len(b.LastSeen) == 0 && len(b.Events) == 0 && len(b.Reports) == 0 && len(b.Relayed) == 0 {
 		return nil
 	}
 	agents := sortedAgents(b.Agents)
@@ -55,7 +55,10 @@ func (d *DB) Write(ctx context.Context, b store.Batch) error {
 				return err
 			}
 		}
-		return nil
+		if err := writeReports(ctx, tx, b.Reports); err != nil {
+			return err
+		}
+		return writeRelayed(ctx, tx, b.Relayed)
 	})
 }
 

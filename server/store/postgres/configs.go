@@ -48,7 +48,8 @@ func (d *DB) LoadConfigs(ctx context.Context) (map[[16]byte][]byte, map[string][
 }
 
 // WriteConfigs implements store.Configs: bodies are added (a hash already
-// stored keeps its body), assignments upserted, then bodies deleted.
+// stored keeps its body), assignments upserted, then bodies deleted
+// (fenced: see SetFence).
 func (d *DB) WriteConfigs(ctx context.Context, b store.ConfigBatch) error {
 	if len(b.Assignments) == 0 && len(b.Bodies) == 0 && len(b.DeleteBodies) == 0 {
 		return nil
@@ -59,7 +60,7 @@ func (d *DB) WriteConfigs(ctx context.Context, b store.ConfigBatch) error {
 	}
 	slices.Sort(hashes)
 	uids := sortedKeys(b.Assignments)
-	return d.inTx(ctx, func(tx pgx.Tx) error {
+	return d.fenced(ctx, func(tx pgx.Tx) error {
 		for lo := 0; lo < len(hashes); lo += chunk {
 			part := hashes[lo:min(lo+chunk, len(hashes))]
 			bodies := make([][]byte, len(part))

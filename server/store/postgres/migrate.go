@@ -61,6 +61,29 @@ var migrations = []string{
 		uid BYTEA PRIMARY KEY,
 		data BYTEA NOT NULL
 	);`,
+	// 3: the offers engine's records leave the collectors' rows for a
+	// table of their own; agents' reports; events relayed between instances.
+	`CREATE TABLE offers (
+		uid BYTEA PRIMARY KEY,
+		data BYTEA NOT NULL
+	);
+	INSERT INTO offers(uid, data) SELECT uid, extra FROM agents WHERE kind = 'collector' AND octet_length(extra) > 0;
+	UPDATE agents SET extra = ''::bytea WHERE kind = 'collector' AND octet_length(extra) > 0;
+	CREATE TABLE reports (
+		uid BYTEA NOT NULL,
+		feature TEXT NOT NULL,
+		at BIGINT NOT NULL,
+		data BYTEA NOT NULL,
+		PRIMARY KEY (uid, feature)
+	);
+	CREATE TABLE relayed_events (
+		id BIGSERIAL PRIMARY KEY,
+		uid BYTEA NOT NULL,
+		time BIGINT NOT NULL,
+		type TEXT NOT NULL,
+		message BYTEA NOT NULL
+	);
+	CREATE INDEX relayed_events_uid ON relayed_events(uid);`,
 }
 
 // SchemaVersion is the schema version this binary migrates a database to.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,8 +21,9 @@ import (
 
 // DB is a store.Store backed by a PostgreSQL database.
 type DB struct {
-	pool *pgxpool.Pool
-	dsn  string // redacted, for messages
+	pool  *pgxpool.Pool
+	dsn   string // redacted, for messages
+	fence atomic.Pointer[Fence]
 }
 
 var _ store.Store = (*DB)(nil)

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/myriarch/myriarch/internal/testenv"
 	"github.com/myriarch/myriarch/server/store"
 	"github.com/myriarch/myriarch/server/store/sqlite"
@@ -132,6 +134,50 @@ func TestRedact(t *testing.T) {
 	} {
 		if got := Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Version 3 moves the offers engine's records out of the collectors' rows
+// into their own table, leaving the updaters' rows (providers snapshots)
+// as they were.
+func TestMigrationMovesOfferRecords(t *testing.T) {
+	ctx := context.Background()
+	dsn := testenv.Postgres(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := append(append([]string{}, migrations[:2]...), `CREATE TABLE myriarch_schema (version INT NOT NULL)`, `INSERT INTO myriarch_schema VALUES (2)`,
+		`INSERT INTO agents VALUES ('\x01000000000000000000000000000000', 'token', 't', 'collector', '', 0, '', '{}', 0, 0, '{"state":"offered"}')`,
+		`INSERT INTO agents VALUES ('\x02000000000000000000000000000000', 'token', 't', 'updater', '', 0, '', '{}', 0, 0, '{"context":{}}')`,
+		`INSERT INTO agents VALUES ('\x03000000000000000000000000000000', 'token', 't', 'collector', '', 0, '', '{}', 0, 0, '')`)
+	for _, q := range qs {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	conn.Close(ctx)
+	db := open(t, dsn)
+	defer db.Close()
+	offers, err := db.LoadOffers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(offers) != 1 || string(offers[[16]byte{1}]) != `{"state":"offered"}` {
+		t.Fatalf("offer records after the migration: %q", offers)
+	}
+	agents, _, err := db.LoadAgents(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range agents {
+		want := ""
+		if a.Kind == "updater" {
+			want = `{"context":{}}`
+		}
+		if string(a.Extra) != want {
+			t.Errorf("%s %x extra %q, want %q", a.Kind, a.UID[0], a.Extra, want)
 		}
 	}
 }

@@ -10,7 +10,14 @@ import (
 	"github.com/myriarch/myriarch/server/store"
 )
 
+// PutState implements store.State (fenced: see SetFence).
 func (d *DB) PutState(ctx context.Context, key string, value []byte) error {
+	if d.fence.Load() != nil {
+		return d.fenced(ctx, func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, `INSERT INTO state(key, value) VALUES($1,$2) ON CONFLICT(key) DO UPDATE SET value=excluded.value`, key, nonNil(value))
+			return err
+		})
+	}
 	_, err := d.pool.Exec(ctx, `INSERT INTO state(key, value) VALUES($1,$2) ON CONFLICT(key) DO UPDATE SET value=excluded.value`, key, nonNil(value))
 	return err
 }
@@ -24,9 +31,12 @@ func (d *DB) GetState(ctx context.Context, key string) ([]byte, error) {
 	return v, err
 }
 
+// DeleteState implements store.State (fenced: see SetFence).
 func (d *DB) DeleteState(ctx context.Context, key string) error {
-	_, err := d.pool.Exec(ctx, `DELETE FROM state WHERE key = $1`, key)
-	return err
+	return d.fenced(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `DELETE FROM state WHERE key = $1`, key)
+		return err
+	})
 }
 
 func (d *DB) ListState(ctx context.Context, prefix string) (map[string][]byte, error) {

@@ -54,6 +54,29 @@ var migrations = []string{
 		uid BLOB PRIMARY KEY,
 		data BLOB NOT NULL
 	) WITHOUT ROWID;`,
+	// 3: the offers engine's records leave the collectors' rows for a
+	// table of their own; agents' reports; events relayed between instances.
+	`CREATE TABLE offers (
+		uid BLOB PRIMARY KEY,
+		data BLOB NOT NULL
+	) WITHOUT ROWID;
+	INSERT INTO offers(uid, data) SELECT uid, extra FROM agents WHERE kind = 'collector' AND length(extra) > 0;
+	UPDATE agents SET extra = X'' WHERE kind = 'collector' AND length(extra) > 0;
+	CREATE TABLE reports (
+		uid BLOB NOT NULL,
+		feature TEXT NOT NULL,
+		at INTEGER NOT NULL,
+		data BLOB NOT NULL,
+		PRIMARY KEY (uid, feature)
+	) WITHOUT ROWID;
+	CREATE TABLE relayed_events (
+		id INTEGER PRIMARY KEY AUTOINCREMENT,
+		uid BLOB NOT NULL,
+		time INTEGER NOT NULL,
+		type TEXT NOT NULL,
+		message TEXT NOT NULL
+	);
+	CREATE INDEX relayed_events_uid ON relayed_events(uid);`,
 }
 
 // SchemaVersion is the schema version this binary migrates a database to;

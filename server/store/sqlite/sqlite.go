@@ -204,7 +204,7 @@ func (d *DB) loadEvents(ctx context.Context, keepEvents int) (map[[16]byte][]sto
 }
 
 func (d *DB) Write(ctx context.Context, b store.Batch) (err error) {
-	if len(b.Agents) == 0 && len(b.LastSeen) == 0 && len(b.Events) == 0 {
+	if len(b.Agents) == 0 && len(b.LastSeen) == 0 && len(b.Events) == 0 && len(b.Reports) == 0 && len(b.Relayed) == 0 {
 		return nil
 	}
 	tx, err := d.db.BeginTx(ctx, nil)
@@ -275,6 +275,12 @@ func (d *DB) Write(ctx context.Context, b store.Batch) (err error) {
 				}
 			}
 		}
+	}
+	if err := writeReports(ctx, tx, b.Reports); err != nil {
+		return err
+	}
+	if err := writeRelayed(ctx, tx, b.Relayed); err != nil {
+		return err
 	}
 	return tx.Commit()
 }

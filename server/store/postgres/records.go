@@ -1,0 +1,199 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// LoadOffers implements store.Offers.
+func (d *DB) LoadOffers(ctx context.Context) (map[[16]byte][]byte, error) {
+	return d.scanRecords(ctx, `SELECT uid, data FROM offers`)
+}
+
+// LoadOffersByUID reads the named collectors' offer records.
+func (d *DB) LoadOffersByUID(ctx context.Context, uids [][16]byte) (map[[16]byte][]byte, error) {
+	return d.scanRecords(ctx, `SELECT uid, data FROM offers WHERE uid = ANY($1::bytea[])`, uidKeys(uids))
+}
+
+// scanRecords reads (uid, data) rows.
+func (d *DB) scanRecords(ctx context.Context, q string, args ...any) (map[[16]byte][]byte, error) {
+	rows, err := d.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[[16]byte][]byte{}
+	for rows.Next() {
+		var uid, data []byte
+		if err := rows.Scan(&uid, &data); err != nil {
+			return nil, err
+		}
+		if len(uid) == 16 {
+			out[[16]byte(uid)] = data
+		}
+	}
+	return out, rows.Err()
+}
+
+// WriteOffers implements store.Offers (fenced: see SetFence).
+func (d *DB) WriteOffers(ctx context.Context, records map[[16]byte][]byte) error {
+	if len(records) == 0 {
+		return nil
+	}
+	uids := sortedKeys(records)
+	return d.fenced(ctx, func(tx pgx.Tx) error {
+		for lo := 0; lo < len(uids); lo += chunk {
+			part := uids[lo:min(lo+chunk, len(uids))]
+			keys, data := make([][]byte, len(part)), make([][]byte, len(part))
+			for i, uid := range part {
+				keys[i], data[i] = uid[:], nonNil(records[uid])
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO offers(uid, data) SELECT * FROM unnest($1::bytea[], $2::bytea[])
+				ON CONFLICT (uid) DO UPDATE SET data = excluded.data`, keys, data); err != nil {
+				return fmt.Errorf("offer records: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// writeReports and writeRelayed are Write's parts for store.Batch's
+// Reports and Relayed; tx is Write's transaction.
+func writeReports(ctx context.Context, tx pgx.Tx, reports []store.Report) error {
+	if len(reports) == 0 {
+		return nil
+	}
+	// One row per agent and feature (the newest), in key order.
+	newest := map[string]int{}
+	for i, r := range reports {
+		k := string(r.UID[:]) + r.Feature
+		if j, ok := newest[k]; !ok || !reports[j].At.After(r.At) {
+			newest[k] = i
+		}
+	}
+	n := len(newest)
+	uids, features, ats, data := make([][]byte, 0, n), make([]string, 0, n), make([]int64, 0, n), make([][]byte, 0, n)
+	for i, r := range reports {
+		if newest[string(r.UID[:])+r.Feature] != i {
+			continue
+		}
+		uids, features, ats, data = append(uids, r.UID[:]), append(features, r.Feature), append(ats, r.At.UnixNano()), append(data, nonNil(r.Data))
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO reports(uid, feature, at, data)
+		SELECT * FROM unnest($1::bytea[], $2::text[], $3::int8[], $4::bytea[]) ORDER BY 1, 2
+		ON CONFLICT (uid, feature) DO UPDATE SET at = excluded.at, data = excluded.data WHERE reports.at <= excluded.at`,
+		uids, features, ats, data); err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	return nil
+}
+
+func writeRelayed(ctx context.Context, tx pgx.Tx, relayed map[[16]byte][]store.Event) error {
+	if len(relayed) == 0 {
+		return nil
+	}
+	var (
+		uids, msgs [][]byte
+		times      []int64
+		types      []string
+	)
+	for _, uid := range sortedKeys(relayed) {
+		for _, e := range relayed[uid] {
+			uids, times, types, msgs = append(uids, uid[:]), append(times, e.Time.UnixNano()), append(types, e.Type), append(msgs, []byte(e.Message))
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO relayed_events(uid, time, type, message)
+		SELECT v.uid, v.time, v.type, v.message FROM unnest($1::bytea[], $2::int8[], $3::text[], $4::bytea[]) WITH ORDINALITY AS v(uid, time, type, message, n) ORDER BY v.n`,
+		uids, times, types, msgs); err != nil {
+		return fmt.Errorf("relayed events: %w", err)
+	}
+	return nil
+}
+
+// LoadReports implements store.Reports.
+func (d *DB) LoadReports(ctx context.Context, uids [][16]byte) ([]store.Report, error) {
+	q, args := `SELECT uid, feature, at, data FROM reports`, []any{}
+	if uids != nil {
+		q, args = q+` WHERE uid = ANY($1::bytea[])`, []any{uidKeys(uids)}
+	}
+	rows, err := d.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Report
+	for rows.Next() {
+		var r store.Report
+		var uid []byte
+		var at int64
+		if err := rows.Scan(&uid, &r.Feature, &at, &r.Data); err != nil {
+			return nil, err
+		}
+		if len(uid) == 16 {
+			r.UID, r.At = [16]byte(uid), time.Unix(0, at).UTC()
+			out = append(out, r)
+		}
+	}
+	return out, rows.Err()
+}
+
+// RelayedAgents implements store.Reports.
+func (d *DB) RelayedAgents(ctx context.Context) ([][16]byte, error) {
+	rows, err := d.pool.Query(ctx, `SELECT DISTINCT uid FROM relayed_events`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][16]byte
+	for rows.Next() {
+		var uid []byte
+		if err := rows.Scan(&uid); err != nil {
+			return nil, err
+		}
+		if len(uid) == 16 {
+			out = append(out, [16]byte(uid))
+		}
+	}
+	return out, rows.Err()
+}
+
+// TakeRelayed implements store.Reports: the events are deleted as they are
+// read, so two instances taking at once never both get one.
+func (d *DB) TakeRelayed(ctx context.Context, uids [][16]byte) (map[[16]byte][]store.Event, error) {
+	out := map[[16]byte][]store.Event{}
+	if len(uids) == 0 {
+		return out, nil
+	}
+	rows, err := d.pool.Query(ctx, `WITH taken AS (DELETE FROM relayed_events WHERE uid = ANY($1::bytea[]) RETURNING id, uid, time, type, message)
+		SELECT uid, time, type, message FROM taken ORDER BY id`, uidKeys(uids))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var uid, msg []byte
+		var ts int64
+		var e store.Event
+		if err := rows.Scan(&uid, &ts, &e.Type, &msg); err != nil {
+			return nil, err
+		}
+		if len(uid) == 16 {
+			e.Time, e.Message = time.Unix(0, ts).UTC(), string(msg)
+			out[[16]byte(uid)] = append(out[[16]byte(uid)], e)
+		}
+	}
+	return out, rows.Err()
+}
+
+func uidKeys(uids [][16]byte) [][]byte {
+	keys := make([][]byte, len(uids))
+	for i := range uids {
+		keys[i] = uids[i][:]
+	}
+	return keys
+}

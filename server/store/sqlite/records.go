@@ -1,0 +1,216 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// LoadOffers implements store.Offers.
+func (d *DB) LoadOffers(ctx context.Context) (map[[16]byte][]byte, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT uid, data FROM offers`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[[16]byte][]byte{}
+	for rows.Next() {
+		var uid, data []byte
+		if err := rows.Scan(&uid, &data); err != nil {
+			return nil, err
+		}
+		if len(uid) == 16 {
+			out[[16]byte(uid)] = data
+		}
+	}
+	return out, rows.Err()
+}
+
+// WriteOffers implements store.Offers.
+func (d *DB) WriteOffers(ctx context.Context, records map[[16]byte][]byte) (err error) {
+	if len(records) == 0 {
+		return nil
+	}
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	st, err := tx.PrepareContext(ctx, `INSERT INTO offers(uid, data) VALUES(?,?) ON CONFLICT(uid) DO UPDATE SET data=excluded.data`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for uid, data := range records {
+		if _, err := st.ExecContext(ctx, uid[:], nonNil(data)); err != nil {
+			return fmt.Errorf("offer record %x: %w", uid, err)
+		}
+	}
+	return tx.Commit()
+}
+
+// writeReports and writeRelayed are Write's parts for store.Batch's
+// Reports and Relayed; tx is Write's transaction.
+func writeReports(ctx context.Context, tx *sql.Tx, reports []store.Report) error {
+	if len(reports) == 0 {
+		return nil
+	}
+	st, err := tx.PrepareContext(ctx, `INSERT INTO reports(uid, feature, at, data) VALUES(?,?,?,?)
+		ON CONFLICT(uid, feature) DO UPDATE SET at=excluded.at, data=excluded.data WHERE reports.at <= excluded.at`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, r := range reports {
+		if _, err := st.ExecContext(ctx, r.UID[:], r.Feature, r.At.UnixNano(), nonNil(r.Data)); err != nil {
+			return fmt.Errorf("report %x %s: %w", r.UID, r.Feature, err)
+		}
+	}
+	return nil
+}
+
+func writeRelayed(ctx context.Context, tx *sql.Tx, relayed map[[16]byte][]store.Event) error {
+	if len(relayed) == 0 {
+		return nil
+	}
+	st, err := tx.PrepareContext(ctx, `INSERT INTO relayed_events(uid, time, type, message) VALUES(?,?,?,?)`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for uid, evs := range relayed {
+		for _, e := range evs {
+			if _, err := st.ExecContext(ctx, uid[:], e.Time.UnixNano(), e.Type, e.Message); err != nil {
+				return fmt.Errorf("relayed event of %x: %w", uid, err)
+			}
+		}
+	}
+	return nil
+}
+
+// LoadReports implements store.Reports.
+func (d *DB) LoadReports(ctx context.Context, uids [][16]byte) ([]store.Report, error) {
+	if uids == nil {
+		return d.loadReports(ctx, `SELECT uid, feature, at, data FROM reports`)
+	}
+	var out []store.Report
+	for part := range slices.Chunk(uids, maxVars) {
+		got, err := d.loadReports(ctx, `SELECT uid, feature, at, data FROM reports WHERE uid IN (`+placeholders(len(part))+`)`, uidArgs(part)...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+	}
+	return out, nil
+}
+
+func (d *DB) loadReports(ctx context.Context, q string, args ...any) ([]store.Report, error) {
+	rows, err := d.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Report
+	for rows.Next() {
+		var r store.Report
+		var uid []byte
+		var at int64
+		if err := rows.Scan(&uid, &r.Feature, &at, &r.Data); err != nil {
+			return nil, err
+		}
+		if len(uid) != 16 {
+			continue
+		}
+		r.UID, r.At = [16]byte(uid), time.Unix(0, at).UTC()
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// RelayedAgents implements store.Reports.
+func (d *DB) RelayedAgents(ctx context.Context) ([][16]byte, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT DISTINCT uid FROM relayed_events`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][16]byte
+	for rows.Next() {
+		var uid []byte
+		if err := rows.Scan(&uid); err != nil {
+			return nil, err
+		}
+		if len(uid) == 16 {
+			out = append(out, [16]byte(uid))
+		}
+	}
+	return out, rows.Err()
+}
+
+// TakeRelayed implements store.Reports.
+func (d *DB) TakeRelayed(ctx context.Context, uids [][16]byte) (out map[[16]byte][]store.Event, err error) {
+	out = map[[16]byte][]store.Event{}
+	if len(uids) == 0 {
+		return out, nil
+	}
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	for part := range slices.Chunk(uids, maxVars) {
+		in := `(` + placeholders(len(part)) + `)`
+		rows, err := tx.QueryContext(ctx, `SELECT uid, time, type, message FROM relayed_events WHERE uid IN `+in+` ORDER BY id`, uidArgs(part)...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var uid []byte
+			var ts int64
+			var e store.Event
+			if err := rows.Scan(&uid, &ts, &e.Type, &e.Message); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if len(uid) == 16 {
+				e.Time = time.Unix(0, ts).UTC()
+				out[[16]byte(uid)] = append(out[[16]byte(uid)], e)
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM relayed_events WHERE uid IN `+in, uidArgs(part)...); err != nil {
+			return nil, err
+		}
+	}
+	return out, tx.Commit()
+}
+
+// maxVars bounds the parameters of one statement (SQLite refuses too many).
+const maxVars = 500
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+func uidArgs(uids [][16]byte) []any {
+	args := make([]any, len(uids))
+	for i := range uids {
+		args[i] = uids[i][:]
+	}
+	return args
+}
