@@ -19,6 +19,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/server"
+	"github.com/myriarch/myriarch/server/offers"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -102,15 +103,7 @@ func BenchmarkEstateReload(b *testing.B) {
 	}
 	adminSrv := httptest.NewServer(s.Admin())
 	defer adminSrv.Close()
-	offered := func() int {
-		n := 0
-		for _, a := range s.Registry().List("collector", false) {
-			if bytes.Contains(a.Extra, []byte(`"state":"offered"`)) {
-				n++
-			}
-		}
-		return n
-	}
+	offered := func() int { return s.Offers().StateCounts()[offers.Offered] }
 
 	// MYRIARCH_BENCH_POLLS=N keeps N plain-HTTP polls a second going (the
 	// load test's 100 000 agents make 3 300): registry report, then the

@@ -82,7 +82,14 @@ type Engine struct {
 	extensions    []FleetExtension
 	linkObservers []func(collector uuid.UUID)
 
+	// records keeps each collector's record (nil: none are kept); dirty
+	// are those to write, guarded by mu.
+	records  store.Offers
+	dirty    map[uuid.UUID]struct{}
+	flushReq chan struct{}
+
 	outbox   *queue
+	stop     chan struct{}
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 }
@@ -124,19 +131,9 @@ type updater struct {
 	os      string
 }
 
-// persisted is what a collector keeps across restarts (registry Extra).
-type persisted struct {
-	Failed   []string  `json:"failed,omitempty"`
-	State    string    `json:"state,omitempty"`
-	Error    string    `json:"error,omitempty"`
-	Updated  time.Time `json:"updatedAt"`
-	Package  string    `json:"package,omitempty"`
-	Version  string    `json:"version,omitempty"`
-	HashHex  string    `json:"hash,omitempty"`
-	FleetKey string    `json:"fleet,omitempty"`
-}
-
-// New builds the engine from the registry's current agents and starts its senders.
+// New builds the engine from the registry's current agents and starts its
+// senders and writer. When st is also a store.Offers, the engine keeps its
+// record of each collector there (otherwise it keeps none).
 func New(ctx context.Context, reg *registry.Registry, st store.State, send Sender, log *slog.Logger, opts Options) (*Engine, error) {
 	if opts.Senders <= 0 {
 		opts.Senders = 8
@@ -154,9 +151,17 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 		acked:      map[uuid.UUID][]byte{},
 		outbox:     newQueue(),
 		versions:   map[string]parsedVersion{},
+		dirty:      map[uuid.UUID]struct{}{},
+		flushReq:   make(chan struct{}, 1),
+		stop:       make(chan struct{}),
 	}
+	e.records, _ = st.(store.Offers)
 	e.resetCaches()
 	if err := e.loadFleetStates(ctx); err != nil {
+		return nil, err
+	}
+	stored, err := e.loadRecords(ctx)
+	if err != nil {
 		return nil, err
 	}
 	e.mu.Lock()
@@ -164,24 +169,29 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 		e.est = opts.Estate
 		e.syncFleets()
 	}
-	e.load(reg.List("", false))
+	e.load(reg.List("", false), stored)
 	e.reevaluateAll()
 	dirty := e.dirtyFleets()
 	e.mu.Unlock()
 	e.saveFleets(dirty)
+	e.flush()
 	for range opts.Senders {
 		e.wg.Add(1)
 		go e.sender(send)
 	}
+	e.wg.Add(1)
+	go e.writer()
 	reg.Observe(e.AgentChanged)
 	return e, nil
 }
 
-// Close stops the senders.
+// Close stops the senders and the writer and writes what is pending.
 func (e *Engine) Close() {
 	e.stopOnce.Do(func() {
+		close(e.stop)
 		e.outbox.close()
 		e.wg.Wait()
+		e.flush()
 	})
 }
 

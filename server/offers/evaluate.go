@@ -2,7 +2,6 @@ package offers
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -201,17 +200,6 @@ func (e *Engine) transitionEvent(c *collector, prev string) {
 		msg += ": " + c.err
 	}
 	e.reg.AddEvent(c.uid, "offer_"+to, msg)
-}
-
-func (e *Engine) persist(c *collector) {
-	p := persisted{State: c.state, Error: c.err, Updated: c.updated, Package: c.pkg, Version: c.offerVer,
-		HashHex: hex.EncodeToString(c.hash), FleetKey: c.fleet}
-	for h := range c.failed {
-		p.Failed = append(p.Failed, h)
-	}
-	sort.Strings(p.Failed)
-	b, _ := json.Marshal(p)
-	e.reg.SetExtra(c.uid, b)
 }
 
 func unhex(s string) []byte {

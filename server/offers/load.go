@@ -41,11 +41,11 @@ func factsOf(a registry.Agent) facts {
 }
 
 // load records the agents of a registry loaded from the store into the
-// empty engine, with the offer state they kept; caller holds e.mu. Reading
-// the snapshots and decoding the stored state is split among GOMAXPROCS
-// goroutines; the pairing index is built in one pass, and its changes raise
-// no events: the pairings are rebuilt from the store, not new.
-func (e *Engine) load(agents []registry.Agent) {
+// empty engine, with the offer state stored for them; caller holds e.mu.
+// Reading the snapshots and decoding the stored state is split among
+// GOMAXPROCS goroutines; the pairing index is built in one pass, and its
+// changes raise no events: the pairings are rebuilt from the store, not new.
+func (e *Engine) load(agents []registry.Agent, stored map[[16]byte][]byte) {
 	all := make([]facts, len(agents))
 	workers := min(runtime.GOMAXPROCS(0), (len(agents)+999)/1000)
 	var wg sync.WaitGroup
@@ -55,9 +55,9 @@ func (e *Engine) load(agents []registry.Agent) {
 			for i := lo; i < hi; i++ {
 				a := &agents[i]
 				all[i] = factsOf(*a)
-				if a.Kind == registry.KindCollector && len(a.Extra) > 0 {
+				if data := stored[a.UID]; a.Kind == registry.KindCollector && len(data) > 0 {
 					var p persisted
-					if json.Unmarshal(a.Extra, &p) == nil {
+					if json.Unmarshal(data, &p) == nil {
 						all[i].stored = &p
 					}
 				}
@@ -86,11 +86,7 @@ func (e *Engine) load(agents []registry.Agent) {
 			c := e.collectorRec(a.UID)
 			c.view, c.version, c.online = a.Attributes, f.version, a.Online
 			if p := f.stored; p != nil {
-				c.state, c.err, c.updated, c.pkg, c.offerVer = p.State, p.Error, p.Updated, p.Package, p.Version
-				for _, h := range p.Failed {
-					c.failed[h] = true
-				}
-				c.hash = unhex(p.HashHex)
+				c.restore(p)
 			}
 		case registry.KindUpdater:
 			e.updaters[a.UID] = f.updater
