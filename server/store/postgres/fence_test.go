@@ -37,9 +37,11 @@ func TestFencedWrites(t *testing.T) {
 	db.SetFence(func() (uint32, int64, bool) { return pid, key, leading.Load() })
 	uid := [16]byte{1}
 	writes := map[string]func(v string) error{
-		"offers":  func(v string) error { return db.WriteOffers(ctx, map[[16]byte][]byte{uid: []byte(v)}) },
-		"configs": func(v string) error { return db.WriteConfigs(ctx, store.ConfigBatch{Assignments: map[[16]byte][]byte{uid: []byte(v)}}) },
-		"state":   func(v string) error { return db.PutState(ctx, "rollout/edge", []byte(v)) },
+		"offers": func(v string) error { return db.WriteOffers(ctx, map[[16]byte][]byte{uid: []byte(v)}) },
+		"configs": func(v string) error {
+			return db.WriteConfigs(ctx, store.ConfigBatch{Assignments: map[[16]byte][]byte{uid: []byte(v)}})
+		},
+		"state": func(v string) error { return db.PutState(ctx, "rollout/edge", []byte(v)) },
 	}
 	for name, w := range writes {
 		if err := w("leader"); err != nil {
