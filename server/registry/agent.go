@@ -36,8 +36,10 @@ type agent struct {
 	seqKnown     bool
 	extra        []byte
 	// remoteUntil: connected to another instance sharing the database,
-	// online until this lease ends (see remote.go).
+	// online until this lease ends (see remote.go); leftAt: when another
+	// instance said its connection there closed (see LeftElsewhere).
 	remoteUntil time.Time
+	leftAt      time.Time
 }
 
 // Agent is an immutable snapshot of one agent.

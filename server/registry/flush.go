@@ -34,7 +34,7 @@ func (r *Registry) flush(withSeen bool) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	r.mu.Lock()
-	if len(r.pendingRows) == 0 && len(r.pendingEvents) == 0 && (!withSeen || len(r.pendingSeen) == 0) {
+	if len(r.pendingRows) == 0 && len(r.pendingEvents) == 0 && len(r.pendingReports) == 0 && (!withSeen || len(r.pendingSeen) == 0) {
 		r.mu.Unlock()
 		return nil
 	}
@@ -64,8 +64,12 @@ func (r *Registry) flush(withSeen bool) error {
 		}
 		r.pendingSeen = map[uuid.UUID]struct{}{}
 	}
+	for _, rep := range r.pendingReports {
+		b.Reports = append(b.Reports, rep)
+	}
 	r.pendingRows = map[uuid.UUID]struct{}{}
 	r.pendingEvents = map[uuid.UUID][]store.Event{}
+	clear(r.pendingReports)
 	r.mu.Unlock()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -90,6 +94,12 @@ func (r *Registry) requeue(b store.Batch) {
 	}
 	for uid, evs := range b.Events {
 		r.pendingEvents[uuid.UUID(uid)] = append(evs, r.pendingEvents[uuid.UUID(uid)]...)
+	}
+	for _, rep := range b.Reports {
+		k := reportKey{uuid.UUID(rep.UID), rep.Feature}
+		if newer, ok := r.pendingReports[k]; !ok || newer.At.Before(rep.At) {
+			r.pendingReports[k] = rep
+		}
 	}
 }
 

@@ -27,6 +27,10 @@ type Options struct {
 	HTTPOnlineWindow time.Duration
 	// Now is the clock (tests).
 	Now func() time.Time
+	// Left, when set, is told (outside the registry's lock) when the last
+	// WebSocket of an agent closes, and when: instances sharing a store
+	// tell the others at once rather than let its lease run out.
+	Left func(uid uuid.UUID, at time.Time)
 }
 
 func (o *Options) defaults() {
@@ -61,9 +65,11 @@ type Registry struct {
 	pendingRows   map[uuid.UUID]struct{}
 	pendingSeen   map[uuid.UUID]struct{}
 	pendingEvents map[uuid.UUID][]store.Event
-	messages      intern.Table // event messages repeat across the fleet
-	observers     []Observer
-	watchers      []Observer // see Watch
+	// pendingReports are reports to write (see SetReport).
+	pendingReports map[reportKey]store.Report
+	messages       intern.Table // event messages repeat across the fleet
+	observers      []Observer
+	watchers       []Observer // see Watch
 	// order holds the UIDs sorted, unsorted those registered since (see page.go).
 	order    []uuid.UUID
 	unsorted []uuid.UUID
@@ -85,16 +91,17 @@ type TokenInfo interface {
 func Load(ctx context.Context, st store.Agents, tokens TokenInfo, log *slog.Logger, opts Options) (*Registry, error) {
 	opts.defaults()
 	r := &Registry{
-		opts:          opts,
-		log:           log,
-		store:         st,
-		agents:        map[uuid.UUID]*agent{},
-		tokens:        tokens,
-		pendingRows:   map[uuid.UUID]struct{}{},
-		pendingSeen:   map[uuid.UUID]struct{}{},
-		pendingEvents: map[uuid.UUID][]store.Event{},
-		stop:          make(chan struct{}),
-		done:          make(chan struct{}),
+		opts:           opts,
+		log:            log,
+		store:          st,
+		agents:         map[uuid.UUID]*agent{},
+		tokens:         tokens,
+		pendingRows:    map[uuid.UUID]struct{}{},
+		pendingSeen:    map[uuid.UUID]struct{}{},
+		pendingEvents:  map[uuid.UUID][]store.Event{},
+		pendingReports: map[reportKey]store.Report{},
+		stop:           make(chan struct{}),
+		done:           make(chan struct{}),
 	}
 	recs, events, err := st.LoadAgents(ctx, MaxEvents)
 	if err != nil {
@@ -299,14 +306,20 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 func (r *Registry) Disconnected(uid uuid.UUID) {
 	r.mu.Lock()
 	a, ok := r.agents[uid]
+	left := false
+	var at time.Time
 	if ok && a.conns > 0 {
 		a.conns--
 		a.lastSeen = r.opts.Now()
 		r.pendingSeen[uid] = struct{}{}
+		left, at = a.conns == 0, a.lastSeen
 	}
 	r.mu.Unlock()
 	if ok {
 		r.notify(uid)
+	}
+	if left && r.opts.Left != nil {
+		r.opts.Left(uid, at)
 	}
 }
 

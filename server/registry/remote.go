@@ -27,7 +27,10 @@ func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, 
 		}
 		fresh := &agent{}
 		r.fromRecord(dd, fresh, &recs[i], events[recs[i].UID])
-		fresh.remoteUntil = leaseUntil(recs[i].LastSeen)
+		if ok {
+			fresh.leftAt = a.leftAt
+		}
+		fresh.remoteUntil = fresh.leaseFor(recs[i].LastSeen, leaseUntil)
 		if ok {
 			*a = *fresh
 		} else {
@@ -66,7 +69,7 @@ func (r *Registry) SeenElsewhere(seen map[[16]byte]time.Time, leaseUntil func(la
 		}
 		was := a.online(now, r.opts.HTTPOnlineWindow)
 		if t, ok := seen[a.uid]; ok {
-			a.remoteUntil = leaseUntil(t)
+			a.remoteUntil = a.leaseFor(t, leaseUntil)
 			if t.After(a.lastSeen) {
 				a.lastSeen = t
 			}

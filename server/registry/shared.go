@@ -1,0 +1,96 @@
+package registry
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// What a registry does for instances sharing a store, beside merging the
+// others' agents (remote.go): it writes its agents' reports for the
+// instance that acts on them, records the events other instances relay to
+// it, and takes the word of another instance that an agent left it.
+
+type reportKey struct {
+	uid     uuid.UUID
+	feature string
+}
+
+// SetReport queues an agent's report of one feature (see store.Report),
+// written with the next flush; a newer report of the same feature replaces
+// one still queued.
+func (r *Registry) SetReport(uid uuid.UUID, feature string, at time.Time, data []byte) {
+	r.mu.Lock()
+	k := reportKey{uid, feature}
+	if old, ok := r.pendingReports[k]; !ok || !old.At.After(at) {
+		r.pendingReports[k] = store.Report{UID: uid, Feature: feature, At: at, Data: data}
+	}
+	r.mu.Unlock()
+}
+
+// AddEvents appends events another instance recorded about uid (relayed to
+// the instance it is connected to, which writes its history): their times,
+// types and messages are kept, their sequence numbers are this registry's.
+// False if the agent is unknown.
+func (r *Registry) AddEvents(uid uuid.UUID, evs []store.Event) bool {
+	r.mu.Lock()
+	a, ok := r.agents[uid]
+	if ok {
+		for _, e := range evs {
+			r.addEvent(a, e.Time, e.Type, e.Message)
+		}
+	}
+	r.mu.Unlock()
+	if ok && len(evs) > 0 {
+		r.notifyWatchers(uid)
+	}
+	return ok
+}
+
+// Connected returns those of uids with a WebSocket open to this instance.
+func (r *Registry) Connected(uids []uuid.UUID) []uuid.UUID {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []uuid.UUID
+	for _, uid := range uids {
+		if a, ok := r.agents[uid]; ok && a.conns > 0 {
+			out = append(out, uid)
+		}
+	}
+	return out
+}
+
+// LeftElsewhere takes another instance's word that uid's connection to it
+// closed at `at`: unless it is connected here, or was seen after that (it
+// reconnected to another instance), it is offline at once instead of when
+// its lease ends, and stays so until a later last-seen time shows it back.
+// Observers are told when that changes it.
+func (r *Registry) LeftElsewhere(uid uuid.UUID, at time.Time) {
+	now := r.opts.Now()
+	r.mu.Lock()
+	a, ok := r.agents[uid]
+	changed := false
+	if ok && a.conns == 0 && !a.lastSeen.After(at) {
+		was := a.online(now, r.opts.HTTPOnlineWindow)
+		a.leftAt, a.remoteUntil = at, time.Time{}
+		if at.After(a.lastSeen) {
+			a.lastSeen = at
+		}
+		changed = was != a.online(now, r.opts.HTTPOnlineWindow)
+	}
+	r.mu.Unlock()
+	if changed {
+		r.notify(uid)
+	}
+}
+
+// leaseFor is the lease of an agent connected elsewhere that was last seen
+// at lastSeen: none when it left at or after that time.
+func (a *agent) leaseFor(lastSeen time.Time, leaseUntil func(time.Time) time.Time) time.Time {
+	if !lastSeen.After(a.leftAt) {
+		return time.Time{}
+	}
+	return leaseUntil(lastSeen)
+}
