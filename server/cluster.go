@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/cluster"
 	"github.com/myriarch/myriarch/server/registry"
@@ -30,22 +32,45 @@ func (s *Server) clusterStore(db store.Store) store.Store {
 	if !ok {
 		return db
 	}
-	s.notifier = cluster.NewNotifier(pg.Pool(), s.log.With("component", "cluster"), cluster.NotifierOptions{})
+	log := s.log.With("component", "cluster")
+	s.notifier = cluster.NewNotifier(pg.Pool(), log, cluster.NotifierOptions{})
 	// Listening from before the agents are loaded: what the others change
 	// meanwhile waits in the notifier's queue (or becomes a resync).
 	s.notifier.Start()
 	s.publisher = cluster.Publishing(db, s.notifier)
+	// Only the leader writes decisions; it campaigns once everything is built.
+	s.leader = cluster.NewLeader(pg.Pool(), cluster.LeaderOptions{Log: log})
+	pg.SetFence(s.leader.Fence)
+	s.requests = cluster.NewRequests(s.notifier, log, s.leader.Leading, func() {
+		s.offers.Flush()
+		s.configs.Flush()
+	})
 	return s.publisher
+}
+
+// shared reports whether this instance shares its store with others.
+func (s *Server) shared() bool { return s.notifier != nil }
+
+// actionRequests carries the admin API's operator actions to the leading
+// instance (nil: this instance is the only one).
+func (s *Server) actionRequests() admin.Requests {
+	if s.requests == nil {
+		return nil
+	}
+	return s.requests
 }
 
 // registryOptions: in a cluster, last-seen times are written every
 // heartbeat, since the other instances' leases of this instance's agents
 // are renewed from them.
+// An agent's connection that closes is announced at once, so the others
+// show it offline without waiting for its lease to end.
 func (s *Server) registryOptions() registry.Options {
 	if s.notifier == nil {
 		return registry.Options{}
 	}
-	return registry.Options{SeenInterval: min(30*time.Second, s.opts.heartbeat())}
+	return registry.Options{SeenInterval: min(30*time.Second, s.opts.heartbeat()),
+		Left: func(uid uuid.UUID, at time.Time) { s.notifier.Publish(cluster.KindLeft, cluster.LeftID(uid, at)) }}
 }
 
 // startCluster starts applying the other instances' changes.
@@ -59,10 +84,9 @@ func (s *Server) startCluster(db store.Store) {
 	s.registry.Observe(s.hosts.AgentChanged)
 	hb := s.opts.heartbeat()
 	log := s.log.With("component", "cluster")
-	s.leader = cluster.NewLeader(pg.Pool(), cluster.LeaderOptions{Log: log})
 	s.sync = cluster.NewSync(pg, s.registry, s.tokens, s.opamp, cluster.SyncOptions{
 		Lease: 3 * hb, Sweep: hb, Log: log, Instance: s.notifier.ID(), Leader: s.leader, Revision: s.estateRevision,
-		Configs: s.configs})
+		Configs: s.configs, Offers: s.offers, Deciders: []cluster.Decider{s.offers, s.configs}, Requests: s.requests})
 	s.notifier.Handle(s.sync.Handle)
 	s.sync.Start()
 	s.leader.Start(s.sync.LeaderChanged)

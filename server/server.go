@@ -174,6 +174,7 @@ type Server struct {
 	publisher *cluster.Publisher
 	sync      *cluster.Sync
 	leader    *cluster.Leader
+	requests  *cluster.Requests
 }
 
 // New opens the data directory and builds every part, without listening yet.
@@ -269,7 +270,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	// The engine starts with the estate already in force, so the stored
 	// agents are evaluated once, against it.
 	s.offers, err = offers.New(ctx, s.registry, db, s.opamp, s.log.With("component", "offers"),
-		offers.Options{BaseURL: s.BaseURL, Estate: s.estate})
+		offers.Options{BaseURL: s.BaseURL, Estate: s.estate, Shared: s.shared(), Requests: s.actionRequests()})
 	if err != nil {
 		s.registry.Close()
 		s.closeStore()
@@ -280,7 +281,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.hosts = hostcontext.New(s.registry, s.log.With("component", "hostcontext"))
 	s.opamp.AddHook(s.hosts)
 	s.configs, err = configs.New(ctx, s.registry, db, s.opamp, s.log.With("component", "configs"),
-		configs.Options{Estate: s.estate, Host: hostLink{offers: s.offers, book: s.hosts}})
+		configs.Options{Estate: s.estate, Host: hostLink{offers: s.offers, book: s.hosts}, Shared: s.shared(), Requests: s.actionRequests()})
 	if err != nil {
 		s.offers.Close()
 		s.registry.Close()
@@ -297,7 +298,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			s.configs.ContextChanged(col)
 			return
 		}
-		s.registry.AddEvent(updater, hostcontext.EventIgnored, "providers snapshot kept; no collector is linked to this updater, so no configuration reads it yet")
+		if !s.registry.Elsewhere(updater) { // said once, where the snapshot came in
+			s.registry.AddEvent(updater, hostcontext.EventIgnored, "providers snapshot kept; no collector is linked to this updater, so no configuration reads it yet")
+		}
 	})
 	s.offers.AddFleetExtension(s.configs)
 	// The browser console at / of the admin listener; its hook runs after

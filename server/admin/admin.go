@@ -249,3 +249,19 @@ func (a *API) reloadEstate(w http.ResponseWriter, r *http.Request) {
 	}
 	WriteJSON(w, http.StatusOK, map[string]any{"reloaded": true})
 }
+
+// ErrUnavailable marks an action this instance could not have performed
+// now (the instance that leads the store did not answer): 503, try again.
+var ErrUnavailable = errors.New("unavailable")
+
+// WriteActionError answers an operator action that failed: 503 when the
+// action could not be performed now (ErrUnavailable), otherwise notFound
+// (the target does not exist).
+func WriteActionError(w http.ResponseWriter, notFound int, err error) {
+	if errors.Is(err, ErrUnavailable) {
+		w.Header().Set("Retry-After", "5")
+		WriteError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	WriteError(w, notFound, err.Error())
+}

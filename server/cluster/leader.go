@@ -33,6 +33,7 @@ type Leader struct {
 	pool    *pgxpool.Pool
 	opts    LeaderOptions
 	leading atomic.Bool
+	pid     atomic.Uint32 // the lock session's backend, while leading
 	stop    chan struct{}
 	wg      sync.WaitGroup
 }
@@ -50,6 +51,14 @@ func NewLeader(pool *pgxpool.Pool, opts LeaderOptions) *Leader {
 
 // Leading reports whether this instance leads now.
 func (l *Leader) Leading() bool { return l.leading.Load() }
+
+// Fence names the session that holds the lead (see postgres.DB.SetFence):
+// a write fenced by it fails once that session has ended, even before
+// this instance noticed.
+func (l *Leader) Fence() (pid uint32, lockKey int64, ok bool) {
+	pid = l.pid.Load()
+	return pid, lockLeader, l.leading.Load() && pid != 0
+}
 
 // Start campaigns until Close; changed is called (from the campaign's
 // goroutine) whenever this instance becomes or stops being the leader.
@@ -74,7 +83,11 @@ func (l *Leader) campaign(changed func(bool)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { <-l.stop; cancel() }()
+	var conn *pgx.Conn
 	set := func(v bool) {
+		if v && conn != nil {
+			l.pid.Store(conn.PgConn().PID())
+		}
 		if l.leading.Swap(v) != v {
 			switch {
 			case v:
@@ -88,7 +101,6 @@ func (l *Leader) campaign(changed func(bool)) {
 		}
 	}
 	defer set(false)
-	var conn *pgx.Conn
 	defer func() {
 		if conn != nil {
 			conn.Close(context.Background())

@@ -1,10 +1,13 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,17 +20,38 @@ import (
 // Channel is the PostgreSQL notification channel of myriarchd instances.
 const Channel = "myriarch_changes"
 
-// Kinds of change.
+// Kinds of change. Unless said otherwise IDs are instance UIDs in hex.
 const (
-	// KindAgents: agent rows (and their events) were written; IDs are
-	// instance UIDs in hex.
+	// KindAgents: agent rows (and their events) were written.
 	KindAgents = "agents"
+	// KindReports: agents' reports were written (for the leader).
+	KindReports = "reports"
 	// KindTokens: enrollment tokens were created or revoked.
 	KindTokens = "tokens"
-	// KindConfigs: configuration assignments were written; IDs are
-	// instance UIDs in hex.
+	// KindOffers: the leader wrote collectors' offer records.
+	KindOffers = "offers"
+	// KindConfigs: the leader wrote configuration assignments.
 	KindConfigs = "configs"
+	// KindState: the leader wrote server state (fleets' rollout states).
+	KindState = "state"
+	// KindRelay: events were relayed to the instance each agent is
+	// connected to.
+	KindRelay = "relay"
+	// KindLeft: agents' connections closed; IDs are "<uid hex>.<Unix ns>".
+	KindLeft = "left"
+	// KindRequest and KindDone carry operator actions to the leader and
+	// its answers (see Requests); IDs are encoded messages.
+	KindRequest = "request"
+	KindDone    = "done"
 )
+
+// order is the order in which one round publishes its kinds: a change
+// is received after the changes it may depend on (an agent's row before
+// its report, a decision before the answer to the request that made it).
+var order = []string{KindAgents, KindReports, KindTokens, KindOffers, KindConfigs, KindState, KindRelay, KindLeft, KindRequest, KindDone}
+
+// resyncKinds are owed a full reload when changes may have been missed.
+var resyncKinds = []string{KindAgents, KindReports, KindTokens, KindOffers, KindConfigs, KindState, KindRelay}
 
 // maxPayload keeps a notification below PostgreSQL's 8000-byte limit.
 const maxPayload = 7000
@@ -188,7 +212,11 @@ func (n *Notifier) publishLoop() {
 func (n *Notifier) flush(ctx context.Context) {
 	n.mu.Lock()
 	var payloads []string
-	for kind, set := range n.pending {
+	kinds := slices.SortedFunc(maps.Keys(n.pending), func(a, b string) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b))
+	})
+	for _, kind := range kinds {
+		set := n.pending[kind]
 		if n.overflow[kind] {
 			payloads = append(payloads, n.self+"|"+kind+"|*")
 			continue
@@ -225,6 +253,14 @@ func (n *Notifier) flush(ctx context.Context) {
 		// lost notification while the database answers is not expected.
 		n.log.Warn("publishing changes to the other instances failed", "notifications", len(payloads), "err", err)
 	}
+}
+
+// rank is a kind's place in order (unknown kinds last).
+func rank(kind string) int {
+	if i := slices.Index(order, kind); i >= 0 {
+		return i
+	}
+	return len(order)
 }
 
 // listenLoop holds one connection that LISTENs; when it is lost it
@@ -267,7 +303,7 @@ func (n *Notifier) listen(ctx context.Context, first bool) error {
 	if !first || n.late.Load() {
 		n.late.Store(false)
 		n.log.Info("listening for the other instances' changes again; reloading what may have been missed")
-		for _, kind := range []string{KindAgents, KindTokens, KindConfigs} {
+		for _, kind := range resyncKinds {
 			n.enqueue(Change{Kind: kind, Resync: true})
 		}
 	}
@@ -315,10 +351,15 @@ func (n *Notifier) handleLoop(handle func(Change)) {
 			handle(c)
 		case <-tick.C:
 		}
+		var owed []string
 		n.dropped.Range(func(k, _ any) bool {
 			n.dropped.Delete(k)
-			handle(Change{Kind: k.(string), Resync: true})
+			owed = append(owed, k.(string))
 			return true
 		})
+		slices.SortFunc(owed, func(a, b string) int { return cmp.Compare(rank(a), rank(b)) })
+		for _, kind := range owed {
+			handle(Change{Kind: kind, Resync: true})
+		}
 	}
 }

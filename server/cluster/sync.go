@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/hex"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/store"
@@ -19,16 +23,38 @@ type Source interface {
 	SeenSince(ctx context.Context, t time.Time) (map[[16]byte]time.Time, error)
 	LoadConfigsByUID(ctx context.Context, uids [][16]byte) (map[[16]byte][]byte, error)
 	LoadBodies(ctx context.Context, hashes []string) (map[string][]byte, error)
+	LoadOffersByUID(ctx context.Context, uids [][16]byte) (map[[16]byte][]byte, error)
 	store.Configs
+	store.Offers
+	store.Reports
 	store.State
 }
 
-// Configs is the instance's configuration engine.
+// Configs is the instance's configuration engine, as a follower sees it.
 type Configs interface {
-	// Merge takes assignment records written elsewhere and returns the
-	// hashes it lacks a body for.
+	// Merge takes the leader's assignment records and returns the hashes
+	// it lacks a body for.
 	Merge(assignments map[[16]byte][]byte) (missing []string)
 	AddBodies(bodies map[string][]byte)
+}
+
+// Offers is the instance's offers engine, as a follower sees it.
+type Offers interface {
+	// Mirror takes the leader's records of collectors.
+	Mirror(records map[[16]byte][]byte)
+}
+
+// Decider is a feature whose decisions only the leading instance makes;
+// the others deliver them to the agents connected to them.
+type Decider interface {
+	// Lead makes the instance decide, from what the store holds.
+	Lead(ctx context.Context) error
+	// Follow stops it deciding.
+	Follow()
+	// ApplyReports acts on agents' reports (those of its features).
+	ApplyReports(reps []store.Report)
+	// ReloadState reads the server state the leader wrote (rollouts).
+	ReloadState(ctx context.Context) error
 }
 
 // Tokens is the instance's token book.
@@ -55,13 +81,20 @@ type SyncOptions struct {
 	Instance string
 	Leader   *Leader
 	Revision func() string
-	// Configs, when set, receives the configuration assignments written elsewhere.
+	// Configs and Offers, when set, receive the leader's records.
 	Configs Configs
+	Offers  Offers
+	// Deciders lead or follow with this instance (Leader must be set).
+	Deciders []Decider
+	// Requests, when set, carries operator actions to the leader.
+	Requests *Requests
 }
 
 // Sync applies the other instances' changes to this instance: agents to
 // the registry, tokens to the book (disconnecting agents of tokens revoked
-// elsewhere), and renews the leases of agents connected elsewhere.
+// elsewhere), the leader's decisions to the features, agents' reports to
+// the leader's features, relayed events to the histories of agents
+// connected here; and renews the leases of agents connected elsewhere.
 type Sync struct {
 	src  Source
 	reg  *registry.Registry
@@ -74,6 +107,9 @@ type Sync struct {
 
 	mismatches int // guarded by mu; consecutive checks that found another estate than the leader's
 
+	roleWake chan struct{}
+	led      bool // the deciders lead; owned by roleLoop
+
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
@@ -83,10 +119,12 @@ func NewSync(src Source, reg *registry.Registry, book Tokens, disc Disconnector,
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Sync{src: src, reg: reg, book: book, disc: disc, opts: opts, stop: make(chan struct{})}
+	return &Sync{src: src, reg: reg, book: book, disc: disc, opts: opts, stop: make(chan struct{}), roleWake: make(chan struct{}, 1)}
 }
 
 func (s *Sync) leaseUntil(lastSeen time.Time) time.Time { return lastSeen.Add(s.opts.Lease) }
+
+func (s *Sync) leading() bool { return s.opts.Leader != nil && s.opts.Leader.Leading() }
 
 // Handle applies one change of another instance.
 func (s *Sync) Handle(c Change) {
@@ -94,29 +132,22 @@ func (s *Sync) Handle(c Change) {
 	defer cancel()
 	switch c.Kind {
 	case KindAgents:
-		var recs []store.Agent
-		var events map[[16]byte][]store.Event
-		var err error
-		if c.Resync {
-			recs, events, err = s.src.LoadAgents(ctx, registry.MaxEvents)
-		} else {
-			uids := parseUIDs(c.IDs)
-			if len(uids) == 0 {
-				return
-			}
-			recs, events, err = s.src.LoadAgentsByUID(ctx, uids, registry.MaxEvents)
-		}
-		if err != nil {
-			s.opts.Log.Warn("reading agents another instance changed failed", "resync", c.Resync, "err", err)
-			return
-		}
-		n := s.reg.Merge(recs, events, s.leaseUntil)
-		if c.Resync {
-			s.opts.Log.Info("agents reloaded from the store", "agents", len(recs), "merged", n)
+		s.mergeAgents(ctx, c)
+	case KindReports:
+		s.applyReports(ctx, c)
+	case KindOffers:
+		if s.opts.Offers != nil {
+			s.mirrorOffers(ctx, c)
 		}
 	case KindConfigs:
 		if s.opts.Configs != nil {
 			s.mergeConfigs(ctx, c)
+		}
+	case KindState:
+		for _, d := range s.opts.Deciders {
+			if err := d.ReloadState(ctx); err != nil {
+				s.opts.Log.Warn("reading the state the leader wrote failed", "err", err)
+			}
 		}
 	case KindTokens:
 		revoked, err := s.book.Reload(ctx)
@@ -128,6 +159,90 @@ func (s *Sync) Handle(c Change) {
 			n := s.disc.DisconnectCredential(store.Credential{Kind: "token", ID: t.ID})
 			s.opts.Log.Info("token revoked on another instance; its agents here disconnected", "token", t.ID, "agents", n)
 		}
+	case KindRelay:
+		var uids [][16]byte
+		if !c.Resync {
+			uids = parseUIDs(c.IDs)
+		}
+		s.takeRelayed(ctx, uids, c.Resync)
+	case KindLeft:
+		for _, id := range c.IDs {
+			if uid, at, ok := parseLeft(id); ok {
+				s.reg.LeftElsewhere(uid, at)
+			}
+		}
+	case KindRequest:
+		if s.opts.Requests != nil {
+			s.opts.Requests.serve(ctx, c)
+		}
+	case KindDone:
+		if s.opts.Requests != nil {
+			s.opts.Requests.done(c)
+		}
+	}
+}
+
+func (s *Sync) mergeAgents(ctx context.Context, c Change) {
+	var recs []store.Agent
+	var events map[[16]byte][]store.Event
+	var err error
+	if c.Resync {
+		recs, events, err = s.src.LoadAgents(ctx, registry.MaxEvents)
+	} else {
+		uids := parseUIDs(c.IDs)
+		if len(uids) == 0 {
+			return
+		}
+		recs, events, err = s.src.LoadAgentsByUID(ctx, uids, registry.MaxEvents)
+	}
+	if err != nil {
+		s.opts.Log.Warn("reading agents another instance changed failed", "resync", c.Resync, "err", err)
+		return
+	}
+	n := s.reg.Merge(recs, events, s.leaseUntil)
+	if c.Resync {
+		s.opts.Log.Info("agents reloaded from the store", "agents", len(recs), "merged", n)
+		// A report of an agent unknown until now may have been passed over.
+		s.applyReports(ctx, Change{Kind: KindReports, Resync: true})
+	}
+}
+
+// applyReports hands the reports of a change to the deciders when this
+// instance leads.
+func (s *Sync) applyReports(ctx context.Context, c Change) {
+	if !s.leading() || len(s.opts.Deciders) == 0 {
+		return
+	}
+	var uids [][16]byte
+	if !c.Resync {
+		if uids = parseUIDs(c.IDs); len(uids) == 0 {
+			return
+		}
+	}
+	reps, err := s.src.LoadReports(ctx, uids)
+	if err != nil {
+		s.opts.Log.Warn("reading agents' reports failed", "resync", c.Resync, "err", err)
+		return
+	}
+	for _, d := range s.opts.Deciders {
+		d.ApplyReports(reps)
+	}
+}
+
+func (s *Sync) mirrorOffers(ctx context.Context, c Change) {
+	var recs map[[16]byte][]byte
+	var err error
+	if c.Resync {
+		recs, err = s.src.LoadOffers(ctx)
+	} else if uids := parseUIDs(c.IDs); len(uids) > 0 {
+		recs, err = s.src.LoadOffersByUID(ctx, uids)
+	}
+	if err != nil {
+		s.opts.Log.Warn("reading the leader's offer records failed", "resync", c.Resync, "err", err)
+		return
+	}
+	if len(recs) > 0 {
+		s.opts.Offers.Mirror(recs)
 	}
 }
 
@@ -153,6 +268,50 @@ func (s *Sync) mergeConfigs(ctx context.Context, c Change) {
 	}
 }
 
+// takeRelayed adds to the histories of agents connected here the events
+// other instances relayed to them (uids nil: of every agent with events
+// waiting); the leader also takes those of agents connected nowhere, whose
+// rows it may write.
+func (s *Sync) takeRelayed(ctx context.Context, uids [][16]byte, all bool) {
+	if all {
+		var err error
+		if uids, err = s.src.RelayedAgents(ctx); err != nil {
+			s.opts.Log.Warn("listing relayed events failed", "err", err)
+			return
+		}
+	}
+	if len(uids) == 0 {
+		return
+	}
+	ids := make([]uuid.UUID, len(uids))
+	for i := range uids {
+		ids[i] = uuid.UUID(uids[i])
+	}
+	mine := s.reg.Connected(ids)
+	if all && s.leading() {
+		for _, uid := range ids {
+			if a, ok := s.reg.Peek(uid); !ok || !a.Online {
+				mine = append(mine, uid)
+			}
+		}
+	}
+	if len(mine) == 0 {
+		return
+	}
+	take := make([][16]byte, len(mine))
+	for i := range mine {
+		take[i] = mine[i]
+	}
+	evs, err := s.src.TakeRelayed(ctx, take)
+	if err != nil {
+		s.opts.Log.Warn("taking relayed events failed", "err", err)
+		return
+	}
+	for uid, e := range evs {
+		s.reg.AddEvents(uid, e)
+	}
+}
+
 // parseUIDs decodes hex instance UIDs, skipping malformed ones.
 func parseUIDs(ids []string) [][16]byte {
 	uids := make([][16]byte, 0, len(ids))
@@ -164,12 +323,27 @@ func parseUIDs(ids []string) [][16]byte {
 	return uids
 }
 
+// LeftID is the KindLeft ID of an agent whose connection closed at at.
+func LeftID(uid uuid.UUID, at time.Time) string {
+	return hex.EncodeToString(uid[:]) + "." + strconv.FormatInt(at.UnixNano(), 10)
+}
+
+func parseLeft(id string) (uuid.UUID, time.Time, bool) {
+	u, ns, ok := strings.Cut(id, ".")
+	uids := parseUIDs([]string{u})
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if !ok || len(uids) != 1 || err != nil {
+		return uuid.Nil, time.Time{}, false
+	}
+	return uuid.UUID(uids[0]), time.Unix(0, n).UTC(), true
+}
+
 // Start renews leases now, before it returns (an instance that starts
 // knows at once which agents are connected to the others), and then every
-// Sweep until Close.
+// Sweep until Close; it follows the leader's changes of role.
 func (s *Sync) Start() {
 	s.sweep()
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		t := time.NewTicker(s.opts.Sweep)
@@ -183,6 +357,7 @@ func (s *Sync) Start() {
 			}
 		}
 	}()
+	go s.roleLoop()
 }
 
 func (s *Sync) sweep() {
@@ -196,14 +371,85 @@ func (s *Sync) sweep() {
 	}
 	s.reg.SeenElsewhere(seen, s.leaseUntil)
 	s.checkLeader(ctx)
+	// Events relayed to an agent that moved on, or went offline, before
+	// the instance it was connected to took them.
+	s.takeRelayed(ctx, nil, true)
+	s.wakeRole()
 }
 
 // LeaderChanged is given to Leader.Start: a new leader publishes its
-// state at once rather than at the next sweep.
+// state at once rather than at the next sweep, and the deciders change
+// role.
 func (s *Sync) LeaderChanged(bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s.checkLeader(ctx)
+	s.wakeRole()
+}
+
+func (s *Sync) wakeRole() {
+	select {
+	case s.roleWake <- struct{}{}:
+	default:
+	}
+}
+
+// roleLoop makes the deciders lead while this instance leads, and follow
+// otherwise, one change at a time. A leader's deciders first read what
+// the store holds, then act on every report (those written while no
+// instance led included), then take the events relayed to agents
+// connected nowhere.
+func (s *Sync) roleLoop() {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.roleWake:
+		}
+		leading := s.leading()
+		if leading == s.led || len(s.opts.Deciders) == 0 {
+			continue
+		}
+		if !leading {
+			for _, d := range s.opts.Deciders {
+				d.Follow()
+			}
+			s.led = false
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		err := s.lead(ctx)
+		cancel()
+		if err != nil {
+			// Tried again at the next sweep.
+			s.opts.Log.Error("taking over the decisions failed", "err", err)
+			for _, d := range s.opts.Deciders {
+				d.Follow()
+			}
+			continue
+		}
+		s.led = true
+	}
+}
+
+func (s *Sync) lead(ctx context.Context) error {
+	t0 := time.Now()
+	for _, d := range s.opts.Deciders {
+		if err := d.Lead(ctx); err != nil {
+			return err
+		}
+	}
+	reps, err := s.src.LoadReports(ctx, nil)
+	if err != nil {
+		return err
+	}
+	for _, d := range s.opts.Deciders {
+		d.ApplyReports(reps)
+	}
+	s.takeRelayed(ctx, nil, true)
+	s.opts.Log.Info("this instance decides rollouts", "reports", len(reps), "took", time.Since(t0).Round(time.Millisecond))
+	return nil
 }
 
 // Close stops the sweeps.

@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -143,13 +144,20 @@ func (e *Engine) Routes(api *admin.API) {
 	})
 	api.Handle("GET /api/v1/agents/{uid}/config", e.getConfig)
 	api.Handle("GET /api/v1/agents/{uid}/context", e.getContext)
+	e.actions.Add(OpRetry, func(_ context.Context, args []string) (string, error) {
+		uid, err := uuid.Parse(args[0])
+		if err != nil {
+			return "", fmt.Errorf("no configured agent %s", args[0])
+		}
+		return "", e.Retry(uid)
+	})
 	api.Handle("POST /api/v1/agents/{uid}/config/retry", func(w http.ResponseWriter, r *http.Request) {
 		uid, err := uuid.Parse(r.PathValue("uid"))
 		if err == nil {
-			err = e.Retry(uid)
+			_, err = e.actions.Do(r.Context(), OpRetry, uid.String())
 		}
 		if err != nil {
-			admin.WriteError(w, http.StatusNotFound, err.Error())
+			admin.WriteActionError(w, http.StatusNotFound, err)
 			return
 		}
 		a, _ := e.reg.Get(uid)

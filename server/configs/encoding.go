@@ -11,18 +11,23 @@ import (
 // read at every start, 100 000 of them in a large estate, so it is a
 // compact binary form rather than JSON: the version byte, then every
 // string field as a uvarint length and its bytes in persistedFields order,
-// then the number of failed hashes and each of them.
-const recordFormat = 1
+// then the number of failed hashes and each of them, then (since format 2)
+// the wave and the report time (Unix ns) as uvarints.
+const recordFormat = 2
 
-func (p *persisted) strings() []*string {
-	return []*string{&p.Fleet, &p.Blueprint, &p.Input, &p.Revision, &p.Assigned, &p.Desired, &p.Applied,
+func (p *persisted) strings(format byte) []*string {
+	s := []*string{&p.Fleet, &p.Blueprint, &p.Input, &p.Revision, &p.Assigned, &p.Desired, &p.Applied,
 		&p.Reported.Hash, &p.Reported.Status, &p.Reported.Error, &p.Effective, &p.Error}
+	if format >= 2 {
+		s = append(s, &p.Source)
+	}
+	return s
 }
 
 func (p persisted) marshal() []byte {
 	b := make([]byte, 0, 512)
 	b = append(b, recordFormat)
-	for _, s := range p.strings() {
+	for _, s := range p.strings(recordFormat) {
 		b = binary.AppendUvarint(b, uint64(len(*s)))
 		b = append(b, *s...)
 	}
@@ -31,6 +36,8 @@ func (p persisted) marshal() []byte {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
+	b = binary.AppendUvarint(b, uint64(p.Wave))
+	b = binary.AppendUvarint(b, uint64(max(p.ReportAt, 0)))
 	return b
 }
 
@@ -42,9 +49,10 @@ func (p *persisted) unmarshal(data []byte, str func([]byte) string) error {
 	if len(data) > 0 && data[0] == '{' {
 		return json.Unmarshal(data, p)
 	}
-	if len(data) == 0 || data[0] != recordFormat {
+	if len(data) == 0 || data[0] < 1 || data[0] > recordFormat {
 		return fmt.Errorf("unknown record format %d", firstByte(data))
 	}
+	format := data[0]
 	data = data[1:]
 	next := func() (string, error) {
 		n, k := binary.Uvarint(data)
@@ -56,7 +64,7 @@ func (p *persisted) unmarshal(data []byte, str func([]byte) string) error {
 		return s, nil
 	}
 	var err error
-	for _, s := range p.strings() {
+	for _, s := range p.strings(format) {
 		if *s, err = next(); err != nil {
 			return err
 		}
@@ -73,6 +81,17 @@ func (p *persisted) unmarshal(data []byte, str func([]byte) string) error {
 			return err
 		}
 		p.Failed = append(p.Failed, s)
+	}
+	if format >= 2 {
+		var nums [2]uint64
+		for i := range nums {
+			n, k := binary.Uvarint(data)
+			if k <= 0 {
+				return errTruncated
+			}
+			nums[i], data = n, data[k:]
+		}
+		p.Wave, p.ReportAt = int(min(nums[0], 1<<20)), int64(min(nums[1], 1<<62))
 	}
 	if len(data) != 0 {
 		return fmt.Errorf("%d bytes after the record", len(data))

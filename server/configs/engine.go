@@ -13,6 +13,7 @@ import (
 
 	"github.com/myriarch/myriarch/internal/configrender"
 	"github.com/myriarch/myriarch/internal/intern"
+	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/store"
@@ -48,7 +49,17 @@ const (
 
 // Options configure an Engine.
 type Options struct {
-	Now func() time.Time
+	// Shared: several instances share the store, and only the one that
+	// leads decides (renders, moves desired through the waves, counts
+	// failures, collects bodies). The engine starts following — it takes
+	// the leader's records (Merge), sends their desired configurations to
+	// the agents connected here and reports what those agents say
+	// (registry SetReport) — until Lead.
+	Shared bool
+	// Requests, when set, carries the operator actions of the admin API to
+	// the leading instance; without it they act here.
+	Requests admin.Requests
+	Now      func() time.Time
 	// Estate, when set, is in force from the start.
 	Estate *estate.Estate
 	// Host, when set, adds the host's providers to render inputs; the
@@ -77,7 +88,10 @@ type Engine struct {
 	reg  *registry.Registry
 	st   Store
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// lead: this instance decides (always without Options.Shared);
+	// guarded by mu.
+	lead      bool
 	est       *estate.Estate // guarded by mu
 	templates map[string]*template
 	records   map[uuid.UUID]*record
@@ -98,6 +112,8 @@ type Engine struct {
 	ctxMu      sync.Mutex
 	ctxPending map[uuid.UUID]struct{} // guarded by ctxMu
 	ctxWake    chan struct{}
+
+	actions *admin.Actions
 
 	outbox   *outbox
 	flushReq chan struct{}
@@ -138,7 +154,9 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 		ctxWake:       make(chan struct{}, 1),
 		flushReq:      make(chan struct{}, 1),
 		stop:          make(chan struct{}),
+		lead:          !opts.Shared,
 	}
+	e.actions = admin.NewActions(opts.Requests, e.Leading)
 	assignments, bodies, err := st.LoadConfigs(ctx)
 	if err != nil {
 		return nil, err
@@ -227,6 +245,10 @@ func (e *Engine) AgentChanged(uid uuid.UUID) {
 	if !ok || !e.absorb(a) {
 		return
 	}
+	if !e.lead {
+		e.pushIfDue(e.records[uid])
+		return
+	}
 	e.evaluate(map[uuid.UUID]struct{}{uid: {}})
 	e.kick()
 }
@@ -281,9 +303,14 @@ func (e *Engine) SetEstate(est *estate.Estate) {
 }
 
 // setEstateLocked rebuilds the fleets (restoring stored rollout states when
-// given) and templates, then evaluates every configurable agent.
+// given) and templates, then evaluates every configurable agent. A
+// follower only rebuilds the fleets, to show the leader's records in them.
 func (e *Engine) setEstateLocked(est *estate.Estate, stored map[string]rolloutState) {
 	e.est = est
+	if !e.lead {
+		e.followFleets(stored)
+		return
+	}
 	old := e.fleets
 	e.fleets = map[string]*fleetRollout{}
 	var ids []string
@@ -364,8 +391,11 @@ func (e *Engine) inputOf(r *record) (configrender.Input, string) {
 // evaluate recomputes the given agents, and then those of waves whose gate
 // opened as a consequence. Every agent is assigned, rendered and counted
 // before any moves desired, so a wave gate is never judged on partial
-// counts. Caller holds e.mu.
+// counts. Only the leading instance evaluates. Caller holds e.mu.
 func (e *Engine) evaluate(work map[uuid.UUID]struct{}) {
+	if !e.lead {
+		return
+	}
 	for len(work) > 0 {
 		recs := make([]*record, 0, len(work))
 		for uid := range work {
@@ -518,9 +548,7 @@ func (e *Engine) advance(r *record, f *fleetRollout) {
 	case f.waves.GateOpen(r.wave):
 		e.setDesired(r, r.assigned, "config_desired", "configuration "+short(r.assigned)+" is offered (wave open)")
 	}
-	if r.connected && e.shouldSend(r) {
-		e.outbox.push(r.uid)
-	}
+	e.pushIfDue(r)
 }
 
 func (e *Engine) setDesired(r *record, h, typ, msg string) {
@@ -532,7 +560,7 @@ func (e *Engine) setDesired(r *record, h, typ, msg string) {
 // shouldSend reports whether the agent should be sent its desired
 // configuration now. Caller holds e.mu.
 func (e *Engine) shouldSend(r *record) bool {
-	if !r.accepts || r.desired == "" || r.isFailed(r.desired) {
+	if !r.accepts || r.desired == "" || r.isFailed(r.desired) || r.failing == r.desired {
 		return false
 	}
 	if r.reported.Hash == r.desired && r.reported.Status != StatusFailed && !r.notEffective() {
@@ -554,6 +582,14 @@ func (e *Engine) revision() string {
 		return ""
 	}
 	return e.est.Revision
+}
+
+// pushIfDue queues r's desired configuration for its WebSocket when it
+// should be sent. Caller holds e.mu.
+func (e *Engine) pushIfDue(r *record) {
+	if r != nil && r.connected && e.shouldSend(r) {
+		e.outbox.push(r.uid)
+	}
 }
 
 // keepBody stores a newly rendered body. Caller holds e.mu.

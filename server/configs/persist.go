@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -54,8 +55,18 @@ func (e *Engine) flush() {
 	}
 	dirty := e.dirty
 	e.dirty, e.newBodies, e.gone = map[uuid.UUID]struct{}{}, map[string][]byte{}, nil
+	lead := e.lead
 	e.mu.Unlock()
-	if err := e.st.WriteConfigs(context.Background(), b); err != nil {
+	if !lead {
+		return // a follower writes no decisions (it has none)
+	}
+	err := e.st.WriteConfigs(context.Background(), b)
+	if errors.Is(err, store.ErrNotLeader) {
+		// The leader that took over decides again from what it finds.
+		e.log.Info("configuration decisions not written: this instance no longer leads", "agents", len(b.Assignments))
+		return
+	}
+	if err != nil {
 		e.log.Error("persisting configuration assignments failed; retrying", "err", err)
 		e.mu.Lock()
 		for uid := range dirty {
@@ -74,6 +85,9 @@ func (e *Engine) flush() {
 // saveFleets writes changed rollout states. Caller holds e.mu; the writes
 // are small and rare (a failure, a pause, a new revision).
 func (e *Engine) saveFleets() {
+	if !e.lead {
+		return
+	}
 	for name, f := range e.fleets {
 		if !f.dirty {
 			continue

@@ -82,6 +82,18 @@ type record struct {
 
 	// countedIn is the fleet whose wave counts hold the record.
 	countedIn string
+
+	// reportAt is when the last report applied was received (see
+	// ApplyReports). With instances sharing a store, failing is a hash the
+	// agent connected here reported failing that the leader has not yet
+	// recorded failed (never sent again meanwhile), failingSeen whether
+	// the leader's failed hashes named it since; observed is what was last
+	// reported for the leader.
+	reportAt    time.Time
+	failing     string
+	failingSeen bool
+	stuckWhy    string // why failing was found stuck here ("": reported FAILED)
+	observed    observed
 }
 
 // persisted is the stored form of a record.
@@ -102,6 +114,13 @@ type persistedFields struct {
 	Reported  reported `json:"reported"`
 	Effective string   `json:"effective,omitempty"`
 	Error     string   `json:"error,omitempty"`
+	// Source is where the render's context came from; Wave the agent's
+	// wave in its fleet; ReportAt when the last report applied was
+	// received (Unix ns): what the instances sharing a store need of a
+	// record besides.
+	Source   string `json:"source,omitempty"`
+	Wave     int    `json:"wave,omitempty"`
+	ReportAt int64  `json:"reportAt,omitempty"`
 }
 
 func (p persisted) equal(q persisted) bool {
@@ -109,15 +128,30 @@ func (p persisted) equal(q persisted) bool {
 }
 
 func (r *record) persisted() persisted {
-	return persisted{persistedFields: persistedFields{Fleet: r.fleet, Blueprint: r.blueprint, Input: r.input, Revision: r.revision,
+	p := persisted{persistedFields: persistedFields{Fleet: r.fleet, Blueprint: r.blueprint, Input: r.input, Revision: r.revision,
 		Assigned: r.assigned, Desired: r.desired, Applied: r.applied,
-		Reported: r.reported, Effective: r.effective, Error: r.err}, Failed: slices.Clone(r.failed)}
+		Reported: r.reported, Effective: r.effective, Error: r.err, Source: r.source, Wave: r.wave}, Failed: slices.Clone(r.failed)}
+	if !r.reportAt.IsZero() {
+		p.ReportAt = r.reportAt.UnixNano()
+	}
+	return p
 }
 
 func (r *record) restore(p persisted) {
+	r.restoreDecided(p)
+	r.reported, r.effective = p.Reported, p.Effective
+}
+
+// restoreDecided sets what the engine decided of p, not what the agent
+// reported.
+func (r *record) restoreDecided(p persisted) {
 	r.fleet, r.blueprint, r.input, r.revision = p.Fleet, p.Blueprint, p.Input, p.Revision
 	r.assigned, r.desired, r.failed, r.applied = p.Assigned, p.Desired, p.Failed, p.Applied
-	r.reported, r.effective, r.err = p.Reported, p.Effective, p.Error
+	r.err, r.source, r.wave = p.Error, p.Source, p.Wave
+	r.reportAt = time.Time{}
+	if p.ReportAt > 0 {
+		r.reportAt = time.Unix(0, p.ReportAt).UTC()
+	}
 }
 
 // notEffective reports whether the agent says it applied the desired

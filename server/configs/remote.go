@@ -4,53 +4,83 @@ import (
 	"github.com/google/uuid"
 )
 
-// Merge takes assignment records that another myriarchd instance sharing
-// the store wrote (its agents' reported statuses, failed hashes, desired
-// and applied hashes), for agents not connected here: this instance's own
-// record of an agent connected here is the newer one. Merged agents are
-// evaluated again (wave counts); what that changes for an agent connected
-// elsewhere is not written (see cluster.Publishing).
-// It returns the hashes the merged records name that this instance has no
+// Merge takes the leading instance's assignment records (following only):
+// shown as they are, and their desired configurations sent to the agents
+// connected here. Of an agent connected here, what it reported to this
+// instance is kept (it is newer than what the leader has applied). It
+// returns the hashes the merged records name that this instance has no
 // body for, to be added with AddBodies.
 func (e *Engine) Merge(assignments map[[16]byte][]byte) (missing []string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	work := map[uuid.UUID]struct{}{}
+	if e.lead {
+		return nil
+	}
 	for uid, data := range assignments {
-		r := e.records[uid]
-		if r != nil && r.connected {
-			continue
-		}
 		var p persisted
 		if err := p.unmarshal(data, e.strs.Bytes); err != nil {
-			e.log.Warn("another instance's configuration assignment is unreadable", "agent", uuid.UUID(uid), "err", err)
+			e.log.Warn("the leader's configuration assignment is unreadable", "agent", uuid.UUID(uid), "err", err)
 			continue
 		}
+		r := e.records[uid]
 		if r == nil {
 			r = &record{uid: uid}
 			e.records[uid] = r
 		}
-		r.restore(p)
-		r.sentHash = ""
-		work[uid] = struct{}{}
+		prevDesired := r.desired
+		if r.connected {
+			r.restoreDecided(p)
+		} else {
+			r.restore(p)
+		}
+		e.settleFailing(r)
+		if !r.connected || r.desired != prevDesired {
+			r.sentHash = ""
+		}
+		e.count(r)
+		e.pushIfDue(r)
 		for _, h := range append([]string{r.assigned, r.desired, r.applied}, r.failed...) {
 			if _, ok := e.bodies[h]; h != "" && !ok {
 				missing = append(missing, h)
 			}
 		}
 	}
-	e.evaluate(work)
-	e.kick()
 	return missing
 }
 
-// AddBodies adds configuration bodies another instance stored.
+// settleFailing keeps a hash the agent reported failing here until the
+// leader's record shows what it made of it: recorded failed (then an
+// operator's retry clearing it lets it be sent again), or no longer
+// desired. Caller holds e.mu.
+func (e *Engine) settleFailing(r *record) {
+	switch {
+	case r.failing == "":
+	case r.isFailed(r.failing):
+		r.failingSeen = true
+	case r.failingSeen || r.desired != r.failing:
+		r.failing, r.failingSeen, r.stuckWhy = "", false, ""
+		r.sentHash = ""
+	}
+}
+
+// AddBodies adds configuration bodies another instance stored; agents
+// connected here that waited for one are sent it.
 func (e *Engine) AddBodies(bodies map[string][]byte) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	added := false
 	for h, b := range bodies {
 		if _, ok := e.bodies[h]; !ok {
 			e.bodies[h] = b
+			added = true
+		}
+	}
+	if !added {
+		return
+	}
+	for _, r := range e.records {
+		if _, ok := bodies[r.desired]; ok {
+			e.pushIfDue(r)
 		}
 	}
 }

@@ -17,7 +17,8 @@ const ContentType = "text/yaml"
 
 // OnAgentMessage implements opampsrv.Hook: it records the agent's remote
 // config status and effective config, and answers with the desired
-// configuration when the agent does not run it yet.
+// configuration when the agent does not run it yet. An instance that does
+// not lead records them for the leader, which acts on them.
 func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, resp *protobufs.ServerToAgent) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -29,23 +30,63 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 		e.health(r, hl)
 	}
 	if st := msg.GetRemoteConfigStatus(); st != nil {
-		e.remoteConfigStatus(r, st)
+		next := reported{Hash: hex.EncodeToString(st.GetLastRemoteConfigHash()), Status: statusName(st.GetStatus()), Error: st.GetErrorMessage()}
+		switch {
+		case next.Hash == "" && next.Status != StatusUnset:
+			// Nothing can be concluded about a configuration that is not named.
+			e.event(r, "config_status_ignored", "the agent reported remote config status "+next.Status+" without a config hash; it is ignored")
+		case e.lead:
+			e.remoteConfigStatus(r, next)
+		default:
+			e.observeStatus(r, next)
+		}
 	}
-	e.checkStuck(r)
+	if why, stuck := e.stuck(r); stuck {
+		if e.lead {
+			e.failed(r, r.desired, why)
+			e.reevaluate(r)
+		} else {
+			r.failing, r.failingSeen, r.stuckWhy = r.desired, false, why
+		}
+	}
 	if ec := msg.GetEffectiveConfig(); ec != nil {
 		if h := effectiveHash(ec.GetConfigMap()); h != r.effective {
 			r.effective = h
-			e.dirty[r.uid] = struct{}{}
+			if e.lead {
+				e.dirty[r.uid] = struct{}{}
+			}
 		}
 		if r.desired != "" {
 			r.effectiveOf, r.effectiveMissing = r.desired, e.missingFrom(ec.GetConfigMap(), r.desired)
 		}
 	}
 	e.checkEffective(r)
+	e.report(r)
 	if e.shouldSend(r) {
 		resp.RemoteConfig = e.remoteConfig(r)
 	}
 	e.kick()
+}
+
+// observeStatus records a status of an agent connected to this instance
+// while another decides: the leader acts on it once reported; meanwhile a
+// FAILED desired configuration is not sent again, and one the agent no
+// longer runs is. Caller holds e.mu.
+func (e *Engine) observeStatus(r *record, next reported) {
+	prev := r.reported
+	if next.Status != prev.Status || next.Hash != prev.Hash {
+		r.applyingSince = time.Time{}
+	}
+	r.reported = next
+	if prev.Hash == r.desired && next.Hash != r.desired {
+		r.sentHash = ""
+	}
+	switch {
+	case next.Status == StatusFailed && next.Hash == r.desired && !r.isFailed(next.Hash):
+		r.failing, r.failingSeen, r.stuckWhy = next.Hash, false, ""
+	case next.Status != StatusFailed && next.Hash == r.failing:
+		r.failing = ""
+	}
 }
 
 // checkEffective sends the desired configuration again, once at once and
@@ -57,8 +98,10 @@ func (e *Engine) checkEffective(r *record) {
 	}
 	r.notEffectiveNoted = r.desired
 	r.sentHash = ""
-	e.event(r, "config_not_effective", "the collector reports configuration "+short(r.desired)+
-		" applied but runs without "+listUpTo(r.effectiveMissing, 5)+"; it is sent again")
+	if e.lead {
+		e.event(r, "config_not_effective", "the collector reports configuration "+short(r.desired)+
+			" applied but runs without "+listUpTo(r.effectiveMissing, 5)+"; it is sent again")
+	}
 }
 
 func listUpTo(ids []string, n int) string {
@@ -80,48 +123,45 @@ func (e *Engine) health(r *record, hl *protobufs.ComponentHealth) {
 	r.healthErr = hl.GetLastError()
 }
 
-// checkStuck fails the desired configuration of an agent that has been
-// APPLYING it while unhealthy for StuckAfter: the Supervisor reports
-// FAILED only when the collector crashes during an apply, not when it
-// starts crash-looping on a rejected configuration it cached before a
+// stuck reports whether the agent has been APPLYING its desired
+// configuration while unhealthy for StuckAfter, and why: the Supervisor
+// reports FAILED only when the collector crashes during an apply, not when
+// it starts crash-looping on a rejected configuration it cached before a
 // restart. Caller holds e.mu.
-func (e *Engine) checkStuck(r *record) {
+func (e *Engine) stuck(r *record) (string, bool) {
 	if r.reported.Status != StatusApplying || r.reported.Hash == "" {
 		r.applyingSince = time.Time{}
-		return
+		return "", false
 	}
 	now := e.opts.Now()
 	if r.applyingSince.IsZero() {
 		r.applyingSince = now
 	}
-	if r.reported.Hash != r.desired || r.isFailed(r.desired) || r.unhealthySince.IsZero() {
-		return
+	if r.reported.Hash != r.desired || r.isFailed(r.desired) || r.failing == r.desired || r.unhealthySince.IsZero() {
+		return "", false
 	}
 	since := r.applyingSince
 	if r.unhealthySince.After(since) {
 		since = r.unhealthySince
 	}
 	if now.Sub(since) < e.opts.StuckAfter {
-		return
+		return "", false
 	}
 	why := "the collector has been unhealthy for " + now.Sub(since).Round(time.Second).String() + " while applying it"
 	if r.healthErr != "" {
 		why += ": " + r.healthErr
 	}
-	e.failed(r, r.desired, why)
-	e.reevaluate(r)
+	return why, true
 }
 
-// remoteConfigStatus applies one RemoteConfigStatus. Caller holds e.mu.
-func (e *Engine) remoteConfigStatus(r *record, st *protobufs.RemoteConfigStatus) {
-	h := hex.EncodeToString(st.GetLastRemoteConfigHash())
-	status := statusName(st.GetStatus())
-	if h == "" && status != StatusUnset {
-		// Nothing can be concluded about a configuration that is not named.
-		e.event(r, "config_status_ignored", "the agent reported remote config status "+status+" without a config hash; it is ignored")
-		return
+// remoteConfigStatus applies one remote config status (named by its hash
+// but for UNSET). Caller holds e.mu; leading.
+func (e *Engine) remoteConfigStatus(r *record, next reported) {
+	h, status := next.Hash, next.Status
+	if status == "" {
+		status = StatusUnset
+		next.Status = status
 	}
-	next := reported{Hash: h, Status: status, Error: st.GetErrorMessage()}
 	if next.Status != r.reported.Status || next.Hash != r.reported.Hash {
 		r.applyingSince = time.Time{}
 	}

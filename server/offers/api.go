@@ -1,6 +1,8 @@
 package offers
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
@@ -157,14 +159,21 @@ func (e *Engine) Routes(api *admin.API) {
 	e.operatorRoutes(api)
 	api.Handle("GET /api/v1/pairings", e.listPairings)
 	api.Handle("GET /api/v1/fleets", e.listFleets)
-	api.Handle("POST /api/v1/fleets/{name}/resume", e.everyRollout(e.Resume, FleetExtension.ResumeFleet))
+	api.Handle("POST /api/v1/fleets/{name}/resume", e.everyRollout(OpResume, e.Resume, FleetExtension.ResumeFleet))
+	e.actions.Add(OpRetry, func(_ context.Context, args []string) (string, error) {
+		uid, err := uuid.Parse(args[0])
+		if err != nil {
+			return "", fmt.Errorf("no collector %s", args[0])
+		}
+		return "", e.Retry(uid)
+	})
 	api.Handle("POST /api/v1/agents/{uid}/retry", func(w http.ResponseWriter, r *http.Request) {
 		uid, err := uuid.Parse(r.PathValue("uid"))
 		if err == nil {
-			err = e.Retry(uid)
+			_, err = e.actions.Do(r.Context(), OpRetry, uid.String())
 		}
 		if err != nil {
-			admin.WriteError(w, http.StatusNotFound, err.Error())
+			admin.WriteActionError(w, http.StatusNotFound, err)
 			return
 		}
 		a, _ := e.reg.Get(uid)

@@ -40,10 +40,15 @@ func (e *Engine) catalog(name, version string) *estate.PackageVersion {
 	return pv
 }
 
+// offerKey is the platform an offer is built for.
 type offerKey struct {
-	pv             *estate.PackageVersion
 	mode, os, arch string
-	base           string
+}
+
+type builtKey struct {
+	pv *estate.PackageVersion
+	offerKey
+	base string
 }
 
 type builtOffer struct {
@@ -53,26 +58,38 @@ type builtOffer struct {
 }
 
 func (e *Engine) offerFor(c *collector, pv *estate.PackageVersion, u *updater) (*protobufs.PackagesAvailable, []byte, string) {
-	k := offerKey{pv: pv, mode: u.mode, os: c.view["os.type"], arch: c.view["host.arch"]}
+	return e.offerOn(pv, e.offerKeyFor(c, u))
+}
+
+// offerKeyFor is the platform of c's offer: the collector's, or where it
+// does not say, its updater's.
+func (e *Engine) offerKeyFor(c *collector, u *updater) offerKey {
+	k := offerKey{mode: u.mode, os: c.view["os.type"], arch: c.view["host.arch"]}
 	if k.os == "" {
 		k.os = u.os
 	}
 	if k.arch == "" {
 		k.arch = u.arch
 	}
+	return k
+}
+
+// offerOn is the offer of pv for a platform.
+func (e *Engine) offerOn(pv *estate.PackageVersion, k offerKey) (*protobufs.PackagesAvailable, []byte, string) {
+	bk := builtKey{pv: pv, offerKey: k}
 	if e.opts.BaseURL != nil {
-		k.base = e.opts.BaseURL()
+		bk.base = e.opts.BaseURL()
 	}
-	if b, ok := e.offers[k]; ok {
+	if b, ok := e.offers[bk]; ok {
 		return b.pas, b.hash, b.why
 	}
-	pas, hash, why := e.buildOffer(k.os, k.arch, pv, u.mode)
-	e.offers[k] = builtOffer{pas, hash, why}
+	pas, hash, why := e.buildOffer(k.os, k.arch, pv, k.mode)
+	e.offers[bk] = builtOffer{pas, hash, why}
 	return pas, hash, why
 }
 
 // resetCaches drops what depends on the estate.
 func (e *Engine) resetCaches() {
 	e.packages = map[pkgKey]*estate.PackageVersion{}
-	e.offers = map[offerKey]builtOffer{}
+	e.offers = map[builtKey]builtOffer{}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/pairing"
 	"github.com/myriarch/myriarch/server/registry"
@@ -43,6 +44,15 @@ type Sender interface {
 
 // Options configure an Engine.
 type Options struct {
+	// Shared: several instances share the store, and only the one that
+	// leads decides. The engine starts following — it takes the leader's
+	// records (Mirror), delivers their offers to the updaters connected
+	// here, reports their package statuses (registry SetReport) and
+	// forwards operator actions (Forward) — until Lead.
+	Shared bool
+	// Requests, when set, carries the operator actions of the admin API to
+	// the leading instance (see Ops); without it they act here.
+	Requests admin.Requests
 	// BaseURL returns the absolute base URL of the OpAMP listener, for
 	// artifact download URLs (e.g. http://127.0.0.1:4320).
 	BaseURL func() string
@@ -62,7 +72,10 @@ type Engine struct {
 	reg   *registry.Registry
 	state store.State
 
-	mu         sync.Mutex
+	mu sync.Mutex
+	// lead: this instance decides (always without Options.Shared);
+	// guarded by mu.
+	lead       bool
 	ix         *pairing.Index
 	est        *estate.Estate
 	collectors map[uuid.UUID]*collector
@@ -70,12 +83,15 @@ type Engine struct {
 	fleets     map[string]*fleet
 	// desired is the PackagesAvailable each updater should hold.
 	desired map[uuid.UUID]*protobufs.PackagesAvailable
+	// offeredTo is, when following, the collector whose offer each
+	// updater should hold (the leader's record names the updater).
+	offeredTo map[uuid.UUID]uuid.UUID
 	// acked is the all_packages_hash each updater last reported having seen.
 	acked map[uuid.UUID][]byte
 
 	versions map[string]parsedVersion
 	packages map[pkgKey]*estate.PackageVersion
-	offers   map[offerKey]builtOffer
+	offers   map[builtKey]builtOffer
 
 	// extensions add to the fleets API; linkObservers learn of pairing
 	// changes; both guarded by mu.
@@ -87,6 +103,8 @@ type Engine struct {
 	records  store.Offers
 	dirty    map[uuid.UUID]struct{}
 	flushReq chan struct{}
+
+	actions *admin.Actions
 
 	outbox   *queue
 	stop     chan struct{}
@@ -114,6 +132,12 @@ type collector struct {
 	content  []byte // content_hash of the current offer's file
 	failed   map[string]bool
 	countFl  string // the fleet whose wave counts hold it
+	// offer is whom the current offer went to and for which platform,
+	// so that the instance the updater is connected to can deliver it.
+	offer offerKey
+	to    uuid.UUID
+	// reportAt is when the last package status applied was received.
+	reportAt time.Time
 }
 
 // Progress is the last download progress reported.
@@ -148,7 +172,9 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 		updaters:   map[uuid.UUID]*updater{},
 		fleets:     map[string]*fleet{},
 		desired:    map[uuid.UUID]*protobufs.PackagesAvailable{},
+		offeredTo:  map[uuid.UUID]uuid.UUID{},
 		acked:      map[uuid.UUID][]byte{},
+		lead:       !opts.Shared,
 		outbox:     newQueue(),
 		versions:   map[string]parsedVersion{},
 		dirty:      map[uuid.UUID]struct{}{},
@@ -156,6 +182,7 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 		stop:       make(chan struct{}),
 	}
 	e.records, _ = st.(store.Offers)
+	e.actions = admin.NewActions(opts.Requests, e.Leading)
 	e.resetCaches()
 	if err := e.loadFleetStates(ctx); err != nil {
 		return nil, err
@@ -170,7 +197,16 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 		e.syncFleets()
 	}
 	e.load(reg.List("", false), stored)
-	e.reevaluateAll()
+	if e.lead {
+		e.reevaluateAll()
+	} else {
+		e.recountAll()
+		for _, c := range e.collectors {
+			if c.to != uuid.Nil {
+				e.offeredTo[c.to] = c.uid
+			}
+		}
+	}
 	dirty := e.dirtyFleets()
 	e.mu.Unlock()
 	e.saveFleets(dirty)
@@ -234,7 +270,11 @@ func (e *Engine) AgentChanged(uid uuid.UUID) {
 		return
 	}
 	work := e.absorb(a)
-	e.evaluate(work)
+	if e.lead {
+		e.evaluate(work)
+	} else if a.Kind == registry.KindUpdater {
+		e.deliverTo(a.UID, false)
+	}
 	e.mu.Unlock()
 }
 
@@ -244,7 +284,9 @@ func (e *Engine) absorb(a registry.Agent) map[uuid.UUID]struct{} {
 	pa := e.absorbFacts(a, work)
 	for _, ch := range e.ix.Update(pa) {
 		work[ch.Collector] = struct{}{}
-		e.pairingEvent(ch)
+		if e.lead {
+			e.pairingEvent(ch)
+		}
 		for _, fn := range e.linkObservers {
 			fn(ch.Collector)
 		}
@@ -313,6 +355,16 @@ func (e *Engine) SetEstate(est *estate.Estate) {
 	e.est = est
 	e.resetCaches()
 	e.syncFleets()
+	if !e.lead {
+		// The leader decides with the new estate; until its records come,
+		// this instance shows and delivers what it decided last.
+		e.recountAll()
+		for upd := range e.offeredTo {
+			e.deliverTo(upd, false)
+		}
+		e.mu.Unlock()
+		return
+	}
 	e.reevaluateAll()
 	dirty := e.dirtyFleets()
 	e.mu.Unlock()

@@ -78,6 +78,7 @@ func (e *Engine) assign(c *collector) *fleet {
 
 func (e *Engine) evalOne(c *collector) {
 	prevState, prevErr := c.state, c.err
+	prev := c.decision()
 	f := e.assign(c)
 	u := e.linkedUpdater(c)
 	state, errMsg := e.decide(c, f, u)
@@ -94,6 +95,8 @@ func (e *Engine) evalOne(c *collector) {
 	if prevState != c.state || prevErr != c.err {
 		c.updated = e.opts.Now().UTC()
 		e.transitionEvent(c, prevState)
+		e.persist(c)
+	} else if !c.decisionIs(prev) {
 		e.persist(c)
 	}
 }
@@ -156,6 +159,7 @@ func (e *Engine) decide(c *collector, f *fleet, u *updater) (string, string) {
 		return NoUpdater, "the linked updater does not accept packages"
 	}
 	c.hash, c.pkg, c.offerVer = hash, pv.Name, pv.Version
+	c.offer, c.to = e.offerKeyFor(c, u), u.uid
 	c.content = pas.Packages[pv.Name].GetFile().GetContentHash()
 	e.desired[u.uid] = pas
 	if u.online {

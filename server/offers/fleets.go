@@ -51,6 +51,25 @@ func (e *Engine) loadFleetStates(ctx context.Context) error {
 	return nil
 }
 
+// applyFleetStates sets the stored rollout states of the fleets in force;
+// a state about another target version than the fleet's is a rollout that
+// is over (a new one starts). Caller holds e.mu.
+func (e *Engine) applyFleetStates(states map[string][]byte) {
+	for k, v := range states {
+		f := e.fleets[strings.TrimPrefix(k, rolloutKey)]
+		var r rolloutState
+		if f == nil || json.Unmarshal(v, &r) != nil {
+			continue
+		}
+		if f.def.Package != "" && r.Target != f.def.TargetVersion {
+			f.rolloutState = rolloutState{Target: f.def.TargetVersion, Paused: r.Manual, Manual: r.Manual}
+			f.dirty = true
+			continue
+		}
+		f.rolloutState = r
+	}
+}
+
 func (f *fleet) groups() int {
 	if f.def.Rollout == nil {
 		return 1
@@ -93,9 +112,14 @@ func (e *Engine) syncFleets() {
 	}
 }
 
+// dirtyFleets returns the rollout states to write and marks them written;
+// only the leading instance writes them.
 func (e *Engine) dirtyFleets() map[string]*rolloutState {
 	out := map[string]*rolloutState{}
 	for name, f := range e.fleets {
+		if f.dirty && !e.lead {
+			f.dirty = false
+		}
 		if f.dirty {
 			r := f.rolloutState
 			out[name] = &r

@@ -1,9 +1,11 @@
 package offers
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -64,16 +66,24 @@ func (e *Engine) RetryFleet(name string) (int, error) {
 // everyRollout is a route acting on every rollout of a fleet: the package
 // rollout (own) and the extensions' (ext); it answers the fleet, or 404 when
 // no rollout of that name exists.
-func (e *Engine) everyRollout(own func(name string) error, ext func(x FleetExtension, name string) bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		name := r.PathValue("name")
+// With instances sharing a store, the leading one acts (op).
+func (e *Engine) everyRollout(op string, own func(name string) error, ext func(x FleetExtension, name string) bool) http.HandlerFunc {
+	e.actions.Add(op, func(_ context.Context, args []string) (string, error) {
+		name := args[0]
 		err := own(name)
 		done := err == nil
 		for _, x := range e.fleetExtensions() {
 			done = ext(x, name) || done
 		}
 		if !done {
-			admin.WriteError(w, http.StatusNotFound, err.Error())
+			return "", err
+		}
+		return "", nil
+	})
+	return func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		if _, err := e.actions.Do(r.Context(), op, name); err != nil {
+			admin.WriteActionError(w, http.StatusNotFound, err)
 			return
 		}
 		e.writeFleet(w, name)
@@ -92,16 +102,21 @@ func (f *fleet) memberSet() map[uuid.UUID]struct{} {
 // fleet-wide retry, listing filters by fleet and offer state, and the
 // offers' and pairings' parts of the summary.
 func (e *Engine) operatorRoutes(api *admin.API) {
-	api.Handle("POST /api/v1/fleets/{name}/pause", e.everyRollout(e.Pause, func(x FleetExtension, name string) bool {
+	api.Handle("POST /api/v1/fleets/{name}/pause", e.everyRollout(OpPause, e.Pause, func(x FleetExtension, name string) bool {
 		p, ok := x.(FleetPauser)
 		return ok && p.PauseFleet(name)
 	}))
+	e.actions.Add(OpRetryFleet, func(_ context.Context, args []string) (string, error) {
+		n, err := e.RetryFleet(args[0])
+		return strconv.Itoa(n), err
+	})
 	api.Handle("POST /api/v1/fleets/{name}/retry", func(w http.ResponseWriter, r *http.Request) {
-		n, err := e.RetryFleet(r.PathValue("name"))
+		out, err := e.actions.Do(r.Context(), OpRetryFleet, r.PathValue("name"))
 		if err != nil {
-			admin.WriteError(w, http.StatusNotFound, err.Error())
+			admin.WriteActionError(w, http.StatusNotFound, err)
 			return
 		}
+		n, _ := strconv.Atoi(out)
 		admin.WriteJSON(w, http.StatusOK, map[string]any{"retried": n})
 	})
 	api.AddFilter("fleet", func(v string) (func(*registry.Agent) bool, error) {

@@ -25,11 +25,26 @@ type persisted struct {
 	Version  string    `json:"version,omitempty"`
 	HashHex  string    `json:"hash,omitempty"`
 	FleetKey string    `json:"fleet,omitempty"`
+	// What the other instances sharing the store show and deliver.
+	Target   string    `json:"targetVersion,omitempty"`
+	Assign   string    `json:"assignmentError,omitempty"`
+	Wave     int       `json:"wave,omitempty"`
+	To       string    `json:"updater,omitempty"` // the updater the offer went to
+	Mode     string    `json:"mode,omitempty"`
+	OS       string    `json:"os,omitempty"`
+	Arch     string    `json:"arch,omitempty"`
+	Progress *Progress `json:"progress,omitempty"`
+	// ReportAt is when the last package status applied was received.
+	ReportAt time.Time `json:"reportAt,omitzero"`
 }
 
 func (c *collector) persisted() persisted {
 	p := persisted{State: c.state, Error: c.err, Updated: c.updated, Package: c.pkg, Version: c.offerVer,
-		HashHex: hex.EncodeToString(c.hash), FleetKey: c.fleet}
+		HashHex: hex.EncodeToString(c.hash), FleetKey: c.fleet, Target: c.target, Assign: c.assign, Wave: c.wave,
+		Mode: c.offer.mode, OS: c.offer.os, Arch: c.offer.arch, Progress: c.progress, ReportAt: c.reportAt}
+	if c.to != uuid.Nil {
+		p.To = c.to.String()
+	}
 	for h := range c.failed {
 		p.Failed = append(p.Failed, h)
 	}
@@ -37,7 +52,8 @@ func (c *collector) persisted() persisted {
 	return p
 }
 
-// restore sets what p kept.
+// restore sets what p kept. The decision's inputs (fleet, target, wave…)
+// are computed again by a leader; a follower shows them as they are.
 func (c *collector) restore(p *persisted) {
 	c.state, c.err, c.updated, c.pkg, c.offerVer = p.State, p.Error, p.Updated, p.Package, p.Version
 	c.failed = make(map[string]bool, len(p.Failed))
@@ -45,11 +61,35 @@ func (c *collector) restore(p *persisted) {
 		c.failed[h] = true
 	}
 	c.hash = unhex(p.HashHex)
+	c.fleet, c.target, c.assign, c.wave = p.FleetKey, p.Target, p.Assign, p.Wave
+	c.offer = offerKey{mode: p.Mode, os: p.OS, arch: p.Arch}
+	c.to, _ = uuid.Parse(p.To)
+	c.progress, c.reportAt = p.Progress, p.ReportAt
 }
 
-// persist queues c's record for the writer; caller holds e.mu.
+// decided is what a collector's record holds besides its state, error and
+// failed hashes (which change only with an event of their own).
+type decided struct {
+	fleet, target, assign string
+	wave                  int
+	hash                  string
+	offer                 offerKey
+	to                    uuid.UUID
+}
+
+func (c *collector) decision() decided {
+	return decided{fleet: c.fleet, target: c.target, assign: c.assign, wave: c.wave, hash: string(c.hash), offer: c.offer, to: c.to}
+}
+
+func (c *collector) decisionIs(d decided) bool {
+	return c.fleet == d.fleet && c.target == d.target && c.assign == d.assign && c.wave == d.wave &&
+		string(c.hash) == d.hash && c.offer == d.offer && c.to == d.to
+}
+
+// persist queues c's record for the writer when this instance decides;
+// caller holds e.mu.
 func (e *Engine) persist(c *collector) {
-	if e.records == nil {
+	if e.records == nil || !e.lead {
 		return
 	}
 	e.dirty[c.uid] = struct{}{}
@@ -99,7 +139,13 @@ func (e *Engine) flush() {
 	dirty := e.dirty
 	e.dirty = map[uuid.UUID]struct{}{}
 	e.mu.Unlock()
-	if err := e.records.WriteOffers(context.Background(), batch); err != nil {
+	err := e.records.WriteOffers(context.Background(), batch)
+	if errors.Is(err, store.ErrNotLeader) {
+		// The leader that took over decides again from what it finds.
+		e.log.Info("offer decisions not written: this instance no longer leads", "collectors", len(batch))
+		return
+	}
+	if err != nil {
 		e.log.Error("persisting offers failed; retrying", "collectors", len(batch), "err", err)
 		e.mu.Lock()
 		for uid := range dirty {

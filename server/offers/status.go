@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
@@ -23,7 +24,14 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 		// Status compression: agents resend statuses only when they change,
 		// so remember what each updater last acknowledged.
 		e.acked[uid] = ps.GetServerProvidedAllPackagesHash()
-		dirty = e.packageStatuses(uid, ps)
+		now := e.opts.Now().UTC()
+		e.report(uid, ps, now)
+		if e.lead {
+			dirty = e.packageStatuses(uid, ps, time.Time{})
+			if c := e.linkedCollector(uid); c != nil && now.After(c.reportAt) {
+				c.reportAt = now
+			}
+		}
 	}
 	if d := e.desired[uid]; d != nil && !bytes.Equal(e.acked[uid], d.AllPackagesHash) {
 		resp.PackagesAvailable = d
@@ -32,15 +40,28 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 	e.saveFleets(dirty)
 }
 
-// packageStatuses applies one report; caller holds e.mu.
-func (e *Engine) packageStatuses(updaterUID uuid.UUID, ps *protobufs.PackageStatuses) map[string]*rolloutState {
+// linkedCollector is the collector an updater is linked to; caller holds e.mu.
+func (e *Engine) linkedCollector(updaterUID uuid.UUID) *collector {
 	s, ok := e.ix.Updater(updaterUID)
 	if !ok || s.Collector == uuid.Nil {
 		return nil
 	}
-	c := e.collectors[s.Collector]
+	return e.collectors[s.Collector]
+}
+
+// packageStatuses applies one report; caller holds e.mu. A report another
+// instance received (at set: when) is applied once: not when its collector
+// has applied one received at or after that time.
+func (e *Engine) packageStatuses(updaterUID uuid.UUID, ps *protobufs.PackageStatuses, at time.Time) map[string]*rolloutState {
+	c := e.linkedCollector(updaterUID)
 	if c == nil || c.pkg == "" {
 		return nil
+	}
+	if !at.IsZero() {
+		if !at.After(c.reportAt) {
+			return nil
+		}
+		c.reportAt = at
 	}
 	st := ps.Packages[c.pkg]
 	if st == nil || len(c.hash) == 0 || !c.isCurrent(st) {
@@ -52,7 +73,7 @@ func (e *Engine) packageStatuses(updaterUID uuid.UUID, ps *protobufs.PackageStat
 		// different connections) must not move the offer backwards.
 		return nil
 	}
-	prev, prevErr := c.state, c.err
+	prev, prevErr, prevProgress := c.state, c.err, c.progress
 	switch st.Status {
 	case protobufs.PackageStatusEnum_PackageStatusEnum_Downloading:
 		c.state, c.err = Downloading, ""
@@ -78,6 +99,9 @@ func (e *Engine) packageStatuses(updaterUID uuid.UUID, ps *protobufs.PackageStat
 		delete(e.desired, updaterUID)
 	}
 	if prev == c.state && prevErr == c.err {
+		if c.progress != prevProgress {
+			e.persist(c)
+		}
 		return nil
 	}
 	c.updated = e.opts.Now().UTC()

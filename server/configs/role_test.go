@@ -1,0 +1,117 @@
+package configs
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/protobufs"
+)
+
+// startFollowing starts h's engine as an instance that does not lead.
+func (h *harness) startFollowing() {
+	h.t.Helper()
+	h.clk.add(time.Minute)
+	e, err := New(context.Background(), h.reg, h.db, h.snd, slog.New(slog.DiscardHandler),
+		Options{Now: h.clk.now, Estate: h.estate(), FlushEvery: time.Hour, Shared: true})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.e = e
+	h.t.Cleanup(h.stop)
+}
+
+// share hands what the leader wrote to the follower, as the store and its
+// notifications do between instances.
+func share(t *testing.T, leader, follower *harness) {
+	t.Helper()
+	leader.e.Flush()
+	assignments, bodies, err := leader.db.LoadConfigs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missing := follower.e.Merge(assignments); len(missing) > 0 {
+		follower.e.AddBodies(bodies)
+	}
+}
+
+// report hands what the follower's agents reported to the leader.
+func report(t *testing.T, follower, leader *harness) {
+	t.Helper()
+	if err := follower.reg.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	reps, err := follower.db.LoadReports(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader.e.ApplyReports(reps)
+}
+
+// An instance that does not lead renders nothing and writes no decision:
+// it sends the leader's desired configuration to the collector connected
+// to it, never sends again one the collector reported FAILED (before and
+// after the leader records it failed), and reports what the collector said
+// for the leader, which counts the failure once; an operator's retry on
+// the leader lets the follower send it again.
+func TestFollowerSendsTheLeadersConfigAndReportsBack(t *testing.T) {
+	leader, follower := newHarness(t), newHarness(t)
+	leader.start()
+	follower.startFollowing()
+	col := uuid.New()
+	attrs := []string{"site.type=edge", "site.id=par-01", "wave=1"}
+	leader.connect(col, attrs...) // as the leader learns it from the store
+	if resp := follower.connect(col, attrs...); resp.GetRemoteConfig() != nil {
+		t.Fatal("a follower sent a configuration it decided itself")
+	}
+	desired := leader.rec(col).desired
+	if desired == "" {
+		t.Fatal("the leader assigned nothing")
+	}
+	share(t, leader, follower)
+	if got := follower.snd.waitSent(t, col, desired); got != desired {
+		t.Fatalf("the follower sent %q, want the leader's %q", got, desired)
+	}
+	sent := follower.snd.n.Load()
+	if resp := follower.status(col, desired, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_FAILED, "unknown type"); resp.GetRemoteConfig() != nil {
+		t.Fatal("the follower answered a FAILED status with the failed configuration")
+	}
+	report(t, follower, leader)
+	if r := leader.rec(col); !r.isFailed(desired) || r.syncState() != SyncFailed {
+		t.Fatalf("the leader did not apply the failure: failed %v, sync %s", r.failed, r.syncState())
+	}
+	report(t, follower, leader) // read again (a takeover reads every report)
+	leader.e.mu.Lock()
+	failures := leader.e.fleets["edge"].Failures
+	leader.e.mu.Unlock()
+	if failures != 1 {
+		t.Fatalf("the fleet counts %d failures, want 1", failures)
+	}
+	share(t, leader, follower)
+	follower.message(col, &protobufs.AgentToServer{}, false)
+	time.Sleep(50 * time.Millisecond)
+	if n := follower.snd.n.Load(); n != sent {
+		t.Fatalf("the follower sent the failed configuration again (%d sends, want %d)", n, sent)
+	}
+	if rows := follower.db.rows.Load(); rows != 0 {
+		t.Fatalf("a follower wrote %d assignment rows", rows)
+	}
+	if err := leader.e.Retry(col); err != nil {
+		t.Fatal(err)
+	}
+	share(t, leader, follower)
+	waitSends(t, follower.snd, sent+1)
+}
+
+func waitSends(t *testing.T, s *sender, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.n.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sends, want %d", s.n.Load(), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,234 @@
+package offers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/protobufs"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// With several instances on one store (Options.Shared) the leading
+// instance decides: fleet assignment, wave gates, failure counts and
+// pauses, the offer each collector's updater gets. The others take its
+// records (Mirror) to show them and to deliver those offers to the
+// updaters connected to them, and report those updaters' package statuses
+// for it (ReportFeature).
+
+// ReportFeature names the package statuses an updater reports, as the
+// store keeps them (store.Report.Feature).
+const ReportFeature = "packages"
+
+// Ops are the operator actions the leading instance performs, with their
+// arguments (see Options.Requests).
+const (
+	OpRetry      = "offers.retry"      // collector UID
+	OpRetryFleet = "offers.retryFleet" // fleet name; result: how many
+	OpPause      = "fleets.pause"      // fleet name: every rollout of it
+	OpResume     = "fleets.resume"     // fleet name: every rollout of it
+)
+
+// Leading reports whether this instance decides.
+func (e *Engine) Leading() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lead
+}
+
+// Lead makes this instance decide, from the records and rollout states the
+// store holds (the last leader's): every collector is evaluated again.
+// Offers in flight keep their hash, so none is made twice.
+func (e *Engine) Lead(ctx context.Context) error {
+	stored, err := e.loadRecords(ctx)
+	if err != nil {
+		return err
+	}
+	states, err := e.state.ListState(ctx, rolloutKey)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.applyFleetStates(states)
+	for uid, data := range stored {
+		c := e.collectors[uid]
+		if c == nil {
+			continue
+		}
+		var p persisted
+		if json.Unmarshal(data, &p) == nil {
+			c.restore(&p)
+		}
+	}
+	e.lead = true
+	clear(e.offeredTo)
+	clear(e.desired)
+	for _, c := range e.collectors {
+		c.countFl = ""
+	}
+	e.reevaluateAll()
+	dirty := e.dirtyFleets()
+	e.mu.Unlock()
+	e.saveFleets(dirty)
+	e.flush()
+	return nil
+}
+
+// Follow makes this instance stop deciding: what it decided and has not
+// written is dropped (the next leader decides again from the store).
+func (e *Engine) Follow() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.lead {
+		return
+	}
+	e.lead = false
+	clear(e.dirty)
+	clear(e.offeredTo)
+	for _, c := range e.collectors {
+		if c.to != uuid.Nil {
+			e.offeredTo[c.to] = c.uid
+		}
+	}
+}
+
+// Mirror takes the leader's records of collectors: shown as they are, and
+// their offers delivered to the updaters connected here (sent at once when
+// newly made). Ignored while this instance leads.
+func (e *Engine) Mirror(records map[[16]byte][]byte) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.lead {
+		return
+	}
+	for uid, data := range records {
+		var p persisted
+		if err := json.Unmarshal(data, &p); err != nil {
+			e.log.Warn("the leader's offer record is unreadable", "collector", uuid.UUID(uid), "err", err)
+			continue
+		}
+		c := e.collectorRec(uid)
+		prevTo, prevState, prevHash := c.to, c.state, c.hash
+		c.restore(&p)
+		e.count(c)
+		if prevTo != c.to && prevTo != uuid.Nil && e.offeredTo[prevTo] == c.uid {
+			delete(e.offeredTo, prevTo)
+			e.deliverTo(prevTo, false)
+		}
+		if c.to == uuid.Nil {
+			continue
+		}
+		e.offeredTo[c.to] = c.uid
+		fresh := c.state == Offered && (prevState != Offered || !bytes.Equal(prevHash, c.hash) || prevTo != c.to)
+		e.deliverTo(c.to, fresh)
+	}
+}
+
+// deliverTo sets the package set an updater connected here should hold
+// from the leader's record of the collector offered to it, pushing it when
+// send. A record whose offer this instance builds differently (another
+// estate) is not delivered. Caller holds e.mu; following only.
+func (e *Engine) deliverTo(upd uuid.UUID, send bool) {
+	delete(e.desired, upd)
+	c := e.collectors[e.offeredTo[upd]]
+	if c == nil || c.to != upd || e.est == nil {
+		return
+	}
+	switch c.state {
+	case Offered, Downloading, Installing, Installed:
+	default:
+		return
+	}
+	pv := e.catalog(c.pkg, c.offerVer)
+	if pv == nil {
+		return
+	}
+	pas, hash, _ := e.offerOn(pv, c.offer)
+	if pas == nil || !bytes.Equal(hash, c.hash) {
+		e.log.Warn("the leader's offer differs from this instance's estate; not delivered", "collector", c.uid, "updater", upd,
+			"package", c.pkg, "version", c.offerVer)
+		return
+	}
+	e.desired[upd] = pas
+	if send {
+		if a, ok := e.reg.Peek(upd); ok && a.Connected {
+			e.outbox.push(upd, pas)
+		}
+	}
+}
+
+// recountAll puts every collector in its fleet's wave counts as it is
+// (following: the leader decided the states). Caller holds e.mu.
+func (e *Engine) recountAll() {
+	for _, c := range e.collectors {
+		c.countFl = ""
+		e.count(c)
+	}
+}
+
+// ApplyReports applies updaters' package statuses that other instances
+// received (leading only); each is applied once, a report not newer than
+// the last applied for its collector being left out.
+func (e *Engine) ApplyReports(reps []store.Report) {
+	var dirty map[string]*rolloutState
+	e.mu.Lock()
+	if !e.lead {
+		e.mu.Unlock()
+		return
+	}
+	for _, r := range reps {
+		if r.Feature != ReportFeature {
+			continue
+		}
+		var ps protobufs.PackageStatuses
+		if err := proto.Unmarshal(r.Data, &ps); err != nil {
+			e.log.Warn("unreadable package statuses reported", "updater", uuid.UUID(r.UID), "err", err)
+			continue
+		}
+		if _, isUpdater := e.updaters[r.UID]; isUpdater {
+			for name, f := range e.packageStatuses(r.UID, &ps, r.At) {
+				if dirty == nil {
+					dirty = map[string]*rolloutState{}
+				}
+				dirty[name] = f
+			}
+		}
+	}
+	e.mu.Unlock()
+	e.saveFleets(dirty)
+}
+
+// ReloadState reads the fleets' rollout states the leader wrote (following
+// only: a leader writes them).
+func (e *Engine) ReloadState(ctx context.Context) error {
+	states, err := e.state.ListState(ctx, rolloutKey)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.lead {
+		e.applyFleetStates(states)
+	}
+	return nil
+}
+
+// Flush writes the records decided so far now.
+func (e *Engine) Flush() { e.flush() }
+
+// report queues an updater's package statuses for the leader. Caller
+// holds e.mu.
+func (e *Engine) report(uid uuid.UUID, ps *protobufs.PackageStatuses, at time.Time) {
+	if !e.opts.Shared {
+		return
+	}
+	data, err := proto.Marshal(ps)
+	if err != nil {
+		return
+	}
+	e.reg.SetReport(uid, ReportFeature, at, data)
+}
