@@ -18,6 +18,8 @@ import (
 	"github.com/myriarch/myriarch/server"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/cluster"
+	"github.com/myriarch/myriarch/server/configs"
+	"github.com/myriarch/myriarch/server/store/postgres"
 )
 
 // sharing is n instances on one private PostgreSQL with one estate (each
@@ -293,4 +295,53 @@ func TestClosedConnectionOfflineEverywhere(t *testing.T) {
 	}
 	b.startCollectorWithUID(tok.Token, "h1", "0.149.0", uid)
 	a.waitAgent(uid, "online on A once back through B", func(x admin.Agent) bool { return x.Online })
+}
+
+// Only the leader collects configuration bodies: an instance that does not
+// lead and reloads another estate (a Blueprint changed there first) renders
+// nothing and deletes nothing, so every hash the leader's records name
+// keeps its body in the store, and its collectors keep their configuration.
+func TestOnlyTheLeaderCollectsBodies(t *testing.T) {
+	pg := testenv.StartCluster(t)
+	estA, estB := newEstate(t), newEstate(t)
+	for _, est := range []*testEstate{estA, estB} {
+		est.mkdir("teams/data-flow/blueprints")
+		est.write("teams/data-flow/blueprints/gw.yaml", configBlueprint)
+		est.write("fleets/edge.yaml", "name: edge\nselector: {site.type: edge}\nconfig:\n  blueprint: data-flow/gw\n")
+	}
+	start := func(dir string) *testServer {
+		return startServer(t, func(o *server.Options) {
+			o.Store, o.Estate, o.EstatePoll, o.Heartbeat = pg.DSN("postgres"), dir, 50*time.Millisecond, time.Second
+		})
+	}
+	a := start(estA.dir)
+	waitFor(t, "A to lead", func() bool { return clusterStatus(t, a).Leading })
+	b := start(estB.dir)
+	tok := a.createToken("edge", nil)
+	waitFor(t, "the token on B", func() bool { return b.Tokens().TokenName(tok.ID) != "" })
+	col := b.startConfigCollector(tok.Token, "edge-007")
+	good := deref(assignmentOf(t, a.waitAgent(col.uid, "in sync", syncState(configs.SyncInSync))).Assigned)
+
+	estB.write("teams/data-flow/blueprints/gw.yaml", strings.Replace(configBlueprint, "${site.id}.json", "${site.id}-v2.json", 1))
+	waitFor(t, "B to run its new estate", func() bool { return clusterStatus(t, b).EstateMismatch })
+	b.Registry().Flush()
+	time.Sleep(500 * time.Millisecond) // what B would have written is written
+	db, err := postgres.Open(t.Context(), pg.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, bodies, err := db.LoadConfigs(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := bodies[good]; !ok {
+		t.Fatal("the body the leader's record names was deleted")
+	}
+	for _, ts := range []*testServer{a, b} {
+		as := assignmentOf(t, ts.mustAgent(col.uid))
+		if deref(as.Assigned) != good || deref(as.Desired) != good || as.SyncState != configs.SyncInSync {
+			t.Fatalf("assignment on %s after the follower's reload: %+v", ts.OpAMPAddr(), as)
+		}
+	}
 }
