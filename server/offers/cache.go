@@ -16,7 +16,7 @@ type parsedVersion struct {
 	err error
 }
 
-func (e *Engine) version(s string) (*goversion.Version, error) {
+func (e *Engine) versionLocked(s string) (*goversion.Version, error) {
 	if p, ok := e.versions[s]; ok {
 		return p.v, p.err
 	}
@@ -30,7 +30,7 @@ func (e *Engine) version(s string) (*goversion.Version, error) {
 
 type pkgKey struct{ name, version string }
 
-func (e *Engine) catalog(name, version string) *estate.PackageVersion {
+func (e *Engine) catalogLocked(name, version string) *estate.PackageVersion {
 	k := pkgKey{name, version}
 	if pv, ok := e.packages[k]; ok {
 		return pv
@@ -52,7 +52,7 @@ type builtOffer struct {
 	why  string
 }
 
-func (e *Engine) offerFor(c *collector, pv *estate.PackageVersion, u *updater) (*protobufs.PackagesAvailable, []byte, string) {
+func (e *Engine) offerForLocked(c *collector, pv *estate.PackageVersion, u *updater) (*protobufs.PackagesAvailable, []byte, string) {
 	k := offerKey{pv: pv, mode: u.mode, os: c.view["os.type"], arch: c.view["host.arch"]}
 	if k.os == "" {
 		k.os = u.os
@@ -71,8 +71,8 @@ func (e *Engine) offerFor(c *collector, pv *estate.PackageVersion, u *updater) (
 	return pas, hash, why
 }
 
-// resetCaches drops what depends on the estate.
-func (e *Engine) resetCaches() {
+// resetCachesLocked drops what depends on the estate.
+func (e *Engine) resetCachesLocked() {
 	e.packages = map[pkgKey]*estate.PackageVersion{}
 	e.offers = map[offerKey]builtOffer{}
 }

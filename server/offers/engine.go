@@ -62,32 +62,35 @@ type Engine struct {
 	reg   *registry.Registry
 	state store.State
 
+	// mu guards the fields marked so; helpers that need it held end in
+	// Locked. New fills them before the engine is shared, without it.
+	// Lock order: mu, then the registry's lock (persistLocked, events).
 	mu         sync.Mutex
-	ix         *pairing.Index
-	est        *estate.Estate
-	collectors map[uuid.UUID]*collector
-	updaters   map[uuid.UUID]*updater
-	fleets     map[string]*fleet
+	ix         *pairing.Index           // guarded by mu
+	est        *estate.Estate           // guarded by mu
+	collectors map[uuid.UUID]*collector // guarded by mu
+	updaters   map[uuid.UUID]*updater   // guarded by mu
+	fleets     map[string]*fleet        // guarded by mu
 	// desired is the PackagesAvailable each updater should hold.
-	desired map[uuid.UUID]*protobufs.PackagesAvailable
+	desired map[uuid.UUID]*protobufs.PackagesAvailable // guarded by mu
 	// acked is the all_packages_hash each updater last reported having seen.
-	acked map[uuid.UUID][]byte
+	acked map[uuid.UUID][]byte // guarded by mu
 
-	versions map[string]parsedVersion
-	packages map[pkgKey]*estate.PackageVersion
-	offers   map[offerKey]builtOffer
+	versions map[string]parsedVersion          // guarded by mu
+	packages map[pkgKey]*estate.PackageVersion // guarded by mu
+	offers   map[offerKey]builtOffer           // guarded by mu
 
 	// extensions add to the fleets API; linkObservers learn of pairing
-	// changes; both guarded by mu.
-	extensions    []FleetExtension
-	linkObservers []func(collector uuid.UUID)
+	// changes.
+	extensions    []FleetExtension            // guarded by mu
+	linkObservers []func(collector uuid.UUID) // guarded by mu
 
 	outbox   *queue
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 }
 
-// collector is the engine's record of one collector.
+// collector is the engine's record of one collector; guarded by Engine.mu.
 type collector struct {
 	uid      uuid.UUID
 	view     map[string]string
@@ -115,6 +118,7 @@ type Progress struct {
 	BytesPerSec float64 `json:"bytesPerSecond"`
 }
 
+// updater is the engine's record of one updater; guarded by Engine.mu.
 type updater struct {
 	uid     uuid.UUID
 	online  bool
@@ -155,18 +159,18 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 		outbox:     newQueue(),
 		versions:   map[string]parsedVersion{},
 	}
-	e.resetCaches()
+	e.resetCachesLocked()
 	if err := e.loadFleetStates(ctx); err != nil {
 		return nil, err
 	}
 	e.mu.Lock()
 	if opts.Estate != nil {
 		e.est = opts.Estate
-		e.syncFleets()
+		e.syncFleetsLocked()
 	}
-	e.load(reg.List("", false))
-	e.reevaluateAll()
-	dirty := e.dirtyFleets()
+	e.loadLocked(reg.List("", false))
+	e.reevaluateAllLocked()
+	dirty := e.dirtyFleetsLocked()
 	e.mu.Unlock()
 	e.saveFleets(dirty)
 	for range opts.Senders {
@@ -196,7 +200,7 @@ func (e *Engine) sender(s Sender) {
 	}
 }
 
-func (e *Engine) collectorRec(uid uuid.UUID) *collector {
+func (e *Engine) collectorRecLocked(uid uuid.UUID) *collector {
 	c := e.collectors[uid]
 	if c == nil {
 		c = &collector{uid: uid, failed: map[string]bool{}}
@@ -223,18 +227,18 @@ func (e *Engine) AgentChanged(uid uuid.UUID) {
 		e.mu.Unlock()
 		return
 	}
-	work := e.absorb(a)
-	e.evaluate(work)
+	work := e.absorbLocked(a)
+	e.evaluateLocked(work)
 	e.mu.Unlock()
 }
 
-// absorb records an agent's facts and returns the collectors to re-evaluate.
-func (e *Engine) absorb(a registry.Agent) map[uuid.UUID]struct{} {
+// absorbLocked records an agent's facts and returns the collectors to re-evaluate.
+func (e *Engine) absorbLocked(a registry.Agent) map[uuid.UUID]struct{} {
 	work := map[uuid.UUID]struct{}{}
-	pa := e.absorbFacts(a, work)
+	pa := e.absorbFactsLocked(a, work)
 	for _, ch := range e.ix.Update(pa) {
 		work[ch.Collector] = struct{}{}
-		e.pairingEvent(ch)
+		e.pairingEventLocked(ch)
 		for _, fn := range e.linkObservers {
 			fn(ch.Collector)
 		}
@@ -242,14 +246,14 @@ func (e *Engine) absorb(a registry.Agent) map[uuid.UUID]struct{} {
 	return work
 }
 
-// absorbFacts records an agent's facts in the engine's own records and
+// absorbFactsLocked records an agent's facts in the engine's own records and
 // returns what pairing needs to know. It adds to work the collectors to
 // re-evaluate whatever pairing then says.
-func (e *Engine) absorbFacts(a registry.Agent, work map[uuid.UUID]struct{}) pairing.Agent {
+func (e *Engine) absorbFactsLocked(a registry.Agent, work map[uuid.UUID]struct{}) pairing.Agent {
 	f := factsOf(a)
 	switch a.Kind {
 	case registry.KindCollector:
-		c := e.collectorRec(a.UID)
+		c := e.collectorRecLocked(a.UID)
 		c.view, c.version, c.online = a.Attributes, f.version, a.Online
 		work[a.UID] = struct{}{}
 	case registry.KindUpdater:
@@ -262,7 +266,7 @@ func (e *Engine) absorbFacts(a registry.Agent, work map[uuid.UUID]struct{}) pair
 		}
 	default:
 		if c, ok := e.collectors[a.UID]; ok {
-			e.uncount(c)
+			e.uncountLocked(c)
 			delete(e.collectors, a.UID)
 		}
 		delete(e.updaters, a.UID)
@@ -271,7 +275,7 @@ func (e *Engine) absorbFacts(a registry.Agent, work map[uuid.UUID]struct{}) pair
 	return f.pairing
 }
 
-func (e *Engine) pairingEvent(ch pairing.Change) {
+func (e *Engine) pairingEventLocked(ch pairing.Change) {
 	switch {
 	case ch.New.State == pairing.Ambiguous && ch.Old.State != pairing.Ambiguous:
 		e.reg.AddEvent(ch.Collector, "pairing_ambiguous", "more than one online updater claims this collector: "+uidList(ch.New.Claimants)+"; offers are held")
@@ -301,18 +305,18 @@ func uidList(u []uuid.UUID) string {
 func (e *Engine) SetEstate(est *estate.Estate) {
 	e.mu.Lock()
 	e.est = est
-	e.resetCaches()
-	e.syncFleets()
-	e.reevaluateAll()
-	dirty := e.dirtyFleets()
+	e.resetCachesLocked()
+	e.syncFleetsLocked()
+	e.reevaluateAllLocked()
+	dirty := e.dirtyFleetsLocked()
 	e.mu.Unlock()
 	e.saveFleets(dirty)
 }
 
-func (e *Engine) reevaluateAll() {
+func (e *Engine) reevaluateAllLocked() {
 	work := make(map[uuid.UUID]struct{}, len(e.collectors))
 	for uid := range e.collectors {
 		work[uid] = struct{}{}
 	}
-	e.evaluate(work)
+	e.evaluateLocked(work)
 }

@@ -11,7 +11,8 @@ import (
 	"github.com/myriarch/myriarch/server/store"
 )
 
-// fleet is a fleet definition with its rollout progress.
+// fleet is a fleet definition with its rollout progress; guarded by
+// Engine.mu (its methods need the lock held).
 type fleet struct {
 	def estate.Fleet
 	// waves counts members by offer state; the last wave holds agents
@@ -35,6 +36,8 @@ type rolloutState struct {
 
 const rolloutKey = "rollout/"
 
+// loadFleetStates reads the persisted rollouts; called by New before the
+// engine is shared, so without the lock.
 func (e *Engine) loadFleetStates(ctx context.Context) error {
 	m, err := e.state.ListState(ctx, rolloutKey)
 	if err != nil {
@@ -58,8 +61,8 @@ func (f *fleet) groups() int {
 	return len(f.def.Rollout.Waves) + 1
 }
 
-// syncFleets reconciles fleet records with the estate; caller holds e.mu.
-func (e *Engine) syncFleets() {
+// syncFleetsLocked reconciles fleet records with the estate; caller holds e.mu.
+func (e *Engine) syncFleetsLocked() {
 	seen := map[string]bool{}
 	if e.est != nil {
 		for _, def := range e.est.Fleets {
@@ -93,7 +96,7 @@ func (e *Engine) syncFleets() {
 	}
 }
 
-func (e *Engine) dirtyFleets() map[string]*rolloutState {
+func (e *Engine) dirtyFleetsLocked() map[string]*rolloutState {
 	out := map[string]*rolloutState{}
 	for name, f := range e.fleets {
 		if f.dirty {
@@ -119,22 +122,22 @@ func (e *Engine) saveFleets(dirty map[string]*rolloutState) {
 // back later waves.
 func offerDone(state string) bool { return state == UpToDate || state == Failed }
 
-// count puts a collector's state in its fleet's wave counts, leaving the
+// countLocked puts a collector's state in its fleet's wave counts, leaving the
 // fleet it was counted in before.
-func (e *Engine) count(c *collector) {
+func (e *Engine) countLocked(c *collector) {
 	f := e.fleets[c.fleet]
 	if f == nil || c.state == "" {
-		e.uncount(c)
+		e.uncountLocked(c)
 		return
 	}
 	if c.countFl != c.fleet {
-		e.uncount(c)
+		e.uncountLocked(c)
 	}
 	f.waves.Set(c.uid, c.wave, c.state)
 	c.countFl = c.fleet
 }
 
-func (e *Engine) uncount(c *collector) {
+func (e *Engine) uncountLocked(c *collector) {
 	if f := e.fleets[c.countFl]; f != nil {
 		f.waves.Remove(c.uid)
 	}

@@ -23,7 +23,7 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 		// Status compression: agents resend statuses only when they change,
 		// so remember what each updater last acknowledged.
 		e.acked[uid] = ps.GetServerProvidedAllPackagesHash()
-		dirty = e.packageStatuses(uid, ps)
+		dirty = e.packageStatusesLocked(uid, ps)
 	}
 	if d := e.desired[uid]; d != nil && !bytes.Equal(e.acked[uid], d.AllPackagesHash) {
 		resp.PackagesAvailable = d
@@ -32,8 +32,8 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 	e.saveFleets(dirty)
 }
 
-// packageStatuses applies one report; caller holds e.mu.
-func (e *Engine) packageStatuses(updaterUID uuid.UUID, ps *protobufs.PackageStatuses) map[string]*rolloutState {
+// packageStatusesLocked applies one report; caller holds e.mu.
+func (e *Engine) packageStatusesLocked(updaterUID uuid.UUID, ps *protobufs.PackageStatuses) map[string]*rolloutState {
 	s, ok := e.ix.Updater(updaterUID)
 	if !ok || s.Collector == uuid.Nil {
 		return nil
@@ -81,14 +81,14 @@ func (e *Engine) packageStatuses(updaterUID uuid.UUID, ps *protobufs.PackageStat
 		return nil
 	}
 	c.updated = e.opts.Now().UTC()
-	e.transitionEvent(c, prev)
-	e.persist(c)
+	e.transitionEventLocked(c, prev)
+	e.persistLocked(c)
 	f := e.fleets[c.fleet]
 	var before int
 	if f != nil {
 		before = f.waves.FirstClosed()
 	}
-	e.count(c)
+	e.countLocked(c)
 	work := map[uuid.UUID]struct{}{}
 	if f != nil && c.state == Failed && prev != Failed {
 		f.Failures++
@@ -106,8 +106,8 @@ func (e *Engine) packageStatuses(updaterUID uuid.UUID, ps *protobufs.PackageStat
 			work[m] = struct{}{}
 		}
 	}
-	e.evaluate(work)
-	return e.dirtyFleets()
+	e.evaluateLocked(work)
+	return e.dirtyFleetsLocked()
 }
 
 // Retry clears a collector's failed hashes so its offer is made again.
@@ -123,8 +123,8 @@ func (e *Engine) Retry(uid uuid.UUID) error {
 		c.err = ""
 	}
 	e.reg.AddEvent(uid, "offer_retry", "failed offers cleared by an operator")
-	e.persist(c)
-	e.evaluate(map[uuid.UUID]struct{}{uid: {}})
+	e.persistLocked(c)
+	e.evaluateLocked(map[uuid.UUID]struct{}{uid: {}})
 	e.mu.Unlock()
 	return nil
 }
@@ -144,8 +144,8 @@ func (e *Engine) Resume(name string) error {
 	for m := range f.waves.Members() {
 		work[m] = struct{}{}
 	}
-	e.evaluate(work)
-	dirty := e.dirtyFleets()
+	e.evaluateLocked(work)
+	dirty := e.dirtyFleetsLocked()
 	e.mu.Unlock()
 	e.saveFleets(dirty)
 	return nil
