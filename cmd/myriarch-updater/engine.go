@@ -8,9 +8,9 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/agent/config"
-	"github.com/myriarch/myriarch/agent/container"
 	"github.com/myriarch/myriarch/agent/download"
-	"github.com/myriarch/myriarch/agent/install"
+	install "github.com/myriarch/myriarch/agent/install/binary"
+	"github.com/myriarch/myriarch/agent/install/container"
 	"github.com/myriarch/myriarch/agent/supervisor"
 	"github.com/myriarch/myriarch/agent/updater"
 	"github.com/myriarch/myriarch/internal/buildinfo"

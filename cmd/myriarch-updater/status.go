@@ -17,9 +17,9 @@ import (
 
 	"github.com/myriarch/myriarch/agent/config"
 	"github.com/myriarch/myriarch/agent/identity"
+	"github.com/myriarch/myriarch/agent/install/selfupdate"
 	"github.com/myriarch/myriarch/agent/journal"
 	"github.com/myriarch/myriarch/agent/pkgstatus"
-	"github.com/myriarch/myriarch/agent/selfupdate"
 	"github.com/myriarch/myriarch/agent/service"
 	"github.com/myriarch/myriarch/agent/statefile"
 	"github.com/myriarch/myriarch/agent/supervisorstate"

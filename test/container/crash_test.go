@@ -14,7 +14,7 @@ import (
 
 	"github.com/open-telemetry/opamp-go/protobufs"
 
-	ctr "github.com/myriarch/myriarch/agent/container"
+	ctr "github.com/myriarch/myriarch/agent/install/container"
 	"github.com/myriarch/myriarch/internal/testenv"
 )
 

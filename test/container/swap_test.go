@@ -26,7 +26,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
-	ctr "github.com/myriarch/myriarch/agent/container"
+	ctr "github.com/myriarch/myriarch/agent/install/container"
 	"github.com/myriarch/myriarch/internal/testenv"
 )
 

@@ -1,6 +1,6 @@
 //go:build linux
 
-package install
+package binary
 
 import (
 	"context"

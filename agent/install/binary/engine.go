@@ -1,4 +1,4 @@
-package install
+package binary
 
 import (
 	"context"
@@ -16,9 +16,9 @@ import (
 
 	"github.com/myriarch/myriarch/agent/admission"
 	"github.com/myriarch/myriarch/agent/download"
+	"github.com/myriarch/myriarch/agent/install/selfupdate"
 	"github.com/myriarch/myriarch/agent/journal"
 	"github.com/myriarch/myriarch/agent/pkgstatus"
-	"github.com/myriarch/myriarch/agent/selfupdate"
 	"github.com/myriarch/myriarch/agent/verify"
 )
 

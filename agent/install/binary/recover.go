@@ -1,4 +1,4 @@
-package install
+package binary
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/agent/install/selfupdate"
 	"github.com/myriarch/myriarch/agent/journal"
-	"github.com/myriarch/myriarch/agent/selfupdate"
 )
 
 // phase groups journal steps by what recovery must do.

@@ -1,4 +1,4 @@
-package install
+package binary
 
 import "syscall"
 

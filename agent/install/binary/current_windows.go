@@ -1,4 +1,4 @@
-package install
+package binary
 
 // Windows: creating symbolic links needs SeCreateSymbolicLinkPrivilege
 // (administrator or developer mode), which a service account often lacks.

@@ -51,4 +51,4 @@
 // service manager (systemd Restart=on-failure/always, Windows service
 // recovery) starts the new binary; at that start Recover confirms the
 // self-update or restores the old binary (and requests a restart again).
-package install
+package binary
