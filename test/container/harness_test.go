@@ -40,8 +40,8 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
-	ctr "github.com/myriarch/myriarch/agent/install/container"
 	"github.com/myriarch/myriarch/agent/download"
+	ctr "github.com/myriarch/myriarch/agent/install/container"
 	"github.com/myriarch/myriarch/agent/supervisorstate"
 )
 

@@ -10,20 +10,18 @@ import (
 	"strconv"
 	"strings"
 
-	"aead.dev/minisign"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/agent/install/installtest"
 	"github.com/open-telemetry/opamp-go/protobufs"
-	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // waitNewChild polls (1 ms) until the supervisor's child runs exe.
@@ -44,10 +42,11 @@ func (e *env) waitNewChild(exe string, timeout time.Duration) time.Time {
 // so the difference is the downtime the swap adds.
 func BenchmarkSwapDowntime(b *testing.B) {
 	e := newEnv(b)
-	eng, rec := e.engine(nil)
 	var mu sync.Mutex
 	marks := map[string]time.Time{}
-	eng.onStep = func(s string) { mu.Lock(); marks[s] = time.Now(); mu.Unlock() }
+	eng, rec := e.engine(func(s *engineSetup) {
+		s.install.Observe = func(s string) { mu.Lock(); marks[s] = time.Now(); mu.Unlock() }
+	})
 	var swap, restart, switchDur time.Duration
 	for i := 0; i < b.N; i++ {
 		// Baseline: restart without a swap.
@@ -74,9 +73,9 @@ func BenchmarkSwapDowntime(b *testing.B) {
 			}
 			running <- e.waitNewChild(newExe, 20*time.Second)
 		}()
-		eng.Offer(context.Background(), e.signedOffer(ver, "/v"+ver, art))
+		offer(eng, rec, e.signedOffer(ver, "/v"+ver, art))
 		up := <-running
-		rec.wait(b, pkg, 30*time.Second, func(s *protobufs.PackageStatus) bool { return terminal(s) && s.ServerOfferedVersion == ver })
+		rec.Wait(b, pkg, 30*time.Second, func(s *protobufs.PackageStatus) bool { return terminal(s) && s.ServerOfferedVersion == ver })
 		mu.Lock()
 		swap += up.Sub(marks[cpActivating])
 		switchDur += marks[cpSwitchRecorded].Sub(marks[cpSupervisorStopped])
@@ -114,44 +113,42 @@ func e2eRSS(b *testing.B, mb int) int64 {
 	// A working fake collector padded to mb MB (ELF ignores trailing data),
 	// written to disk and served from there: the test process itself never
 	// holds the artifact.
+	bin, err := installtest.FakeCollector()
+	if err != nil {
+		b.Fatal(err)
+	}
 	path := filepath.Join(b.TempDir(), "art")
 	f, _ := os.Create(path)
 	h := sha256.New()
-	sig := minisign.NewReader(io.TeeReader(io.MultiReader(bytes.NewReader(fakeCollectorBin),
-		io.LimitReader(rand.NewChaCha8([32]byte{byte(mb)}), int64(mb)<<20),
-		strings.NewReader("\nFAKECOL:0.149.0:ok\n")), h))
-	if _, err := io.Copy(f, sig); err != nil {
+	body := io.MultiReader(bytes.NewReader(bin), io.LimitReader(rand.NewChaCha8([32]byte{byte(mb)}), int64(mb)<<20),
+		strings.NewReader("\nFAKECOL:0.149.0:ok\n"))
+	if _, err := io.Copy(io.MultiWriter(f, h), body); err != nil {
 		b.Fatal(err)
 	}
 	f.Close()
 	sum := h.Sum(nil)
-	url := e.handle("/big", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, path) })
+	sig, err := e.srv.SignFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	url := e.srv.Handle("/big", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, path) })
 	o := &protobufs.PackagesAvailable{AllPackagesHash: []byte("x"), Packages: map[string]*protobufs.PackageAvailable{pkg: {
 		Type: protobufs.PackageType_PackageType_Addon, Version: "0.149.0", Hash: sum,
-		File: &protobufs.DownloadableFile{DownloadUrl: url, ContentHash: sum, Signature: sig.Sign(e.priv)},
+		File: &protobufs.DownloadableFile{DownloadUrl: url, ContentHash: sum, Signature: sig},
 	}}}
-	statusFile := filepath.Join(e.dir, "statuses.jsonl")
-	ob, _ := protojson.Marshal(o)
-	cfg := helperConfig{Mode: "offer", Root: e.root, State: e.state, PubKey: e.pub.String(), Pidfile: e.ctl.pidfile,
-		Storage: e.storage, SupervisorBin: fakeSupervisorBin, StatusFile: statusFile, Offer: ob, MaxSize: 1 << 30}
-	data, _ := json.Marshal(cfg)
-	cfgPath := filepath.Join(e.dir, "helper.json")
-	os.WriteFile(cfgPath, data, 0o600)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+cfgPath)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		b.Fatalf("%v\n%s", err, out)
+	var cfg siteConfig
+	json.Unmarshal(e.Config(e.state), &cfg)
+	cfg.MaxSize = 1 << 30
+	raw, _ := json.Marshal(cfg)
+	st, run := installtest.RunChild(b, fixture, raw, o, "")
+	if st.GetPackages()[pkg].GetStatus() != stInstalled {
+		b.Fatalf("install failed: %v\n%s", st, run.Output)
 	}
-	st, err := lastStatus(statusFile)
-	if err != nil || st.GetPackages()[pkg].GetStatus() != stInstalled {
-		b.Fatalf("install failed: %v %v", st, err)
-	}
-	i := bytes.Index(out, []byte("HELPER_PEAK_RSS_KIB "))
+	i := strings.Index(run.Output, installtest.ChildPeakRSS)
 	if i < 0 {
-		b.Fatalf("no peak RSS in helper output:\n%s", out)
+		b.Fatalf("no peak RSS in the updater's output:\n%s", run.Output)
 	}
-	kib, err := strconv.ParseInt(strings.Fields(string(out[i+len("HELPER_PEAK_RSS_KIB "):]))[0], 10, 64)
+	kib, err := strconv.ParseInt(strings.Fields(run.Output[i+len(installtest.ChildPeakRSS):])[0], 10, 64)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,54 +1,40 @@
 package binary
 
-import "github.com/myriarch/myriarch/agent/crashpoint"
+import "github.com/myriarch/myriarch/agent/install"
 
-// Environment variables of the crash-test hook.
+// The back-end's own crash points (journal steps unless noted).
 const (
-	CrashAtEnv   = crashpoint.AtEnv
-	CrashModeEnv = crashpoint.ModeEnv // "kill" (default) or "pause"
-)
-
-// Crash points, in transaction order. Recovery must bring the collector
-// back to the old or the new version from each of them.
-const (
-	cpAdmitted          = "admitted"
-	cpDownloading       = "downloading"
-	cpDownloaded        = "downloaded"
-	cpVerified          = "verified"
 	cpUnpacked          = "unpacked"
 	cpVersionChecked    = "version-checked"
 	cpActivating        = "activating"
 	cpSupervisorStopped = "supervisor-stopped"
-	cpLinkStaged        = "link-staged"
-	cpSwitched          = "switched"
+	cpLinkStaged        = "link-staged" // crash only: the new link exists under a temporary name
+	cpSwitched          = "switched"    // crash only: current points at the new version
 	cpSwitchRecorded    = "switch-recorded"
 	cpSupervisorStarted = "supervisor-started"
 	cpHealthGate        = "health-gate"
-	cpHealthy           = "healthy"
-	cpInstalledRecorded = "installed-recorded"
-	cpGarbageCollected  = "garbage-collected"
-	cpCommitted         = "committed"
-	cpRollbackBegin     = "rollback-begin"
+	cpInstalledRecorded = "installed-recorded" // crash only
+	cpGarbageCollected  = "garbage-collected"  // crash only
 	cpRollbackStopped   = "rollback-stopped"
 	cpFailedLogKept     = "failed-log-kept"
-	cpRollbackLinkStage = "rollback-link-staged"
+	cpRollbackLinkStage = "rollback-link-staged" // crash only
 	cpRollbackSwitched  = "rollback-switched"
 	cpRollbackStarted   = "rollback-started"
 	cpRollbackVerified  = "rollback-verified"
-	cpQuarantined       = "quarantined"
-	cpRecoverBegin      = "recover-begin"
 )
 
-// CrashPoints lists every named crash point of a collector install.
-var CrashPoints = []string{
-	cpAdmitted, cpDownloading, cpDownloaded, cpVerified, cpUnpacked, cpVersionChecked,
-	cpActivating, cpSupervisorStopped, cpLinkStaged, cpSwitched, cpSwitchRecorded,
-	cpSupervisorStarted, cpHealthGate, cpHealthy, cpInstalledRecorded, cpGarbageCollected,
-	cpCommitted, cpRollbackBegin, cpRollbackStopped, cpFailedLogKept, cpRollbackLinkStage,
-	cpRollbackSwitched, cpRollbackStarted, cpRollbackVerified, cpQuarantined, cpRecoverBegin,
-}
-
-// crashPoint kills (or pauses) the process when the test hook names point.
-func (e *Engine) crashPoint(point string) {
-	crashpoint.Reach(point, e.crashAt, e.onStep)
-}
+// CrashPoints lists every crash point of a collector-binary transaction, in
+// order, with what recovery from each keeps.
+var CrashPoints = install.CrashPoints(
+	[]install.CrashPoint{
+		{Name: cpUnpacked}, {Name: cpVersionChecked}, {Name: cpActivating}, {Name: cpSupervisorStopped}, {Name: cpLinkStaged},
+		{Name: cpSwitched, KeepsNew: true}, {Name: cpSwitchRecorded, KeepsNew: true},
+		{Name: cpSupervisorStarted, KeepsNew: true}, {Name: cpHealthGate, KeepsNew: true},
+	},
+	[]install.CrashPoint{{Name: cpInstalledRecorded, KeepsNew: true}, {Name: cpGarbageCollected, KeepsNew: true}},
+	[]install.CrashPoint{
+		{Name: cpRollbackStopped, Path: install.OnRollback}, {Name: cpFailedLogKept, Path: install.OnRollback},
+		{Name: cpRollbackLinkStage, Path: install.OnRollback}, {Name: cpRollbackSwitched, Path: install.OnRollback},
+		{Name: cpRollbackStarted, Path: install.OnRollback}, {Name: cpRollbackVerified, Path: install.OnRollback},
+	},
+)

@@ -9,11 +9,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,50 +22,60 @@ import (
 	"testing"
 	"time"
 
-	"aead.dev/minisign"
 	"github.com/open-telemetry/opamp-go/protobufs"
+	"go.uber.org/goleak"
+
+	"github.com/myriarch/myriarch/agent/download"
+	"github.com/myriarch/myriarch/agent/install"
+	"github.com/myriarch/myriarch/agent/install/installtest"
 )
 
-// Binaries built once per test run from testdata/.
-var (
-	fakeCollectorBin  []byte
-	fakeSupervisorBin string
-)
+// fakeSupervisorBin is built once per test run from testdata/.
+var fakeSupervisorBin string
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) != "" {
-		os.Exit(helperMain())
+	if code, isChild := installtest.Child(fixture); isChild {
+		os.Exit(code)
 	}
-	dir, err := os.MkdirTemp("", "myriarch-install-test")
-	if err != nil {
-		panic(err)
-	}
-	build := func(pkg, out string) {
-		cmd := exec.Command("go", "build", "-o", out, "./testdata/"+pkg)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			panic(fmt.Sprintf("building %s: %v", pkg, err))
-		}
-	}
-	build("fakecollector", filepath.Join(dir, "fakecollector"))
-	build("fakesupervisor", filepath.Join(dir, "fakesupervisor"))
-	fakeCollectorBin, err = os.ReadFile(filepath.Join(dir, "fakecollector"))
+	dir, err := os.MkdirTemp("", "myriarch-binary-test")
 	if err != nil {
 		panic(err)
 	}
 	fakeSupervisorBin = filepath.Join(dir, "fakesupervisor")
+	cmd := exec.Command("go", "build", "-o", fakeSupervisorBin, "./testdata/fakesupervisor")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		panic(fmt.Sprintf("building fakesupervisor: %v", err))
+	}
+	if _, err := installtest.FakeCollector(); err != nil {
+		panic(err)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
 // collectorBinary is the fake collector reporting version with behaviour mode.
-func collectorBinary(version, mode string) []byte {
-	b := append([]byte{}, fakeCollectorBin...)
-	return append(b, []byte("\nFAKECOL:"+version+":"+mode+"\n")...)
-}
+func collectorBinary(version, mode string) []byte { return installtest.Binary(version, mode) }
 
-const exeName = "otelcol-contrib"
+const (
+	exeName = "otelcol-contrib"
+	pkg     = "otelcol-contrib"
+)
+
+var (
+	stInstalled  = protobufs.PackageStatusEnum_PackageStatusEnum_Installed
+	stFailed     = protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed
+	stPending    = protobufs.PackageStatusEnum_PackageStatusEnum_InstallPending
+	stDownload   = protobufs.PackageStatusEnum_PackageStatusEnum_Downloading
+	stInstalling = protobufs.PackageStatusEnum_PackageStatusEnum_Installing
+)
 
 // svcController runs the fake supervisor like a service manager would:
 // detached (own session), tracked by a pid file, so another process (a
@@ -75,7 +83,6 @@ const exeName = "otelcol-contrib"
 type svcController struct {
 	root, storage, pidfile, health string
 	mu                             sync.Mutex
-	starts, stops                  int
 }
 
 func (c *svcController) PID() int {
@@ -121,7 +128,6 @@ func (c *svcController) Start(ctx context.Context) error {
 		return err
 	}
 	go cmd.Wait() // reap when we are the parent
-	c.starts++
 	return os.WriteFile(c.pidfile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
 }
 
@@ -132,7 +138,6 @@ func (c *svcController) Stop(ctx context.Context) error {
 	if pid == 0 {
 		return nil
 	}
-	c.stops++
 	syscall.Kill(pid, syscall.SIGINT)
 	deadline := time.Now().Add(10 * time.Second)
 	for alive(pid) {
@@ -146,91 +151,26 @@ func (c *svcController) Stop(ctx context.Context) error {
 	return nil
 }
 
-// recorder is a Reporter that keeps every status set.
-type recorder struct {
-	mu   sync.Mutex
-	all  []*protobufs.PackageStatuses
-	last *protobufs.PackageStatuses
-	ch   chan struct{}
-}
-
-func newRecorder() *recorder { return &recorder{ch: make(chan struct{}, 1)} }
-
-func (r *recorder) SetPackageStatuses(s *protobufs.PackageStatuses) error {
-	r.mu.Lock()
-	r.all = append(r.all, s)
-	r.last = s
-	r.mu.Unlock()
-	select {
-	case r.ch <- struct{}{}:
-	default:
-	}
-	return nil
-}
-
-// wait returns the first status of pkg satisfying ok, failing after timeout.
-func (r *recorder) wait(t testing.TB, pkg string, timeout time.Duration, ok func(*protobufs.PackageStatus) bool) *protobufs.PackageStatus {
-	t.Helper()
-	deadline := time.After(timeout)
-	for {
-		r.mu.Lock()
-		var last *protobufs.PackageStatus
-		if r.last != nil {
-			last = r.last.GetPackages()[pkg]
-		}
-		r.mu.Unlock()
-		if last != nil && ok(last) {
-			return last
-		}
-		select {
-		case <-r.ch:
-		case <-time.After(50 * time.Millisecond):
-		case <-deadline:
-			t.Fatalf("timeout waiting for a status of %s; last: %v", pkg, last)
-		}
-	}
-}
-
-func (r *recorder) sawStatus(pkg string, s protobufs.PackageStatusEnum) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, all := range r.all {
-		if st := all.GetPackages()[pkg]; st != nil && st.Status == s {
-			return true
-		}
-	}
-	return false
-}
-
-func terminal(st *protobufs.PackageStatus) bool {
-	return st.Status == protobufs.PackageStatusEnum_PackageStatusEnum_Installed ||
-		st.Status == protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed
-}
-
 // env is one collector installation with a running fake supervisor and an
-// artifact server.
+// artifact server: an installtest.Site.
 type env struct {
 	t                         testing.TB
 	dir, root, state, storage string
 	ctl                       *svcController
-	srv                       *httptest.Server
-	pub                       minisign.PublicKey
-	priv                      minisign.PrivateKey
-	mu                        sync.Mutex
-	files                     map[string]http.HandlerFunc
-	hits                      map[string]int
+	srv                       *installtest.Server
 	initialDir                string
 }
+
+var _ installtest.Site = (*env)(nil)
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	dir := t.TempDir()
 	e := &env{t: t, dir: dir, root: filepath.Join(dir, "collector"), state: filepath.Join(dir, "state"),
-		storage: filepath.Join(dir, "storage"), files: map[string]http.HandlerFunc{}, hits: map[string]int{}}
+		storage: filepath.Join(dir, "storage"), srv: installtest.NewServer(t)}
 	for _, d := range []string{e.root, e.state, e.storage} {
 		os.MkdirAll(d, 0o755)
 	}
-	e.pub, e.priv, _ = minisign.GenerateKey(nil)
 	// Initial install, as the site installer leaves it.
 	e.initialDir = "0.148.0-00000000"
 	vd := filepath.Join(e.root, "versions", e.initialDir)
@@ -240,21 +180,7 @@ func newEnv(t testing.TB) *env {
 	}
 	os.Symlink(filepath.Join("versions", e.initialDir), filepath.Join(e.root, "current"))
 	e.ctl = &svcController{root: e.root, storage: e.storage, pidfile: filepath.Join(dir, "supervisor.pid")}
-	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		e.mu.Lock()
-		h := e.files[r.URL.Path]
-		e.hits[r.URL.Path]++
-		e.mu.Unlock()
-		if h == nil {
-			http.NotFound(w, r)
-			return
-		}
-		h(w, r)
-	}))
-	t.Cleanup(func() {
-		e.ctl.Stop(context.Background())
-		e.srv.Close()
-	})
+	t.Cleanup(func() { e.ctl.Stop(context.Background()) })
 	if err := e.ctl.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -262,49 +188,137 @@ func newEnv(t testing.TB) *env {
 	return e
 }
 
-func (e *env) serve(path string, data []byte) string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.files[path] = func(w http.ResponseWriter, r *http.Request) {
-		http.ServeContent(w, r, "artifact", time.Time{}, bytes.NewReader(data))
+// siteConfig is what a child updater process needs to work on an env.
+type siteConfig struct {
+	Root, State, Storage, Pidfile, Health, PubKey, SupervisorBin string
+	MaxSize                                                      int64 // collector.max_package_size, when set
+}
+
+func (e *env) Config(stateDir string) json.RawMessage {
+	b, _ := json.Marshal(siteConfig{Root: e.root, State: stateDir, Storage: e.storage, Pidfile: e.ctl.pidfile,
+		Health: e.ctl.health, PubKey: e.srv.PublicKey(), SupervisorBin: fakeSupervisorBin})
+	return b
+}
+
+func (e *env) Versions() (string, string) { return "0.148.0", "0.149.0" }
+
+func (e *env) Artifact(t testing.TB, version string, broken bool) []byte {
+	if broken {
+		return collectorBinary(version, "crash")
 	}
-	return e.srv.URL + path
+	return collectorBinary(version, "ok")
 }
 
-func (e *env) handle(path string, h http.HandlerFunc) string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.files[path] = h
-	return e.srv.URL + path
+func (e *env) Server() *installtest.Server { return e.srv }
+
+func (e *env) Running(t testing.TB) (string, string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if sup := e.ctl.PID(); sup != 0 {
+			if pid, exe := e.collectorChild(); pid != 0 {
+				out, err := exec.Command(exe, "--version").Output()
+				if err == nil {
+					return fmt.Sprintf("supervisor %d collector %d", sup, pid), install.ParseVersion(string(out))
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no collector runs")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
-func (e *env) hitCount(path string) int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.hits[path]
+func (e *env) Check(t testing.TB, stateDir string, isNew bool) {
+	t.Helper()
+	ents, _ := os.ReadDir(filepath.Join(e.root, "versions"))
+	var names []string
+	for _, d := range ents {
+		names = append(names, d.Name())
+		if strings.HasSuffix(d.Name(), ".tmp") || strings.HasSuffix(d.Name(), ".hoist") {
+			t.Errorf("half-written version directory left: %s", d.Name())
+		}
+	}
+	cur := e.current()
+	switch {
+	case !isNew && (cur != e.initialDir || len(names) != 1):
+		t.Errorf("current → %s, versions/ holds %v; want only %s", cur, names, e.initialDir)
+	case isNew && (cur == e.initialDir || len(names) != 2):
+		t.Errorf("current → %s, versions/ holds %v; want the new and the previous version", cur, names)
+	}
+	e.waitCollector(cur)
+	if _, err := os.Lstat(filepath.Join(e.root, ".current.tmp")); err == nil {
+		t.Error("a temporary link is left")
+	}
 }
 
-func (e *env) options() Options { return testOptions(e.root, e.state, e.storage, e.pub.String()) }
+func (e *env) InstalledFile() string { return InstalledFile }
 
-func testOptions(root, state, storage, pub string) Options {
-	return Options{
-		Package: "otelcol-contrib", Root: root, Executable: exeName,
-		HealthWindow: 400 * time.Millisecond, MaxPackageSize: 64 << 20,
+// fixture is the binary back-end for the contract suite.
+var fixture = &installtest.Fixture{
+	Name: "binary", Package: pkg, Type: protobufs.PackageType_PackageType_Addon,
+	CrashPoints: CrashPoints,
+	NewSite:     func(t *testing.T) installtest.Site { return newEnv(t) },
+	Engine: func(cfg json.RawMessage, log *slog.Logger, restart func(string), mod func(*install.Options)) (*install.Engine, error) {
+		var c siteConfig
+		if err := json.Unmarshal(cfg, &c); err != nil {
+			return nil, err
+		}
+		if c.SupervisorBin != "" {
+			fakeSupervisorBin = c.SupervisorBin
+		}
+		o := testOptions(c.State, c.PubKey)
+		o.Download.FreeSpace = nil // the real disk-space check
+		if c.MaxSize > 0 {
+			o.MaxPackageSize = c.MaxSize
+		}
+		if mod != nil {
+			mod(&o)
+		}
+		ctl := &svcController{root: c.Root, storage: c.Storage, pidfile: c.Pidfile, health: c.Health}
+		b, err := New(Options{Package: pkg, Root: c.Root, Executable: exeName, StorageDir: c.Storage}, ctl)
+		if err != nil {
+			return nil, err
+		}
+		return install.New(o, log, b)
+	},
+	BadOffers: binaryBadOffers,
+}
+
+func testOptions(state, pub string) install.Options {
+	return install.Options{
+		StateDir: state, HealthWindow: 400 * time.Millisecond, MaxPackageSize: 64 << 20,
 		MinisignPublicKeys: []string{pub}, RequireSignature: true,
-		StateDir: state, StorageDir: storage,
 		StartTimeout: 5 * time.Second, PollInterval: 50 * time.Millisecond,
-		Download: fastDownload(),
+		Download: download.Options{
+			Attempts: 3, BackoffBase: 5 * time.Millisecond, BackoffMax: 20 * time.Millisecond,
+			IdleTimeout: 2 * time.Second, LowSpeedTime: 2 * time.Second, ProgressInterval: 100 * time.Millisecond,
+			FreeSpace: func(string) (uint64, error) { return 1 << 40, nil },
+		},
 	}
 }
 
-func (e *env) engine(mod func(*Options)) (*Engine, *recorder) {
+// engineSetup is what an in-process engine of a test is built from.
+type engineSetup struct {
+	install install.Options
+	binary  Options
+}
+
+// engine builds, recovers and returns an engine on the env, with a
+// recorder for its statuses.
+func (e *env) engine(mod func(*engineSetup)) (*install.Engine, *installtest.Recorder) {
 	e.t.Helper()
-	o := e.options()
+	s := engineSetup{install: testOptions(e.state, e.srv.PublicKey()),
+		binary: Options{Package: pkg, Root: e.root, Executable: exeName, StorageDir: e.storage}}
 	if mod != nil {
-		mod(&o)
+		mod(&s)
 	}
-	rec := newRecorder()
-	eng, err := New(o, e.ctl, rec, slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	b, err := New(s.binary, e.ctl)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	eng, err := install.New(s.install, installtest.TestLogger(e.t), b)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -313,38 +327,26 @@ func (e *env) engine(mod func(*Options)) (*Engine, *recorder) {
 	if err := eng.Recover(ctx); err != nil {
 		e.t.Fatal(err)
 	}
-	return eng, rec
+	return eng, installtest.NewRecorder()
 }
 
-// sign returns the pre-hashed minisign signature of data.
-func (e *env) sign(data []byte) []byte {
-	r := minisign.NewReader(bytes.NewReader(data))
-	io.Copy(io.Discard, r)
-	return r.Sign(e.priv)
-}
-
-// offer builds a PackagesAvailable with one collector package. Its
-// PackageAvailable.hash differs from the content hash (as myriarchd's does),
-// so tests tell which one a status reports.
-func offer(name, version, url string, data, sig []byte) *protobufs.PackagesAvailable {
-	sum := sha256.Sum256(data)
-	return &protobufs.PackagesAvailable{
-		AllPackagesHash: []byte("all-" + version),
-		Packages: map[string]*protobufs.PackageAvailable{name: {
-			Type: protobufs.PackageType_PackageType_Addon, Version: version, Hash: offerHashOf(version, sum[:]),
-			File: &protobufs.DownloadableFile{DownloadUrl: url, ContentHash: sum[:], Signature: sig},
-		}},
-	}
-}
-
-// offerHashOf is the PackageAvailable.hash the test offers give content.
-func offerHashOf(version string, content []byte) []byte {
-	h := sha256.Sum256([]byte("offer " + version + " " + hex.EncodeToString(content)))
-	return h[:]
+// offer hands o to eng, its statuses to rec.
+func offer(eng *install.Engine, rec *installtest.Recorder, o *protobufs.PackagesAvailable) {
+	eng.HandlePackages(context.Background(), o, rec.Report)
 }
 
 func (e *env) signedOffer(version, path string, data []byte) *protobufs.PackagesAvailable {
-	return offer("otelcol-contrib", version, e.serve(path, data), data, e.sign(data))
+	return installtest.Offer(pkg, protobufs.PackageType_PackageType_Addon, version, e.srv.Serve(path, data), data, e.srv.Sign(data))
+}
+
+// lastStatus is the engine's persisted status of the collector package.
+func lastStatus(t testing.TB, eng *install.Engine) *protobufs.PackageStatus {
+	t.Helper()
+	st, err := eng.LastStatuses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.GetPackages()[pkg]
 }
 
 // collectorChild returns the supervisor's collector child (pid, exe).
@@ -400,9 +402,6 @@ func tarGzOf(t testing.TB, files map[string][]byte, links map[string]string) []b
 	return buf.Bytes()
 }
 
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
+func terminal(st *protobufs.PackageStatus) bool {
+	return st.Status == stInstalled || st.Status == stFailed
 }

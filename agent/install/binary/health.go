@@ -18,9 +18,9 @@ var ErrUnhealthy = errors.New("health gate failed")
 // process stays up for window; more than MaxCollectorStarts distinct
 // collector processes is a crash loop. With checkEndpoint, the supervisor's
 // healthcheck endpoint must also answer 200 at the end of the window.
-func (e *Engine) waitStable(ctx context.Context, exe string, window time.Duration, checkEndpoint bool) error {
-	deadline := time.Now().Add(e.o.StartTimeout + window)
-	tick := time.NewTicker(e.o.PollInterval)
+func (b *Backend) waitStable(ctx context.Context, exe string, window time.Duration, checkEndpoint bool) error {
+	deadline := time.Now().Add(b.env.StartTimeout + window)
+	tick := time.NewTicker(b.env.PollInterval)
 	defer tick.Stop()
 	seen := map[int32]bool{}
 	var cur int32
@@ -28,7 +28,7 @@ func (e *Engine) waitStable(ctx context.Context, exe string, window time.Duratio
 	lastOther := ""
 	supMissing := 0
 	for {
-		sup := e.ctl.PID()
+		sup := b.ctl.PID()
 		if sup == 0 {
 			// Tolerate one missed poll: service managers report a restart gap.
 			supMissing++
@@ -53,29 +53,29 @@ func (e *Engine) waitStable(ctx context.Context, exe string, window time.Duratio
 				cur, since = found.PID, now
 				if !seen[cur] {
 					seen[cur] = true
-					if len(seen) > e.o.MaxCollectorStarts {
+					if len(seen) > b.o.MaxCollectorStarts {
 						return fmt.Errorf("%w: the collector restarted (%d processes of %s seen; crash loop)", ErrUnhealthy, len(seen), exe)
 					}
 				}
 			case now.Sub(since) >= window:
-				if !checkEndpoint || e.o.HealthcheckURL == "" {
+				if !checkEndpoint || b.o.HealthcheckURL == "" {
 					return nil
 				}
-				err := e.probeEndpoint(ctx)
+				err := b.probeEndpoint(ctx)
 				if err == nil {
 					return nil
 				}
 				if now.After(deadline) {
-					return fmt.Errorf("%w: supervisor healthcheck %s: %v", ErrUnhealthy, e.o.HealthcheckURL, err)
+					return fmt.Errorf("%w: supervisor healthcheck %s: %v", ErrUnhealthy, b.o.HealthcheckURL, err)
 				}
 			}
 		}
 		if time.Now().After(deadline) {
 			switch {
 			case len(seen) == 0 && lastOther != "":
-				return fmt.Errorf("%w: no collector process runs %s within %s (the supervisor runs %s)", ErrUnhealthy, exe, e.o.StartTimeout, lastOther)
+				return fmt.Errorf("%w: no collector process runs %s within %s (the supervisor runs %s)", ErrUnhealthy, exe, b.env.StartTimeout, lastOther)
 			case len(seen) == 0:
-				return fmt.Errorf("%w: no collector process runs %s within %s", ErrUnhealthy, exe, e.o.StartTimeout)
+				return fmt.Errorf("%w: no collector process runs %s within %s", ErrUnhealthy, exe, b.env.StartTimeout)
 			default:
 				return fmt.Errorf("%w: the collector did not stay up for %s (%d process(es) seen)", ErrUnhealthy, window, len(seen))
 			}
@@ -88,10 +88,10 @@ func (e *Engine) waitStable(ctx context.Context, exe string, window time.Duratio
 	}
 }
 
-func (e *Engine) probeEndpoint(ctx context.Context) error {
+func (b *Backend) probeEndpoint(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.o.HealthcheckURL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.o.HealthcheckURL, nil)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ package binary
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/agent/install"
 	"github.com/open-telemetry/opamp-go/protobufs"
 )
 
@@ -26,15 +26,15 @@ func TestOldRecordsWithoutOfferHash(t *testing.T) {
 		eng, rec := e.engine(nil)
 		art := collectorBinary("0.149.0", "ok")
 		o := e.signedOffer("0.149.0", "/v", art)
-		eng.Offer(context.Background(), o)
-		st := rec.wait(t, pkg, 30*time.Second, func(s *protobufs.PackageStatus) bool { return terminal(s) && s.ServerOfferedVersion == "0.149.0" })
+		offer(eng, rec, o)
+		st := rec.Wait(t, pkg, 30*time.Second, func(s *protobufs.PackageStatus) bool { return terminal(s) && s.ServerOfferedVersion == "0.149.0" })
 		if st.Status != stInstalled || !bytes.Equal(st.ServerOfferedHash, o.Packages[pkg].Hash) {
 			t.Fatalf("status %v, want Installed with the offer hash %x", st, o.Packages[pkg].Hash)
 		}
 		eng.Close()
 		// Check the new record, then rewrite it as the old updater did.
 		var in map[string]any
-		b, err := os.ReadFile(filepath.Join(e.state, installedFile))
+		b, err := os.ReadFile(filepath.Join(e.state, InstalledFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,14 +46,14 @@ func TestOldRecordsWithoutOfferHash(t *testing.T) {
 		}
 		sum := sha256.Sum256(art)
 		old := fmt.Sprintf(`{"version":"0.149.0","hash":%q,"dir":%q}`, hex.EncodeToString(sum[:]), dirFor("0.149.0", art))
-		if err := os.WriteFile(filepath.Join(e.state, installedFile), []byte(old), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(e.state, InstalledFile), []byte(old), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		// No persisted status either: Recover rebuilds it from the record.
-		os.Remove(filepath.Join(e.state, statusesFile))
+		os.Remove(filepath.Join(e.state, install.StatusesFile))
 
-		_, rec2 := e.engine(nil)
-		st = rec2.wait(t, pkg, 5*time.Second, func(s *protobufs.PackageStatus) bool { return terminal(s) })
+		eng2, _ := e.engine(nil)
+		st = lastStatus(t, eng2)
 		if st.Status != stInstalled || st.AgentHasVersion != "0.149.0" ||
 			!bytes.Equal(st.ServerOfferedHash, sum[:]) || !bytes.Equal(st.AgentHasHash, sum[:]) {
 			t.Fatalf("status %v, want Installed 0.149.0 with the content hash %x", st, sum)
@@ -72,8 +72,8 @@ func TestOldRecordsWithoutOfferHash(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(e.state, "install-journal.json"), []byte(old), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, rec := e.engine(nil)
-		st := rec.wait(t, pkg, 10*time.Second, func(s *protobufs.PackageStatus) bool { return terminal(s) })
+		eng, _ := e.engine(nil) // Recover replays the journal
+		st := lastStatus(t, eng)
 		if st.Status != stFailed || st.ServerOfferedVersion != "0.149.0" || hex.EncodeToString(st.ServerOfferedHash) != sum {
 			t.Fatalf("status %v, want InstallFailed for 0.149.0 with the content hash %s", st, sum)
 		}

@@ -18,6 +18,8 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"github.com/shirou/gopsutil/v4/process"
 
+	"github.com/myriarch/myriarch/agent/install"
+	"github.com/myriarch/myriarch/agent/install/installtest"
 	"github.com/myriarch/myriarch/test/peers/peerbuild"
 	"github.com/myriarch/myriarch/test/peers/peerrun"
 )
@@ -80,19 +82,23 @@ func BenchmarkRealSwapDowntime(b *testing.B) {
 		http.NotFound(w, r)
 	}))
 	defer srv.Close()
-	rec := newRecorder()
-	eng, err := New(Options{Package: pkg, Root: root, Executable: exe, HealthWindow: 2 * time.Second,
-		MinisignPublicKeys: []string{pub.String()}, RequireSignature: true, AllowDowngrade: true,
-		StateDir: state, StorageDir: storage, StartTimeout: 60 * time.Second}, ctl, rec, nil)
+	var mu sync.Mutex
+	marks := map[string]time.Time{}
+	bk, err := New(Options{Package: pkg, Root: root, Executable: exe, StorageDir: storage}, ctl)
 	if err != nil {
 		b.Fatal(err)
 	}
+	eng, err := install.New(install.Options{HealthWindow: 2 * time.Second,
+		MinisignPublicKeys: []string{pub.String()}, RequireSignature: true, AllowDowngrade: true,
+		StateDir: state, StartTimeout: 60 * time.Second,
+		Observe: func(s string) { mu.Lock(); marks[s] = time.Now(); mu.Unlock() }}, nil, bk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec := installtest.NewRecorder()
 	ectx, cancel := context.WithCancel(ctx)
 	defer func() { cancel(); eng.Close() }()
 	eng.Recover(ectx)
-	var mu sync.Mutex
-	marks := map[string]time.Time{}
-	eng.onStep = func(s string) { mu.Lock(); marks[s] = time.Now(); mu.Unlock() }
 	if realCollectorUp(ctl, filepath.Join(root, "versions", "init", exe), time.Minute).IsZero() {
 		b.Fatal("initial collector not up")
 	}
@@ -127,12 +133,12 @@ func BenchmarkRealSwapDowntime(b *testing.B) {
 			}
 			up <- realCollectorUp(ctl, newExe, time.Minute)
 		}()
-		eng.Offer(ctx, &protobufs.PackagesAvailable{AllPackagesHash: sum, Packages: map[string]*protobufs.PackageAvailable{pkg: {
+		offer(eng, rec, &protobufs.PackagesAvailable{AllPackagesHash: sum, Packages: map[string]*protobufs.PackageAvailable{pkg: {
 			Type: protobufs.PackageType_PackageType_Addon, Version: c.Version, Hash: sum,
 			File: &protobufs.DownloadableFile{DownloadUrl: srv.URL + "/" + c.ArchiveName(), ContentHash: sum, Signature: sig},
 		}}})
 		t2 := <-up
-		st := rec.wait(b, pkg, 3*time.Minute, func(s *protobufs.PackageStatus) bool {
+		st := rec.Wait(b, pkg, 3*time.Minute, func(s *protobufs.PackageStatus) bool {
 			return terminal(s) && s.ServerOfferedVersion == c.Version
 		})
 		if st.Status != stInstalled || t2.IsZero() {

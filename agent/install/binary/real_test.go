@@ -5,7 +5,6 @@ package binary
 import (
 	"context"
 	"encoding/hex"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +17,8 @@ import (
 	"aead.dev/minisign"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/agent/install"
+	"github.com/myriarch/myriarch/agent/install/installtest"
 	"github.com/myriarch/myriarch/test/peers/peerbuild"
 	"github.com/myriarch/myriarch/test/peers/peerrun"
 )
@@ -86,7 +87,7 @@ func TestRealSupervisorUpgradeAndRollback(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	log := installtest.TestLogger(t)
 	peers, err := peerbuild.Ensure(ctx, log)
 	if err != nil {
 		t.Fatalf("build peers: %v (run `make peers` first)", err)
@@ -141,27 +142,28 @@ func TestRealSupervisorUpgradeAndRollback(t *testing.T) {
 		}}}
 	}
 
-	rec := newRecorder()
-	eng, err := New(Options{
-		Package: pkg, Root: root, Executable: exe, HealthWindow: 5 * time.Second,
-		MinisignPublicKeys: []string{pub.String()}, RequireSignature: true,
-		StateDir: state, StorageDir: storage, StartTimeout: 60 * time.Second,
-	}, ctl, rec, log)
+	bk, err := New(Options{Package: pkg, Root: root, Executable: exe, StorageDir: storage}, ctl)
 	if err != nil {
 		t.Fatal(err)
 	}
+	eng, err := install.New(install.Options{HealthWindow: 5 * time.Second,
+		MinisignPublicKeys: []string{pub.String()}, RequireSignature: true,
+		StateDir: state, StartTimeout: 60 * time.Second}, log, bk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := installtest.NewRecorder()
 	ectx, ecancel := context.WithCancel(ctx)
 	t.Cleanup(func() { ecancel(); eng.Close() })
 	if err := eng.Recover(ectx); err != nil {
 		t.Fatal(err)
 	}
-	st := rec.wait(t, pkg, time.Minute, func(s *protobufs.PackageStatus) bool { return s.Status == stInstalled })
-	if st.AgentHasVersion != m1.Version {
-		t.Fatalf("initial version %q, want %q", st.AgentHasVersion, m1.Version)
+	if st := lastStatus(t, eng); st.GetStatus() != stInstalled || st.AgentHasVersion != m1.Version {
+		t.Fatalf("initial status %v, want Installed %s", st, m1.Version)
 	}
 
-	eng.Offer(ctx, offerOf(m2))
-	st = rec.wait(t, pkg, 3*time.Minute, func(s *protobufs.PackageStatus) bool { return terminal(s) && s.ServerOfferedVersion == m2.Version })
+	offer(eng, rec, offerOf(m2))
+	st := rec.Wait(t, pkg, 3*time.Minute, func(s *protobufs.PackageStatus) bool { return terminal(s) && s.ServerOfferedVersion == m2.Version })
 	if st.Status != stInstalled || st.AgentHasVersion != m2.Version {
 		t.Fatalf("upgrade to m.2: %v", st)
 	}
@@ -178,8 +180,8 @@ func TestRealSupervisorUpgradeAndRollback(t *testing.T) {
 	}
 	assertRuns(m2Dir)
 
-	eng.Offer(ctx, offerOf(broken))
-	st = rec.wait(t, pkg, 5*time.Minute, func(s *protobufs.PackageStatus) bool { return terminal(s) && s.ServerOfferedVersion == broken.Version })
+	offer(eng, rec, offerOf(broken))
+	st = rec.Wait(t, pkg, 5*time.Minute, func(s *protobufs.PackageStatus) bool { return terminal(s) && s.ServerOfferedVersion == broken.Version })
 	if st.Status != stFailed || !strings.Contains(st.ErrorMessage, "rolled back to "+m2.Version) || st.AgentHasVersion != m2.Version {
 		t.Fatalf("broken collector: %v", st)
 	}

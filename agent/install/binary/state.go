@@ -3,89 +3,121 @@ package binary
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
+	"time"
 
-	"github.com/open-telemetry/opamp-go/protobufs"
-
-	"github.com/myriarch/myriarch/agent/pkgstatus"
-	"github.com/myriarch/myriarch/agent/quarantine"
+	"github.com/myriarch/myriarch/agent/journal"
 	"github.com/myriarch/myriarch/agent/statefile"
 )
 
 // Files under state_dir.
 const (
-	installedFile  = "collector-installed.json"
-	quarantineFile = "quarantine.json"
-	statusesFile   = "package-statuses.json"
-	stagingDir     = "staging"
-	failedDir      = "failed"
+	InstalledFile = "collector-installed.json"
+	failedDir     = "failed"
 )
 
-// installed is what the engine last committed for the collector.
+// installed is what the back-end last committed (collector-installed.json).
 type installed struct {
 	Version string `json:"version"`
-	Hash    string `json:"hash"` // hex; "" when the version was found, not installed by us
+	Hash    string `json:"hash"` // hex; "" when the version was found, not installed by the updater
 	Dir     string `json:"dir"`  // version directory name under <root>/versions
 	// OfferHash is the PackageAvailable.hash (hex) of the offer that
-	// installed it: what statuses report as server_offered_hash. Records
-	// written before it existed have none; statusHash falls back to Hash.
+	// installed it; records written before it existed have none.
 	OfferHash string `json:"offer_hash,omitempty"`
 }
 
-// statusHash is the hex server_offered_hash of a status about in: the offer
-// hash, or the content hash (which the server also accepts with the
-// version) when the record has no offer hash.
-func (in *installed) statusHash() string {
-	if in.OfferHash != "" {
-		return in.OfferHash
-	}
-	return in.Hash
-}
-
-func readJSON(path string, v any) (bool, error) {
-	ok, err := statefile.Read(path, v)
-	if err != nil {
-		return false, fmt.Errorf("install: %w", err)
-	}
-	return ok, nil
-}
-
-func writeJSON(path string, v any) error {
-	if err := statefile.Write(path, v); err != nil {
-		return fmt.Errorf("install: %w", err)
-	}
-	return nil
-}
-
-func (e *Engine) statePath(name string) string { return filepath.Join(e.o.StateDir, name) }
-
-// quarantineStore is the engine's quarantine file. Built per use: it is
-// stateless, and tests change RetryBackoff on a live engine.
-func (e *Engine) quarantineStore() *quarantine.Store {
-	return quarantine.New(e.statePath(quarantineFile), e.o.RetryBackoff, e.log)
-}
-
-// quarantine records a failed hash durably.
-func (e *Engine) quarantine(hash, ver, reason string, transient bool) error {
-	return e.quarantineStore().Record(hash, ver, reason, transient)
-}
-
-func (e *Engine) loadInstalled() (*installed, error) {
+func readInstalled(stateDir string) (*installed, error) {
 	var in installed
-	ok, err := readJSON(e.statePath(installedFile), &in)
+	ok, err := statefile.Read(filepath.Join(stateDir, InstalledFile), &in)
 	if err != nil || !ok {
 		return nil, err
 	}
 	return &in, nil
 }
 
-// LastStatuses returns the statuses last persisted (terminal statuses are
-// persisted; progress is not), nil when there are none.
-func (e *Engine) LastStatuses() (*protobufs.PackageStatuses, error) {
-	s, err := pkgstatus.Load(e.statePath(statusesFile))
-	var corrupt *pkgstatus.CorruptError
-	if errors.As(err, &corrupt) {
-		return nil, fmt.Errorf("install: %w", err)
+func writeInstalled(stateDir string, in *installed) error {
+	return statefile.Write(filepath.Join(stateDir, InstalledFile), in)
+}
+
+// keepFailedLog copies the supervisor's agent.log (the failed collector's
+// output, truncated at the next collector start) to
+// state_dir/failed/<version>/, once.
+func (b *Backend) keepFailedLog(rec *journal.Record) {
+	dir := filepath.Join(b.env.StateDir, failedDir, rec.Version)
+	dst := filepath.Join(dir, "agent.log")
+	if _, err := os.Stat(dst); err == nil {
+		return
 	}
-	return s, err
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		b.log.Warn("keeping the failed collector log", "err", err)
+		return
+	}
+	reason := fmt.Sprintf("version %s (sha256 %s) rolled back at %s: %s\n", rec.Version, rec.Hash, time.Now().UTC().Format(time.RFC3339), rec.Reason)
+	if err := os.WriteFile(filepath.Join(dir, "reason.txt"), []byte(reason), 0o600); err != nil {
+		b.log.Warn("keeping the failed collector log", "err", err)
+	}
+	src, err := os.Open(filepath.Join(b.o.StorageDir, "agent.log"))
+	if err != nil {
+		b.log.Warn("no collector log to keep", "err", err)
+		return
+	}
+	defer src.Close()
+	// Keep at most the last 16 MiB.
+	if st, err := src.Stat(); err == nil && st.Size() > 16<<20 {
+		if _, err := src.Seek(st.Size()-16<<20, io.SeekStart); err != nil {
+			b.log.Warn("keeping the failed collector log", "err", err)
+			return
+		}
+	}
+	tmp := dst + ".tmp"
+	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		b.log.Warn("keeping the failed collector log", "err", err)
+		return
+	}
+	_, cerr := io.Copy(out, src)
+	serr := out.Sync()
+	out.Close()
+	if cerr != nil || serr != nil {
+		b.log.Warn("keeping the failed collector log", "err", errors.Join(cerr, serr))
+		os.Remove(tmp)
+		return
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		b.log.Warn("keeping the failed collector log", "err", err)
+		return
+	}
+	if err := journal.SyncDir(dir); err != nil {
+		b.log.Warn("keeping the failed collector log", "err", err)
+	}
+}
+
+// gc keeps the current and previous version directories and removes every
+// other one (and interrupted unpacks).
+func (b *Backend) gc(keep ...string) {
+	vdir := filepath.Join(b.o.Root, "versions")
+	entries, err := os.ReadDir(vdir)
+	if err != nil {
+		return
+	}
+	for _, ent := range entries {
+		name := ent.Name()
+		if contains(keep, name) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(vdir, name)); err != nil {
+			b.log.Warn("garbage collection", "dir", name, "err", err)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v != "" && v == s {
+			return true
+		}
+	}
+	return false
 }

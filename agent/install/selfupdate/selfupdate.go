@@ -1,16 +1,23 @@
-// Package selfupdate replaces the running updater's own executable with a
-// verified new binary (github.com/minio/selfupdate does the rename dance,
-// including Windows, where a running .exe can be renamed but not deleted)
-// and confirms or rolls back the replacement at the next start.
+// Package selfupdate is the install back-end for the updater itself (the
+// TopLevel package "myriarch-updater"): it replaces the running updater's
+// executable with a verified new binary (github.com/minio/selfupdate does
+// the rename dance, including Windows, where a running .exe can be renamed
+// but not deleted) and confirms or rolls back the replacement at the next
+// start.
 //
-// The sequence is: the caller has downloaded and verified the new binary
-// (same admission, download and signature checks as collector packages),
-// Apply keeps the current executable as .<name>.myriarch-old next to it,
-// records a pending marker (fsync'ed) and swaps the binary; the caller then
-// exits so the service manager restarts it. At the next start Confirm
-// compares the running version with the marker: equal means the update is
-// done; anything else restores the saved binary (the caller exits again so
-// the old one runs).
+// Its part of the transaction (agent/install runs the rest: admission,
+// download, verification, journal, quarantine, statuses):
+//
+//	stage: unpack into state_dir/staging/self-<sha16> → `--version` check
+//	activate: Apply keeps the executable as .<name>.myriarch-old next to it,
+//	  records a pending marker (fsync'ed) and swaps the binary; the updater
+//	  is asked to exit (RequestRestart) so the service manager starts the
+//	  new binary
+//	health gate (at that start): the running updater reports the offered
+//	  version
+//	commit: the marker is removed
+//	rollback: the saved binary is put back and the updater asked to exit
+//	  again, so the old one runs
 package selfupdate
 
 import (
@@ -22,7 +29,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	minio "github.com/minio/selfupdate"
@@ -51,23 +57,6 @@ func (p *Pending) StatusHash() string {
 		return p.OfferHash
 	}
 	return p.Hash
-}
-
-// Outcome of Confirm.
-type Outcome int
-
-const (
-	None       Outcome = iota // no self-update pending
-	Confirmed                 // the new version runs
-	RolledBack                // the new version did not come up: the old binary is back
-)
-
-// Result of Confirm.
-type Result struct {
-	Outcome Outcome
-	Pending *Pending
-	// Reason explains a roll-back.
-	Reason string
 }
 
 // Updater replaces one executable.
@@ -101,13 +90,18 @@ func (u *Updater) Executable() string { return u.exe }
 
 func (u *Updater) markerPath() string { return filepath.Join(u.dir, "pending.json") }
 
+// backupPath is where Apply keeps the replaced binary: next to the
+// executable, as it is moved there by rename, which cannot cross file
+// systems.
+func (u *Updater) backupPath() string {
+	return filepath.Join(filepath.Dir(u.exe), "."+filepath.Base(u.exe)+".myriarch-old")
+}
+
 // Apply replaces the executable with newBinary (already verified by the
 // caller) and records the pending update. On error the old executable is in
 // place (or RollbackError-level trouble is reported in the error).
 func (u *Updater) Apply(newBinary, from, to, hash, offerHash string) error {
-	// Next to the executable: the old binary is moved there by rename,
-	// which cannot cross file systems.
-	backup := filepath.Join(filepath.Dir(u.exe), "."+filepath.Base(u.exe)+".myriarch-old")
+	backup := u.backupPath()
 	p := &Pending{From: from, To: to, Hash: hash, OfferHash: offerHash, Executable: u.exe, Backup: backup, Applied: time.Now().UTC()}
 	if err := writePending(u.markerPath(), p); err != nil {
 		return err
@@ -137,46 +131,49 @@ func (u *Updater) Apply(newBinary, from, to, hash, offerHash string) error {
 	return journal.SyncDir(filepath.Dir(u.exe))
 }
 
-// Confirm is called once at start with the running version.
-func (u *Updater) Confirm(running string) (Result, error) {
+// Pending returns the applied, not yet confirmed update; nil when there is
+// none. An unreadable marker is removed (and reported): it cannot be acted
+// on.
+func (u *Updater) Pending() (*Pending, error) {
 	var p Pending
 	data, err := os.ReadFile(u.markerPath())
 	if errors.Is(err, os.ErrNotExist) {
-		return Result{Outcome: None}, nil
+		return nil, nil
 	}
 	if err == nil {
 		err = jsonUnmarshal(data, &p)
 	}
 	if err != nil {
 		journal.Remove(u.markerPath())
-		return Result{}, fmt.Errorf("selfupdate: unreadable marker %s: %w", u.markerPath(), err)
+		return nil, fmt.Errorf("selfupdate: unreadable marker %s: %w", u.markerPath(), err)
 	}
-	if strings.TrimPrefix(running, "v") == strings.TrimPrefix(p.To, "v") {
-		if err := journal.Remove(u.markerPath()); err != nil {
-			return Result{}, err
-		}
-		return Result{Outcome: Confirmed, Pending: &p}, nil
-	}
-	reason := fmt.Sprintf("after the update the running updater reports version %q, expected %q", running, p.To)
-	if _, err := os.Stat(p.Backup); err != nil {
-		journal.Remove(u.markerPath())
-		return Result{Outcome: RolledBack, Pending: &p, Reason: reason + "; no saved binary to restore"}, nil
-	}
-	if same, _ := sameContent(p.Backup, p.Executable); !same {
-		b, err := os.ReadFile(p.Backup)
-		if err != nil {
-			return Result{}, fmt.Errorf("selfupdate: read backup: %w", err)
-		}
-		// OldSavePath empty: the failed binary is deleted (hidden on Windows).
-		if err := minio.Apply(bytes.NewReader(b), minio.Options{TargetPath: p.Executable}); err != nil {
-			return Result{}, fmt.Errorf("selfupdate: restore %s: %w", p.Backup, err)
-		}
-	}
-	if err := journal.Remove(u.markerPath()); err != nil {
-		return Result{}, err
-	}
-	return Result{Outcome: RolledBack, Pending: &p, Reason: reason}, nil
+	return &p, nil
 }
+
+// Restore puts the saved binary back in place of the executable (a no-op
+// when it is already there or there is none) and reports whether there was
+// a saved binary to go back to.
+func (u *Updater) Restore() (bool, error) {
+	backup := u.backupPath()
+	if _, err := os.Stat(backup); err != nil {
+		return false, nil
+	}
+	if same, _ := sameContent(backup, u.exe); same {
+		return true, nil
+	}
+	b, err := os.ReadFile(backup)
+	if err != nil {
+		return true, fmt.Errorf("selfupdate: read backup: %w", err)
+	}
+	// OldSavePath empty: the failed binary is deleted (hidden on Windows).
+	if err := minio.Apply(bytes.NewReader(b), minio.Options{TargetPath: u.exe}); err != nil {
+		return true, fmt.Errorf("selfupdate: restore %s: %w", backup, err)
+	}
+	return true, journal.SyncDir(filepath.Dir(u.exe))
+}
+
+// Finish forgets the pending update (confirmed or rolled back).
+func (u *Updater) Finish() error { return journal.Remove(u.markerPath()) }
 
 func sameContent(a, b string) (bool, error) {
 	ha, err := fileHash(a)

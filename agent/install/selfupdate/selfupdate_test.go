@@ -21,31 +21,39 @@ func setup(t *testing.T) (*Updater, string, string) {
 	return u, exe, newBin
 }
 
-func TestConfirmOutcomes(t *testing.T) {
+// Apply swaps the binary and records the pending update; Restore puts the
+// old binary back; Finish forgets the update. Each is safe to repeat (the
+// recovery of an interrupted transaction repeats them).
+func TestApplyRestoreFinish(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		apply    bool
-		running  string
-		want     Outcome
+		restore  bool
 		wantFile string
 	}{
-		{"nothing pending", false, "1.0.0", None, "old binary"},
-		{"new version runs", true, "v1.1.0", Confirmed, "new binary"},
-		{"old version runs", true, "1.0.0", RolledBack, "old binary"},
+		{"kept", false, "new binary"},
+		{"restored", true, "old binary"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u, exe, newBin := setup(t)
-			if tc.apply {
-				if err := u.Apply(newBin, "1.0.0", "1.1.0", "ab", "cd"); err != nil {
-					t.Fatal(err)
-				}
-				if b, _ := os.ReadFile(exe); !bytes.Equal(b, []byte("new binary")) {
-					t.Fatal("not applied")
-				}
+			if p, err := u.Pending(); err != nil || p != nil {
+				t.Fatalf("pending before Apply: %+v %v", p, err)
 			}
-			res, err := u.Confirm(tc.running)
-			if err != nil || res.Outcome != tc.want {
-				t.Fatalf("outcome %v err %v", res.Outcome, err)
+			if err := u.Apply(newBin, "1.0.0", "1.1.0", "ab", "cd"); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(exe); !bytes.Equal(b, []byte("new binary")) {
+				t.Fatal("not applied")
+			}
+			p, err := u.Pending()
+			if err != nil || p == nil || p.From != "1.0.0" || p.To != "1.1.0" || p.StatusHash() != "cd" || p.Executable != exe {
+				t.Fatalf("pending %+v %v", p, err)
+			}
+			if tc.restore {
+				for range 2 {
+					if saved, err := u.Restore(); err != nil || !saved {
+						t.Fatalf("Restore: saved %v, %v", saved, err)
+					}
+				}
 			}
 			if b, _ := os.ReadFile(exe); string(b) != tc.wantFile {
 				t.Fatalf("executable holds %q, want %q", b, tc.wantFile)
@@ -53,11 +61,28 @@ func TestConfirmOutcomes(t *testing.T) {
 			if st, err := os.Stat(exe); err != nil || st.Mode().Perm()&0o100 == 0 {
 				t.Fatalf("executable mode: %v %v", st, err)
 			}
-			// Confirm is one-shot.
-			if res, _ := u.Confirm(tc.running); res.Outcome != None {
-				t.Fatalf("second Confirm: %v", res.Outcome)
+			for range 2 {
+				if err := u.Finish(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if p, err := u.Pending(); err != nil || p != nil {
+				t.Fatalf("pending after Finish: %+v %v", p, err)
 			}
 		})
+	}
+}
+
+func TestUnreadableMarker(t *testing.T) {
+	u, _, _ := setup(t)
+	if err := os.WriteFile(u.markerPath(), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Pending(); err == nil {
+		t.Fatal("a corrupt marker read without error")
+	}
+	if p, err := u.Pending(); p != nil || err != nil {
+		t.Fatalf("the corrupt marker stays: %+v %v", p, err)
 	}
 }
 
@@ -69,7 +94,10 @@ func TestApplyMissingFileKeepsOld(t *testing.T) {
 	if b, _ := os.ReadFile(exe); string(b) != "old binary" {
 		t.Fatal("old binary damaged")
 	}
-	if res, _ := u.Confirm("1"); res.Outcome != None {
+	if p, _ := u.Pending(); p != nil {
 		t.Fatal("a failed Apply left a pending marker")
+	}
+	if saved, err := u.Restore(); saved || err != nil {
+		t.Fatalf("Restore after a failed Apply: saved %v, %v", saved, err)
 	}
 }

@@ -1,8 +1,10 @@
-// Command fakecollector stands in for otelcol-contrib in tests. Its version
-// and behaviour come from a trailer appended to its own executable
-// ("\nFAKECOL:<version>:<mode>\n"), so one build yields any number of
-// distinct artifacts. Modes: ok; exit1 (`--version` fails); crash (runs
-// 150 ms then exits 1).
+// Command fakecollector stands in for otelcol-contrib (and for the updater
+// binary) in tests. Its version and behaviour come from a trailer appended
+// to its own executable ("\nFAKECOL:<version>:<mode>\n"), so one build
+// yields any number of distinct artifacts. Modes: ok; exit1 (`--version`
+// fails); crash (runs 150 ms then exits 1); lies (`--version` names its
+// version, except with FAKECOL_RUNNING set, as when a started updater
+// reports what it runs: then it names 0.0.1-lies).
 package main
 
 import (
@@ -48,6 +50,9 @@ func main() {
 		if mode == "exit1" {
 			fmt.Println("Error: cannot execute binary file")
 			os.Exit(1)
+		}
+		if mode == "lies" && os.Getenv("FAKECOL_RUNNING") != "" {
+			version = "0.0.1-lies"
 		}
 		fmt.Printf("otelcol-contrib version %s\n", version)
 		return
