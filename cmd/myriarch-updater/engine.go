@@ -68,23 +68,25 @@ func newInstallEngine(cfg *config.Config, ctl supervisor.Controller, log *slog.L
 
 // newContainerEngine builds the container-mode install engine, or returns
 // nil (offers are then refused) when local policy cannot allow installs.
-func newContainerEngine(cfg *config.Config, log *slog.Logger) *container.Engine {
-	return newEngine(cfg, log, func(o install.Options) (*container.Engine, error) {
-		return container.New(container.Options{
-			Name:               cfg.Container.Name,
-			DockerHost:         cfg.Container.DockerHost,
-			Package:            cfg.Collector.Package,
-			HealthWindow:       o.HealthWindow,
-			MaxPackageSize:     o.MaxPackageSize,
-			MinisignPublicKeys: o.MinisignPublicKeys,
-			RequireSignature:   o.RequireSignature,
-			AllowDowngrade:     o.AllowDowngrade,
-			StateDir:           o.StateDir,
+func newContainerEngine(cfg *config.Config, log *slog.Logger) *install.Engine {
+	return newEngine(cfg, log, func(o install.Options) (*install.Engine, error) {
+		b, err := container.New(container.Options{
+			Name:       cfg.Container.Name,
+			DockerHost: cfg.Container.DockerHost,
+			Package:    cfg.Collector.Package,
 			// The installer mounts the storage dir at the same path inside the
 			// collector container as on the host.
 			StorageDir: cfg.Supervisor.StorageDir,
-			Download:   o.Download,
-		}, log)
+		})
+		if err != nil {
+			return nil, err
+		}
+		o.StatePrefix, o.NoSelfUpdate = container.StatePrefix, container.NoSelfUpdate
+		eng, err := install.New(o, log, b)
+		if err != nil {
+			b.Close()
+		}
+		return eng, err
 	})
 }
 
@@ -92,7 +94,7 @@ func newContainerEngine(cfg *config.Config, log *slog.Logger) *container.Engine 
 // the server's origin, which serves artifacts only to agents presenting
 // their credential. It returns nil (offers are then refused by the
 // updater) when that transport or the engine cannot be built.
-func newEngine[E any](cfg *config.Config, log *slog.Logger, build func(install.Options) (*E, error)) *E {
+func newEngine(cfg *config.Config, log *slog.Logger, build func(install.Options) (*install.Engine, error)) *install.Engine {
 	tr, err := updater.ServerTransport(cfg, download.DefaultConnectTimeout, download.DefaultIdleTimeout)
 	if err != nil {
 		log.Warn("package installation not enabled", "err", err)
@@ -106,13 +108,6 @@ func newEngine[E any](cfg *config.Config, log *slog.Logger, build func(install.O
 	return eng
 }
 
-// engine is what runUpdater needs of either install engine.
-type engine interface {
-	updater.PackageHandler
-	Recover(ctx context.Context) error
-	Close() error
-}
-
 // runUpdater is what `run` does until ctx ends: build the supervisor
 // controller, the install engine for the mode and the updater, replay any
 // unfinished install, then connect and report. It returns a
@@ -123,7 +118,7 @@ func runUpdater(ctx context.Context, cfg *config.Config, log *slog.Logger) error
 
 	var (
 		opts []updater.Option
-		eng  engine
+		eng  *install.Engine
 	)
 	switch cfg.Mode {
 	case config.ModeBinary:
@@ -132,13 +127,9 @@ func runUpdater(ctx context.Context, cfg *config.Config, log *slog.Logger) error
 			return err
 		}
 		opts = append(opts, updater.WithSupervisorController(ctl))
-		if e := newInstallEngine(cfg, ctl, log, func(reason string) { cancel(&restartRequest{reason}) }); e != nil {
-			eng = e
-		}
+		eng = newInstallEngine(cfg, ctl, log, func(reason string) { cancel(&restartRequest{reason}) })
 	case config.ModeContainer:
-		if e := newContainerEngine(cfg, log); e != nil {
-			eng = e
-		}
+		eng = newContainerEngine(cfg, log)
 	}
 	if eng != nil {
 		defer eng.Close() // after u.Run has returned

@@ -27,8 +27,8 @@ import (
 	"github.com/myriarch/myriarch/internal/buildinfo"
 )
 
-// Files under state_dir that `status` reads. The install engines
-// (agent/install, agent/container), the journal and the self-updater write
+// Files under state_dir that `status` reads. The install engine and its
+// back-ends (agent/install: binary, container, selfupdate) write
 // them; status only ever reads them, takes no lock and creates nothing, so
 // it is safe while the service runs.
 const (
@@ -227,7 +227,7 @@ func readStateDir(cfg *config.Config, r *statusReport) {
 	if cfg.Mode == config.ModeContainer {
 		installed, statuses = containerInstalledFile, containerStatusesFile
 	}
-	// The fields both engines' records share (agent/install, agent/container).
+	// The fields both back-ends' installed records share (binary, container).
 	var in struct {
 		Version string `json:"version"`
 		Hash    string `json:"hash"`

@@ -98,7 +98,7 @@ func TestUpgradeByDigestPull(t *testing.T) {
 	hash, _ := hex.DecodeString(dg.Hex)
 
 	o := engineOptions(c, t.TempDir(), k)
-	o.HealthcheckURL = fmt.Sprintf("http://127.0.0.1:%d/", c.port) // stands in for the supervisor's health endpoint
+	o.container.HealthcheckURL = fmt.Sprintf("http://127.0.0.1:%d/", c.port) // stands in for the supervisor's health endpoint
 	eng := newEngine(t, o)
 	if err := eng.Recover(ctx); err != nil {
 		t.Fatal(err)

@@ -8,12 +8,7 @@ import (
 
 	"github.com/distribution/reference"
 	"github.com/open-telemetry/opamp-go/protobufs"
-
-	"github.com/myriarch/myriarch/agent/admission"
 )
-
-// ErrRefused wraps every admission refusal (the same error in both modes).
-var ErrRefused = admission.ErrRefused
 
 // source is a parsed download_url.
 type source struct {
@@ -31,7 +26,7 @@ func parseSource(raw string, contentHash []byte) (source, error) {
 	if rest, ok := strings.CutPrefix(raw, "docker://"); ok {
 		ref, err := reference.ParseNormalizedNamed(rest)
 		if err != nil {
-			return source{}, fmt.Errorf("download_url %q: not an image reference: %v", raw, err)
+			return source{}, fmt.Errorf("download_url %q: not an image reference: %w", raw, err)
 		}
 		dg, ok := ref.(reference.Digested)
 		if !ok {
@@ -52,47 +47,9 @@ func parseSource(raw string, contentHash []byte) (source, error) {
 	return source{TarballURL: raw}, nil
 }
 
-// admit applies local policy to one offered package. Called with e.mu held.
-func (e *Engine) admit(name string, p *protobufs.PackageAvailable) (source, error) {
-	refuse := func(format string, a ...any) (source, error) {
-		return source{}, admission.Refusef(format, a...)
-	}
-	switch {
-	case name == e.o.Package && p.GetType() == protobufs.PackageType_PackageType_Addon:
-	case name == e.o.Package:
-		return refuse("package %q offered as %s; it must be an Addon", name, p.GetType())
-	case p.GetType() == protobufs.PackageType_PackageType_TopLevel:
-		return refuse("TopLevel package %q: in container mode the updater is replaced with its own image, not by an offer", name)
-	default:
-		return refuse("unknown package %q: this updater installs only %q (Addon)", name, e.o.Package)
-	}
-	if err := admission.CheckContentHash(p); err != nil {
-		return source{}, err
-	}
-	src, err := parseSource(p.GetFile().GetDownloadUrl(), p.GetFile().GetContentHash())
-	if err != nil {
-		return refuse("%v", err)
-	}
-	running := ""
-	if e.image != nil {
-		running = e.image.Version
-	}
-	if err := e.policy().Check(p, running); err != nil {
-		return source{}, err
-	}
-	return src, nil
-}
-
-// policy is the trust.* policy of this engine with its quarantine.
-func (e *Engine) policy() admission.Policy {
-	return admission.Policy{
-		RequireSignature: e.o.RequireSignature,
-		AllowDowngrade:   e.o.AllowDowngrade,
-		Quarantine:       e.quarantineStore(),
-	}
-}
-
-func unhex(s string) []byte {
-	b, _ := hex.DecodeString(s)
-	return b
+// Admit implements install.Admitter: the download URL must be an image
+// pinned by digest or an image tarball over http(s).
+func (b *Backend) Admit(p *protobufs.PackageAvailable) error {
+	_, err := parseSource(p.GetFile().GetDownloadUrl(), p.GetFile().GetContentHash())
+	return err
 }

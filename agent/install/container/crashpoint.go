@@ -1,40 +1,25 @@
 package container
 
-import "github.com/myriarch/myriarch/agent/crashpoint"
+import "github.com/myriarch/myriarch/agent/install"
 
-// Environment variables of the crash-test hook (the same as binary mode).
+// The back-end's own crash points (journal steps).
 const (
-	CrashAtEnv   = crashpoint.AtEnv
-	CrashModeEnv = crashpoint.ModeEnv // "kill" (default) or "pause"
+	cpImageReady   = "image-ready"
+	cpCreating     = "creating-next"
+	cpCreated      = "next-created"
+	cpOldStopped   = "old-stopped"
+	cpNextStarted  = "next-started"
+	cpOldRemoved   = "old-removed"
+	cpRenamed      = "renamed"
+	cpNextRemoved  = "rollback-next-removed"
+	cpOldRestarted = "rollback-old-started"
 )
 
-// Crash points (journal steps), in swap order.
-const (
-	cpAdmitted      = "admitted"
-	cpImageReady    = "image-ready"
-	cpCreating      = "creating-next"
-	cpCreated       = "next-created"
-	cpOldStopped    = "old-stopped"
-	cpNextStarted   = "next-started"
-	cpHealthy       = "healthy"
-	cpOldRemoved    = "old-removed"
-	cpRenamed       = "renamed"
-	cpCommitted     = "committed"
-	cpRollbackBegin = "rollback-begin"
-	cpNextRemoved   = "rollback-next-removed"
-	cpOldRestarted  = "rollback-old-started"
-	cpQuarantined   = "quarantined"
-	cpRecoverBegin  = "recover-begin"
+// CrashPoints lists every crash point of a container swap, in order, with
+// what recovery from each keeps.
+var CrashPoints = install.CrashPoints(
+	[]install.CrashPoint{{Name: cpImageReady}, {Name: cpCreating}, {Name: cpCreated}, {Name: cpOldStopped},
+		{Name: cpNextStarted, KeepsNew: true}},
+	[]install.CrashPoint{{Name: cpOldRemoved, KeepsNew: true}, {Name: cpRenamed, KeepsNew: true}},
+	[]install.CrashPoint{{Name: cpNextRemoved, Path: install.OnRollback}, {Name: cpOldRestarted, Path: install.OnRollback}},
 )
-
-// CrashPoints lists every named crash point of a container swap.
-var CrashPoints = []string{
-	cpAdmitted, cpImageReady, cpCreating, cpCreated, cpOldStopped, cpNextStarted,
-	cpHealthy, cpOldRemoved, cpRenamed, cpCommitted,
-	cpRollbackBegin, cpNextRemoved, cpOldRestarted, cpQuarantined, cpRecoverBegin,
-}
-
-// crashPoint kills (or pauses) the process when the test hook names point.
-func (e *Engine) crashPoint(point string) {
-	crashpoint.Reach(point, e.crashAt, e.onStep)
-}

@@ -22,8 +22,8 @@ import (
 // or container has one) reports healthy, the supervisor health endpoint (if
 // configured) answers 200, and the supervisor instance UID equals wantUID
 // (if one was recorded before the swap).
-func (e *Engine) healthGate(ctx context.Context, id, wantUID string) error {
-	first, err := e.docker.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+func (b *Backend) healthGate(ctx context.Context, id, wantUID string) error {
+	first, err := b.docker.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
 		return err
 	}
@@ -32,12 +32,12 @@ func (e *Engine) healthGate(ctx context.Context, id, wantUID string) error {
 		return errors.New("the engine reports no state")
 	}
 	start := time.Now()
-	windowEnd := start.Add(e.o.HealthWindow)
-	deadline := windowEnd.Add(e.o.StartTimeout)
+	windowEnd := start.Add(b.env.HealthWindow)
+	deadline := windowEnd.Add(b.env.StartTimeout)
 	hasCheck := c0.Config != nil && c0.Config.Healthcheck != nil && len(c0.Config.Healthcheck.Test) > 0 && c0.Config.Healthcheck.Test[0] != "NONE"
 	var waiting string
 	for {
-		c, err := e.docker.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+		c, err := b.docker.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 		if err != nil {
 			return err
 		}
@@ -46,9 +46,9 @@ func (e *Engine) healthGate(ctx context.Context, id, wantUID string) error {
 		case st == nil:
 			return errors.New("the engine reports no state")
 		case !st.Running || st.Restarting:
-			return fmt.Errorf("the new container stopped (status %s, exit code %d%s)%s", st.Status, st.ExitCode, errText(st.Error), e.tail(ctx, id))
+			return fmt.Errorf("the new container stopped (status %s, exit code %d%s)%s", st.Status, st.ExitCode, errText(st.Error), b.tail(ctx, id))
 		case c.Container.RestartCount != c0.RestartCount || st.StartedAt != c0.State.StartedAt:
-			return fmt.Errorf("the new container restarted (restart count %d)%s", c.Container.RestartCount, e.tail(ctx, id))
+			return fmt.Errorf("the new container restarted (restart count %d)%s", c.Container.RestartCount, b.tail(ctx, id))
 		case hasCheck && st.Health != nil && st.Health.Status == container.Unhealthy:
 			return fmt.Errorf("Docker HEALTHCHECK reports unhealthy (%d failures)%s", st.Health.FailingStreak, lastProbe(st.Health))
 		}
@@ -58,13 +58,13 @@ func (e *Engine) healthGate(ctx context.Context, id, wantUID string) error {
 			if hasCheck && (st.Health == nil || st.Health.Status != container.Healthy) {
 				waiting = "Docker HEALTHCHECK to report healthy"
 			}
-			if waiting == "" && e.o.HealthcheckURL != "" {
-				if err := probe(ctx, e.o.HealthcheckURL); err != nil {
+			if waiting == "" && b.o.HealthcheckURL != "" {
+				if err := probe(ctx, b.o.HealthcheckURL); err != nil {
 					waiting = "the supervisor health endpoint: " + err.Error()
 				}
 			}
 			if waiting == "" && wantUID != "" {
-				got, err := e.instanceUID(ctx, id)
+				got, err := b.instanceUID(ctx, id)
 				switch {
 				case err != nil:
 					waiting = "the supervisor instance UID: " + err.Error()
@@ -82,7 +82,7 @@ func (e *Engine) healthGate(ctx context.Context, id, wantUID string) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(e.o.PollInterval):
+		case <-time.After(b.env.PollInterval):
 		}
 	}
 }
@@ -107,22 +107,22 @@ func lastProbe(h *container.Health) string {
 }
 
 // tail returns the last lines of a container's log, for the failure report.
-func (e *Engine) tail(ctx context.Context, id string) string {
-	rc, err := e.docker.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Tail: "5"})
+func (b *Backend) tail(ctx context.Context, id string) string {
+	rc, err := b.docker.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Tail: "5"})
 	if err != nil {
 		return ""
 	}
 	defer rc.Close()
-	b, _ := io.ReadAll(io.LimitReader(rc, 4096))
+	buf, _ := io.ReadAll(io.LimitReader(rc, 4096))
 	// Strip the 8-byte multiplexing headers of non-TTY logs.
 	var out []byte
-	for len(b) >= 8 && (b[0] == 1 || b[0] == 2) {
-		n := int(b[4])<<24 | int(b[5])<<16 | int(b[6])<<8 | int(b[7])
-		b = b[8:]
-		n = min(n, len(b))
-		out, b = append(out, b[:n]...), b[n:]
+	for len(buf) >= 8 && (buf[0] == 1 || buf[0] == 2) {
+		n := int(buf[4])<<24 | int(buf[5])<<16 | int(buf[6])<<8 | int(buf[7])
+		buf = buf[8:]
+		n = min(n, len(buf))
+		out, buf = append(out, buf[:n]...), buf[n:]
 	}
-	out = append(out, b...)
+	out = append(out, buf...)
 	if len(out) == 0 {
 		return ""
 	}
@@ -150,9 +150,9 @@ func probe(ctx context.Context, url string) error {
 // instanceUID reads the supervisor's persistent_state.yaml from inside a
 // container (running or stopped) through the engine, so it works wherever
 // the updater itself runs.
-func (e *Engine) instanceUID(ctx context.Context, id string) (string, error) {
-	p := path.Join(e.o.StorageDir, supervisorstate.FileName)
-	res, err := e.docker.CopyFromContainer(ctx, id, client.CopyFromContainerOptions{SourcePath: p})
+func (b *Backend) instanceUID(ctx context.Context, id string) (string, error) {
+	p := path.Join(b.o.StorageDir, supervisorstate.FileName)
+	res, err := b.docker.CopyFromContainer(ctx, id, client.CopyFromContainerOptions{SourcePath: p})
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", p, err)
 	}

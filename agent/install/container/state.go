@@ -2,29 +2,25 @@ package container
 
 import (
 	"encoding/hex"
-	"errors"
-	"fmt"
+	"encoding/json"
 	"path/filepath"
 
+	dockerspec "github.com/moby/docker-image-spec/specs-go/v1"
 	"github.com/moby/moby/api/types/container"
-	"github.com/open-telemetry/opamp-go/protobufs"
 
-	"github.com/myriarch/myriarch/agent/pkgstatus"
-	"github.com/myriarch/myriarch/agent/quarantine"
+	"github.com/myriarch/myriarch/agent/install"
+	"github.com/myriarch/myriarch/agent/journal"
 	"github.com/myriarch/myriarch/agent/statefile"
 )
 
-// Files under state_dir. Container mode keeps its own names so a host that
-// switched modes never mixes binary-mode state with container state.
+// Files under state_dir.
 const (
-	installedFile  = "container-installed.json"
-	quarantineFile = "container-quarantine.json"
-	statusesFile   = "container-package-statuses.json"
-	swapFile       = "container-swap.json"
-	stagingDir     = "staging"
+	InstalledFile = StatePrefix + "installed.json"
+	swapFile      = StatePrefix + "swap.json"
 )
 
-// ImageInfo describes the image the collector container runs.
+// ImageInfo describes the image the collector container runs
+// (container-installed.json).
 type ImageInfo struct {
 	// Version is the image's org.opencontainers.image.version label.
 	Version string `json:"version"`
@@ -36,11 +32,10 @@ type ImageInfo struct {
 	// Ref is what the container's Config.Image names.
 	Ref string `json:"ref"`
 	// Hash is the offered content_hash (hex) that installed it, "" when the
-	// image was found running, not installed by us.
+	// image was found running, not installed by the updater.
 	Hash string `json:"hash,omitempty"`
 	// OfferHash is the PackageAvailable.hash (hex) of the offer that
-	// installed it; "" in records written before it existed (statusHash
-	// then falls back to Hash).
+	// installed it; "" in records written before it existed.
 	OfferHash string `json:"offer_hash,omitempty"`
 }
 
@@ -55,7 +50,8 @@ func (i *ImageInfo) matchesOffered(offered []byte) bool {
 	return h == i.Hash || h == i.OfferHash
 }
 
-// swapState is what recovery needs beyond the journal record.
+// swapState is what recovery needs beyond the journal record
+// (container-swap.json).
 type swapState struct {
 	TxnID      string `json:"txn_id"`
 	OldID      string `json:"old_id"`
@@ -69,41 +65,51 @@ type swapState struct {
 	InstanceUID string                  `json:"instance_uid,omitempty"`
 }
 
-func readJSON(path string, v any) (bool, error) {
-	ok, err := statefile.Read(path, v)
-	if err != nil {
-		return false, fmt.Errorf("container: %w", err)
-	}
-	return ok, nil
+// swap is the transaction under way: its persisted state and what the
+// steps before creation learnt.
+type swap struct {
+	sw  swapState
+	src source
+	// The old container as the engine reported it (set by Prepare).
+	old     container.InspectResponse
+	oldCfg  json.RawMessage
+	oldHost json.RawMessage
+	oldImg  *dockerspec.DockerOCIImageConfig
+	pulled  *ImageInfo // set by Fetch
 }
 
-func writeJSON(path string, v any) error {
-	if err := statefile.Write(path, v); err != nil {
-		return fmt.Errorf("container: %w", err)
+func (b *Backend) statePath(name string) string { return filepath.Join(b.env.StateDir, name) }
+
+func (b *Backend) saveSwap(s *swap) error {
+	if err := statefile.Write(b.statePath(swapFile), s.sw); err != nil {
+		return install.Failf(install.Transient, "state: %w", err)
 	}
 	return nil
 }
 
-func (e *Engine) statePath(name string) string { return filepath.Join(e.o.StateDir, name) }
-
-// quarantineStore is the engine's quarantine file. Built per use: it is
-// stateless, and tests change RetryBackoff on a live engine.
-func (e *Engine) quarantineStore() *quarantine.Store {
-	return quarantine.New(e.statePath(quarantineFile), e.o.RetryBackoff, e.log)
-}
-
-// quarantine records a failed hash durably.
-func (e *Engine) quarantine(hash, ver, reason string, transient bool) error {
-	return e.quarantineStore().Record(hash, ver, reason, transient)
-}
-
-// LastStatuses returns the statuses last persisted (terminal statuses are
-// persisted, progress is not), nil when there are none.
-func (e *Engine) LastStatuses() (*protobufs.PackageStatuses, error) {
-	s, err := pkgstatus.Load(e.statePath(statusesFile))
-	var corrupt *pkgstatus.CorruptError
-	if errors.As(err, &corrupt) {
-		return nil, fmt.Errorf("container: %w", err)
+// swapFor returns the state of t's swap: in memory while it runs, from
+// container-swap.json after a restart. The file is written before any
+// container changes; without it nothing was touched.
+func (b *Backend) swapFor(t *install.Txn) *swap {
+	rec := t.Record()
+	if b.cur != nil && b.cur.sw.TxnID == rec.ID {
+		return b.cur
 	}
-	return s, err
+	s := &swap{sw: swapState{TxnID: rec.ID, OldID: rec.PrevDir, OldRunning: true, NewID: rec.NewDir}}
+	var saved swapState
+	if ok, err := statefile.Read(b.statePath(swapFile), &saved); err != nil {
+		b.log.Warn("swap state unreadable; recovering from the journal alone", "err", err)
+	} else if ok && saved.TxnID == rec.ID {
+		s.sw = saved
+	}
+	b.cur = s
+	return s
+}
+
+// endSwap forgets the swap once its transaction is over.
+func (b *Backend) endSwap() {
+	b.cur = nil
+	if err := journal.Remove(b.statePath(swapFile)); err != nil {
+		b.log.Warn("removing the swap state", "err", err)
+	}
 }

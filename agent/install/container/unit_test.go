@@ -8,13 +8,13 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	dockerspec "github.com/moby/docker-image-spec/specs-go/v1"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/api/types/registry"
+	"github.com/myriarch/myriarch/agent/install"
 	"github.com/open-telemetry/opamp-go/protobufs"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
@@ -235,33 +235,36 @@ func TestLoadedImages(t *testing.T) {
 }
 
 func TestOptionsValidate(t *testing.T) {
-	good := Options{Name: "otelcol", Package: "c", StateDir: "/var/lib/x"}
+	good := Options{Name: "otelcol", Package: "c"}
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	bad := Options{Name: "bad name!", DockerHost: "ftp://x", StateDir: "rel", StorageDir: "rel",
-		HealthWindow: -1, MaxPackageSize: -1, RequireSignature: true, HealthcheckURL: "http://10.0.0.1/h", PollInterval: -1}
+	bad := Options{Name: "bad name!", DockerHost: "ftp://x", StorageDir: "rel", HealthcheckURL: "http://10.0.0.1/h", PullTimeout: -1}
 	err := bad.Validate()
-	for _, want := range []string{"container.name", "container.docker_host", "collector.package", "state_dir", "supervisor.storage_dir",
-		"health_window", "max_package_size", "minisign_public_keys", "must be loopback", "poll_interval"} {
+	for _, want := range []string{"container.name", "container.docker_host", "collector.package", "supervisor.storage_dir",
+		"must be loopback", "pull timeout"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in %v", want, err)
 		}
 	}
 }
 
-// Admission needs no engine: every refusal class with its message.
+// Container-mode admission, before anything is fetched: the download URL's
+// form and the refusal of self-updates.
 func TestAdmission(t *testing.T) {
-	e, err := New(Options{Name: "otelcol", Package: "collector", StateDir: t.TempDir(), DockerHost: "unix:///nonexistent.sock",
-		RequireSignature: true, MinisignPublicKeys: []string{"RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3"}}, slog.New(slog.DiscardHandler))
+	b, err := New(Options{Name: "otelcol", Package: "collector", DockerHost: "unix:///nonexistent.sock"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close()
-	e.image = &ImageInfo{Version: "1.2.0"}
+	eng, err := install.New(install.Options{StateDir: t.TempDir(), StatePrefix: StatePrefix, NoSelfUpdate: NoSelfUpdate}, slog.New(slog.DiscardHandler), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	eng.Recover(t.Context()) // no engine answers: what runs is unknown
 	pull := "docker://reg.test/c@sha256:" + testDigest
-	pkg := func(typ protobufs.PackageType, ver, url string, hash, sig []byte) *protobufs.PackageAvailable {
-		return &protobufs.PackageAvailable{Type: typ, Version: ver, File: &protobufs.DownloadableFile{DownloadUrl: url, ContentHash: hash, Signature: sig}}
+	pkg := func(typ protobufs.PackageType, url string) *protobufs.PackageAvailable {
+		return &protobufs.PackageAvailable{Type: typ, Version: "1.3.0", File: &protobufs.DownloadableFile{DownloadUrl: url, ContentHash: digestBytes()}}
 	}
 	addon, top := protobufs.PackageType_PackageType_Addon, protobufs.PackageType_PackageType_TopLevel
 	for _, tc := range []struct {
@@ -269,40 +272,17 @@ func TestAdmission(t *testing.T) {
 		p    *protobufs.PackageAvailable
 		want string
 	}{
-		{"collector", pkg(addon, "1.3.0", pull, digestBytes(), []byte("sig")), ""},
-		{"other", pkg(addon, "1.3.0", pull, digestBytes(), []byte("sig")), "unknown package"},
-		{"collector", pkg(top, "1.3.0", pull, digestBytes(), []byte("sig")), "must be an Addon"},
-		{"myriarch-updater", pkg(top, "1.3.0", pull, digestBytes(), []byte("sig")), "replaced with its own image"},
-		{"collector", pkg(addon, "1.3.0", pull, []byte{1, 2}, []byte("sig")), "32-byte"},
-		{"collector", pkg(addon, "1.3.0", "docker://reg.test/c:1.3.0", digestBytes(), []byte("sig")), "must pin a digest"},
-		{"collector", pkg(addon, "one", pull, digestBytes(), []byte("sig")), "unparsable version"},
-		{"collector", pkg(addon, "1.3.0", pull, digestBytes(), nil), "unsigned"},
-		{"collector", pkg(addon, "1.1.0", pull, digestBytes(), []byte("sig")), "downgrade"},
+		{"myriarch-updater", pkg(top, pull), "replaced with its own image"},
+		{"collector", pkg(addon, "docker://reg.test/c:1.3.0"), "must pin a digest"},
+		{"collector", pkg(addon, "docker://reg.test/c@sha256:"+strings.Repeat("cd", 32)), "digest mismatch"},
+		{"collector", pkg(addon, "ftp://reg.test/c.tar"), "container mode accepts"},
 	} {
-		_, err := e.admit(tc.name, tc.p)
-		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrRefused)) {
-			t.Errorf("%s %s: err %v, want %q", tc.name, tc.p.GetVersion(), err, tc.want)
+		var got *protobufs.PackageStatuses
+		eng.HandlePackages(t.Context(), &protobufs.PackagesAvailable{Packages: map[string]*protobufs.PackageAvailable{tc.name: tc.p}},
+			func(s *protobufs.PackageStatuses) error { got = s; return nil })
+		st := got.GetPackages()[tc.name]
+		if st.GetStatus() != protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed || !strings.Contains(st.GetErrorMessage(), tc.want) {
+			t.Errorf("%s %s: %v, want InstallFailed naming %q", tc.name, tc.p.GetFile().GetDownloadUrl(), st, tc.want)
 		}
-	}
-	if err := e.quarantine(testDigest, "1.3.0", "health gate", false); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.admit("collector", pkg(addon, "1.3.0", pull, digestBytes(), []byte("sig"))); err == nil || !strings.Contains(err.Error(), "previously failed") {
-		t.Errorf("quarantined hash: %v", err)
-	}
-	e.o.RetryBackoff = time.Hour
-	other := strings.Repeat("cd", 32)
-	e.quarantine(other, "1.4.0", "registry down", true)
-	b, _ := hex.DecodeString(other)
-	if _, err := e.admit("collector", pkg(addon, "1.4.0", "docker://reg.test/c@sha256:"+other, b, []byte("sig"))); err == nil || !strings.Contains(err.Error(), "next attempt allowed after") {
-		t.Errorf("transient quarantine: %v", err)
-	}
-
-	// Before Recover every offer is refused, with the reason.
-	var got *protobufs.PackageStatuses
-	e.HandlePackages(t.Context(), &protobufs.PackagesAvailable{Packages: map[string]*protobufs.PackageAvailable{"collector": pkg(addon, "1.3.0", pull, digestBytes(), []byte("sig"))}},
-		func(s *protobufs.PackageStatuses) error { got = s; return nil })
-	if st := got.GetPackages()["collector"]; st.GetStatus() != protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed || !strings.Contains(st.GetErrorMessage(), "Recover was not called") {
-		t.Errorf("offer before Recover: %v", st)
 	}
 }
