@@ -40,7 +40,7 @@ func (e *Engine) admitLocked(name string, p *protobufs.PackageAvailable) (*backe
 	}
 	if a, ok := b.Backend.(Admitter); ok {
 		if err := a.Admit(p); err != nil {
-			return nil, admission.Refusef("%v", err)
+			return nil, fmt.Errorf("%w: %w", ErrRefused, err)
 		}
 	}
 	pol := admission.Policy{RequireSignature: e.o.RequireSignature, AllowDowngrade: e.o.AllowDowngrade, Quarantine: e.quarantineStore()}

@@ -41,7 +41,7 @@ func RunVersion(ctx context.Context, exe string, args []string, timeout time.Dur
 		return text, fmt.Errorf("%w: `%s %s` did not finish within %s", ErrVersionCheck, exe, strings.Join(args, " "), timeout)
 	}
 	if err != nil {
-		return text, fmt.Errorf("%w: `%s %s`: %v (output: %q)", ErrVersionCheck, exe, strings.Join(args, " "), err, Clip(text))
+		return text, fmt.Errorf("%w: `%s %s`: %w (output: %q)", ErrVersionCheck, exe, strings.Join(args, " "), err, Clip(text))
 	}
 	return text, nil
 }

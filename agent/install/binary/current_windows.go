@@ -33,7 +33,7 @@ func switchCurrent(root, dir string, staged func()) error {
 	target := filepath.Join(root, "versions", dir)
 	out, err := exec.Command("cmd", "/c", "mklink", "/J", tmp, target).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("switch: mklink /J %s %s: %v: %s", tmp, target, err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("switch: mklink /J %s %s: %w: %s", tmp, target, err, strings.TrimSpace(string(out)))
 	}
 	staged()
 	os.Remove(old)

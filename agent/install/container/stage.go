@@ -15,7 +15,17 @@ import (
 // setting the engine dropped or changed refuses the swap. Nothing running
 // is touched.
 func (b *Backend) Stage(ctx context.Context, t *install.Txn) error {
-	rec, s := t.Record(), b.swapFor(t)
+	s := b.swapFor(t)
+	if err := b.imageReady(ctx, t, s); err != nil {
+		return err
+	}
+	return b.createNext(ctx, t, s)
+}
+
+// imageReady makes the verified image present and checks its version
+// label.
+func (b *Backend) imageReady(ctx context.Context, t *install.Txn, s *swap) error {
+	rec := t.Record()
 	var info ImageInfo
 	switch {
 	case t.Artifact() != "":
@@ -36,7 +46,14 @@ func (b *Backend) Stage(ctx context.Context, t *install.Txn) error {
 	if err := t.Step(cpImageReady); err != nil {
 		return install.Failf(install.Transient, "journal: %w", err)
 	}
-	spec, err := reproduce(s.old, s.oldCfg, s.oldHost, s.oldImg, info.Ref, b.o.StorageDir)
+	return nil
+}
+
+// createNext creates <name>-next from the image with the old container's
+// settings, then compares what the engine made with the old container.
+func (b *Backend) createNext(ctx context.Context, t *install.Txn, s *swap) error {
+	rec := t.Record()
+	spec, err := reproduce(s.old, s.oldCfg, s.oldHost, s.oldImg, s.sw.Image.Ref, b.o.StorageDir)
 	if err != nil {
 		return install.Fail(install.Refused, err)
 	}
