@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -174,20 +175,8 @@ func TestTLSToleratesWouldBlock(t *testing.T) {
 	}
 	reply := make([]byte, 10)
 	client.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if _, err := ioFull(client, reply); err != nil || string(reply) != "still here" {
+	if _, err := io.ReadFull(client, reply); err != nil || string(reply) != "still here" {
 		t.Fatalf("client read %q, %v", reply, err)
 	}
 	t.Logf("%d bytes in %d pieces of 5 bytes, %d would-block reads", sent.Len(), pieces, wouldBlocks)
-}
-
-func ioFull(c net.Conn, b []byte) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := c.Read(b[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }

@@ -122,15 +122,7 @@ func BenchmarkRealSwapDowntime(b *testing.B) {
 		newExe := filepath.Join(root, "versions", c.Version+"-"+c.ArchiveSHA256[:8], exe)
 		up := make(chan time.Time, 1)
 		go func() {
-			for {
-				mu.Lock()
-				_, ok := marks[cpActivating]
-				mu.Unlock()
-				if ok {
-					break
-				}
-				time.Sleep(time.Millisecond)
-			}
+			waitMark(&mu, marks, cpActivating)
 			up <- realCollectorUp(ctl, newExe, time.Minute)
 		}()
 		offer(eng, rec, &protobufs.PackagesAvailable{AllPackagesHash: sum, Packages: map[string]*protobufs.PackageAvailable{pkg: {
@@ -149,8 +141,5 @@ func BenchmarkRealSwapDowntime(b *testing.B) {
 		clear(marks)
 		mu.Unlock()
 	}
-	n := float64(b.N)
-	b.ReportMetric(float64(swap.Milliseconds())/n, "swap-down-ms")
-	b.ReportMetric(float64(restart.Milliseconds())/n, "restart-down-ms")
-	b.ReportMetric(float64((swap-restart).Milliseconds())/n, "extra-down-ms")
+	reportDowntime(b, swap, restart)
 }
