@@ -111,7 +111,7 @@ type installReport struct {
 }
 
 type inProgressReport struct {
-	Kind        string    `json:"kind"` // collector or self
+	Kind        string    `json:"kind"` // collector, container or self
 	Package     string    `json:"package"`
 	Version     string    `json:"version"`
 	PrevVersion string    `json:"prev_version,omitempty"`
