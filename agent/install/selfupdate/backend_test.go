@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -138,3 +139,54 @@ func TestOfferOfTheRunningVersion(t *testing.T) {
 		t.Fatalf("status %v, downloads %d", st, s.srv.Hits("/same"))
 	}
 }
+
+// An updater that kept no journal for a self-update left only the pending
+// marker: the updater it started adopts the update, confirms it when it
+// runs the offered version and restores the old binary otherwise.
+func TestAdoptsAMarkerWithoutJournal(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the stand-in binaries are built for the test's own system")
+	}
+	for _, tc := range []struct {
+		name   string
+		mode   string
+		status protobufs.PackageStatusEnum
+	}{{"confirmed", "ok", stInstalled}, {"rolled back", "lies", stFailed}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSite(t)
+			state := t.TempDir()
+			oldBin, _ := os.ReadFile(s.exe)
+			newBin := installtest.Binary("0.2.0", tc.mode)
+			staged := filepath.Join(t.TempDir(), exeName())
+			if err := os.WriteFile(staged, newBin, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			u, err := New(s.exe, state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(newBin)
+			if err := u.Apply(staged, "0.1.0", "0.2.0", hexOf(sum[:]), ""); err != nil {
+				t.Fatal(err)
+			}
+			restarts := make(chan string, 2)
+			eng := startEngine(t, s, state, restarts)
+			st := selfStatus(t, eng)
+			if st.GetStatus() != tc.status || st.ServerOfferedVersion != "0.2.0" || !bytes.Equal(st.ServerOfferedHash, sum[:]) {
+				t.Fatalf("status %v, want %v for 0.2.0 naming the content hash", st, tc.status)
+			}
+			if p, _ := u.Pending(); p != nil {
+				t.Error("the marker is still pending")
+			}
+			b, _ := os.ReadFile(s.exe)
+			if tc.status == stFailed && (!bytes.Equal(b, oldBin) || len(restarts) != 1) {
+				t.Error("the old binary was not restored and restarted")
+			}
+			if tc.status == stInstalled && (!bytes.Equal(b, newBin) || len(restarts) != 0) {
+				t.Error("the confirmed binary did not stay")
+			}
+		})
+	}
+}
+
+func hexOf(b []byte) string { return hex.EncodeToString(b) }
