@@ -14,13 +14,11 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -68,22 +66,7 @@ func TestMain(m *testing.M) {
 // fakeCollector builds ./fakecollector once, statically (CGO_ENABLED=0),
 // for FROM scratch images.
 func fakeCollector(t testing.TB) []byte {
-	fakeOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "myriarch-fakecollector-")
-		if err != nil {
-			fakeErr = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		out := filepath.Join(dir, "fakecollector")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", out, "./fakecollector")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			fakeErr = fmt.Errorf("build fakecollector: %v\n%s", err, b)
-			return
-		}
-		fakeBin, fakeErr = os.ReadFile(out)
-	})
+	fakeOnce.Do(func() { fakeBin, fakeErr = installtest.BuildStatic("fakecollector") })
 	if fakeErr != nil {
 		t.Fatal(fakeErr)
 	}

@@ -21,24 +21,27 @@ var (
 func FakeCollector() ([]byte, error) {
 	fakeOnce.Do(func() {
 		_, self, _, _ := runtime.Caller(0)
-		src := filepath.Join(filepath.Dir(self), "testdata", "fakecollector")
-		dir, err := os.MkdirTemp("", "myriarch-fakecollector-")
-		if err != nil {
-			fakeErr = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		out := filepath.Join(dir, "fakecollector")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", out, ".")
-		cmd.Dir = src
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			fakeErr = fmt.Errorf("build fakecollector: %v\n%s", err, b)
-			return
-		}
-		fakeBin, fakeErr = os.ReadFile(out)
+		fakeBin, fakeErr = BuildStatic(filepath.Join(filepath.Dir(self), "testdata", "fakecollector"))
 	})
 	return fakeBin, fakeErr
+}
+
+// BuildStatic builds the Go command in dir without cgo (for FROM scratch
+// images) and returns the executable.
+func BuildStatic(dir string) ([]byte, error) {
+	tmp, err := os.MkdirTemp("", "myriarch-build-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	out := filepath.Join(tmp, filepath.Base(dir))
+	cmd := exec.Command("go", "build", "-trimpath", "-o", out, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build %s: %w\n%s", dir, err, b)
+	}
+	return os.ReadFile(out)
 }
 
 // Binary is the fake collector that reports version and behaves as mode
