@@ -3,8 +3,8 @@
 // with `make docker-up`). Images are built here FROM scratch from static Go
 // binaries (a fake collector, or the real supervisor + collectors from
 // test/peers), pulls go to a registry this test serves on 127.0.0.1, and
-// every container uses host networking. Without an engine the tests skip,
-// unless MYRIARCH_REQUIRE_DOCKER=1 (CI), where they fail.
+// every container uses host networking. Without an engine the tests fail
+// (internal/testenv), naming how to start one.
 package container_test
 
 import (
