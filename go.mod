@@ -6,6 +6,7 @@ require (
 	aead.dev/minisign v0.3.0
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
+	github.com/coder/websocket v1.8.15
 	github.com/containerd/errdefs v1.0.0
 	github.com/distribution/reference v0.6.0
 	github.com/google/go-containerregistry v0.22.1

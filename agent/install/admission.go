@@ -1,63 +1,67 @@
 package install
 
 import (
-	"encoding/hex"
+	"fmt"
+	"strings"
 
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/agent/admission"
 )
 
-// ErrRefused wraps every admission refusal (the same error in both modes).
+// ErrRefused wraps every admission refusal.
 var ErrRefused = admission.ErrRefused
 
-// admit applies local policy to one offered package. It reports whether
-// the package is the updater itself. Called with e.mu held.
-func (e *Engine) admit(name string, p *protobufs.PackageAvailable) (self bool, err error) {
-	refuse := func(format string, a ...any) (bool, error) {
-		return false, admission.Refusef(format, a...)
-	}
+// admitLocked applies local policy to one offered package before anything
+// is fetched and returns the back-end that installs it: the package name
+// and type, the download URL, the content hash, the back-end's own checks,
+// then trust.* (version syntax, required signature, downgrade) and the
+// quarantine.
+func (e *Engine) admitLocked(name string, p *protobufs.PackageAvailable) (*backend, error) {
+	b := e.byName[name]
 	switch {
-	case name == e.o.Package && p.GetType() == protobufs.PackageType_PackageType_Addon:
-	case name == SelfPackage && p.GetType() == protobufs.PackageType_PackageType_TopLevel:
-		if e.self == nil {
-			return refuse("self-update is not enabled on this updater")
+	case b != nil && b.desc.Type == p.GetType():
+	case b != nil:
+		return nil, admission.Refusef("package %q offered as %s; it must be %s", name, p.GetType(), typeName(b.desc.Type))
+	case name == SelfPackage || p.GetType() == protobufs.PackageType_PackageType_TopLevel:
+		why := ""
+		if e.o.NoSelfUpdate != "" {
+			why = ": " + e.o.NoSelfUpdate
 		}
-		self = true
-	case name == e.o.Package || name == SelfPackage:
-		return refuse("package %q offered as %s; %q must be an Addon and %q a TopLevel package",
-			name, p.GetType(), e.o.Package, SelfPackage)
+		return nil, admission.Refusef("TopLevel package %q: self-update is not enabled on this updater%s", name, why)
 	default:
-		return refuse("unknown package %q: this updater installs only %q (Addon) and %q (TopLevel)", name, e.o.Package, SelfPackage)
+		return nil, admission.Refusef("unknown package %q: this updater installs only %s", name, e.acceptedLocked())
 	}
 	if p.GetFile().GetDownloadUrl() == "" {
-		return refuse("the offer of %q has no file.download_url", name)
+		return nil, admission.Refusef("the offer of %q has no file.download_url", name)
 	}
 	if err := admission.CheckContentHash(p); err != nil {
-		return false, err
+		return nil, err
 	}
-	running := e.o.UpdaterVersion
-	if !self && e.inst != nil {
-		running = e.inst.Version
-	} else if !self {
-		running = ""
+	if a, ok := b.Backend.(Admitter); ok {
+		if err := a.Admit(p); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrRefused, err)
+		}
 	}
-	if err := e.policy().Check(p, running); err != nil {
-		return false, err
+	pol := admission.Policy{RequireSignature: e.o.RequireSignature, AllowDowngrade: e.o.AllowDowngrade, Quarantine: e.quarantineStore()}
+	if err := pol.Check(p, b.installed.Version); err != nil {
+		return nil, err
 	}
-	return self, nil
+	return b, nil
 }
 
-// policy is the trust.* policy of this engine with its quarantine.
-func (e *Engine) policy() admission.Policy {
-	return admission.Policy{
-		RequireSignature: e.o.RequireSignature,
-		AllowDowngrade:   e.o.AllowDowngrade,
-		Quarantine:       e.quarantineStore(),
+// acceptedLocked lists what the back-ends install, for a refusal.
+func (e *Engine) acceptedLocked() string {
+	var parts []string
+	for _, b := range e.order {
+		parts = append(parts, fmt.Sprintf("%q (%s)", b.desc.Package, typeName(b.desc.Type)))
 	}
+	return strings.Join(parts, " and ")
 }
 
-func unhex(s string) []byte {
-	b, _ := hex.DecodeString(s)
-	return b
+func typeName(t protobufs.PackageType) string {
+	if t == protobufs.PackageType_PackageType_TopLevel {
+		return "a TopLevel package"
+	}
+	return "an Addon"
 }

@@ -1,54 +1,51 @@
-// Package install is the updater's binary-mode install engine: it turns a
-// server offer of a collector package (an Addon named collector.package) or
-// of the updater itself (the TopLevel package "myriarch-updater") into one
-// transaction that either completes or leaves the previous version running.
+// Package install is the updater's install transaction: it turns a
+// server offer of a package into one transaction that either completes or
+// leaves what ran before running, whatever the package is. Back-ends do
+// what differs per kind of package (Backend): agent/install/binary switches
+// <root>/current to a new collector binary, agent/install/container swaps
+// the collector container, agent/install/selfupdate replaces the updater's
+// own binary.
 //
-// The collector transaction:
+// The transaction, one at a time (a newer offer of a package replaces one
+// still queued):
 //
-//	admission → download (state_dir/staging) → verify (SHA-256 + minisign,
-//	pinned keys) → unpack (<root>/versions/<version>-<sha8>) → pre-activation
-//	`--version` check → stop supervisor → switch <root>/current → start
-//	supervisor → health gate (local signals only) → commit, or rollback
-//	(switch back, restart, check the old collector runs, keep the failed
-//	collector's agent.log in state_dir/failed/<version>/, quarantine the hash)
+//	admission (package name and type, download URL, content hash, the
+//	  back-end's own checks, trust.*: version syntax, required signature,
+//	  downgrade, the quarantine of hashes that failed before)
+//	→ prepare (the back-end looks at what runs; Preparer)
+//	→ acquire (a download into state_dir/staging: hashed on the fly,
+//	  resumed, size-capped; or the back-end's Fetcher, e.g. a pull by digest)
+//	→ verify (SHA-256 + minisign with pinned keys: one policy function,
+//	  Txn.VerifySignature)
+//	→ stage and pre-activation check (Backend.Stage)
+//	→ activate (Backend.Activate)
+//	→ health gate on local signals (Backend.Gate)
+//	→ commit (Backend.Commit), or rollback (Backend.Rollback) and the
+//	  hash quarantined
 //
-// Every step boundary is recorded in an fsync'ed journal (agent/journal);
-// Engine.Recover replays an unfinished transaction at start: it finishes it
-// when activation completed and the health gate passes, and rolls back
-// otherwise. The supervisor is controlled through the narrow Controller
-// interface and statuses go out through Reporter, so the engine has no
-// dependency on the OpAMP client or on how the supervisor is run.
+// Statuses go to the server as the OpAMP PackageStatuses (InstallPending,
+// Downloading with progress, Installing, then Installed or InstallFailed
+// with the reason); terminal ones are persisted and reported again after a
+// restart. A failure before activation leaves what runs untouched; its
+// fault class (Fault) decides what the quarantine does with the hash.
 //
-// For crash tests, MYRIARCH_TEST_CRASH_AT=<crash point> makes the process
-// kill itself with SIGKILL (or, with MYRIARCH_TEST_CRASH_MODE=pause, print
-// "MYRIARCH_CRASHPOINT <name>" to stderr and block so a test can kill it) at
-// the named point; CrashPoints lists them.
+// Every step boundary is recorded in an fsync'ed journal (agent/journal)
+// and is a crash point. Engine.Recover replays an unfinished transaction at
+// start: abandoned when its new version never ran, judged by the health
+// gate when it was started, finished when it passed, rolled back when a
+// rollback was under way. For crash tests, MYRIARCH_TEST_CRASH_AT=<crash
+// point> makes the updater kill itself at the point (CrashAtEnv,
+// CrashModeEnv); each back-end lists its points (Description.CrashPoints),
+// and agent/install/installtest runs the contract suite every back-end
+// passes.
 //
-// Wiring (agent/updater, binary mode):
+// Wiring (cmd/myriarch-updater, binary mode):
 //
-//	eng, err := install.New(install.Options{
-//		Package: cfg.Collector.Package, Root: cfg.Collector.Root, Executable: cfg.Collector.Executable,
-//		HealthWindow: cfg.Collector.HealthWindow, MaxPackageSize: int64(cfg.Collector.MaxPackageSize),
-//		MinisignPublicKeys: cfg.Trust.MinisignPublicKeys, RequireSignature: cfg.Trust.RequireSignature,
-//		AllowDowngrade: cfg.Trust.AllowDowngrade, StateDir: cfg.StateDir,
-//		StorageDir: cfg.Supervisor.StorageDir, HealthcheckURL: "", // supervisor healthcheck.endpoint, if any
-//		UpdaterVersion: buildinfo.Version, RequestRestart: func(string) { cancelRun(errRestart) },
-//	}, supervisorController, nil, log)
-//	if err := eng.Recover(runCtx); err != nil { log.Warn(...) } // before connecting
+//	bin, _ := binary.New(binary.Options{Package: …, Root: …, Executable: …, StorageDir: …}, supervisorController)
+//	self, _ := selfupdate.NewBackend(selfupdate.Options{Version: buildinfo.Version, RequestRestart: exitForRestart})
+//	eng, err := install.New(install.Options{StateDir: …, MinisignPublicKeys: …, RequireSignature: …,
+//		AllowDowngrade: …, HealthWindow: …, MaxPackageSize: …, Download: …}, log, bin, self)
+//	if err := eng.Recover(runCtx); err != nil { log.Warn(…) } // before connecting
 //	defer eng.Close()
-//	updater.New(..., updater.WithPackageHandler(engineHandler{eng}))
-//
-//	// engineHandler adapts the engine to updater.PackageHandler
-//	// (LastStatuses is promoted from *install.Engine).
-//	type engineHandler struct{ *install.Engine }
-//
-//	func (h engineHandler) HandlePackages(ctx context.Context, o *protobufs.PackagesAvailable, report updater.StatusReporter) {
-//		h.SetReporter(install.ReporterFunc(report))
-//		h.Offer(ctx, o)
-//	}
-//
-// After RequestRestart the process must exit with a non-zero status so the
-// service manager (systemd Restart=on-failure/always, Windows service
-// recovery) starts the new binary; at that start Recover confirms the
-// self-update or restores the old binary (and requests a restart again).
+//	updater.New(cfg, log, updater.WithPackageHandler(eng))
 package install

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -18,61 +19,74 @@ import (
 	"github.com/myriarch/myriarch/agent/download"
 	"github.com/myriarch/myriarch/agent/journal"
 	"github.com/myriarch/myriarch/agent/pkgstatus"
-	"github.com/myriarch/myriarch/agent/selfupdate"
 	"github.com/myriarch/myriarch/agent/verify"
 )
 
-// Engine installs offered packages one at a time.
+// Reporter sends the complete set of package statuses to the server
+// (agent/updater's StatusReporter is this type). The engine calls it from
+// one goroutine at a time; it should not block for long.
+type Reporter func(*protobufs.PackageStatuses) error
+
+// Engine installs offered packages, one transaction at a time, with its
+// back-ends.
 //
-// Call Recover once at start (it replays an interrupted transaction and
-// starts the worker), then Offer for every PackagesAvailable. Offer never
-// blocks on an install; offers are serialised (never two installs at once)
-// and a newer offer for a package replaces one still queued. Close stops the
-// worker; an install cut short by Close is finished or rolled back by the
-// next Recover, exactly like a crash.
+// Call Recover once at start: it replays an interrupted transaction and
+// starts the worker. Then HandlePackages for every offer: it never blocks
+// on an install; transactions run one at a time, and a newer offer of a
+// package replaces one still queued. Close stops the worker and closes the
+// back-ends; a transaction cut short by Close is finished or rolled back by
+// the next Recover, exactly like after a crash. An Engine is the updater's
+// PackageHandler (HandlePackages, LastStatuses).
 type Engine struct {
 	o       Options
-	ctl     Controller
-	rep     Reporter
 	log     *slog.Logger
 	fetch   download.Fetcher
 	keys    []minisign.PublicKey
 	j       *journal.Journal
-	self    *selfupdate.Updater
 	crashAt string
-	onStep  func(string) // test observer of crash points
+	order   []*backend          // as given to New
+	byName  map[string]*backend // by package name
 
+	// mu guards the fields marked so; helpers that need it held end in
+	// Locked.
 	mu       sync.Mutex
-	statuses map[string]*protobufs.PackageStatus
-	allHash  []byte
-	queue    []job
-	running  *job
-	inst     *installed
+	statuses map[string]*protobufs.PackageStatus // guarded by mu
+	allHash  []byte                              // guarded by mu
+	queue    []job                               // guarded by mu
+	running  *job                                // guarded by mu; the job the worker runs
+	rep      Reporter                            // guarded by mu
+	started  bool                                // guarded by mu; Recover was called
+	closed   bool                                // guarded by mu
+	cancel   context.CancelFunc                  // guarded by mu; ends the worker
 	wake     chan struct{}
-	ctx      context.Context
-	cancel   context.CancelFunc
 	wg       sync.WaitGroup
-	repMu    sync.Mutex
+
+	// pubMu serialises publishing, so statuses go out in the order they
+	// were set.
+	pubMu sync.Mutex
+}
+
+// backend is a Backend with what the engine keeps about it.
+type backend struct {
+	Backend
+	desc      Description
+	installed Installed // guarded by Engine.mu; what runs
 }
 
 type job struct {
-	name string
-	pkg  *protobufs.PackageAvailable
-	self bool
+	b   *backend
+	pkg *protobufs.PackageAvailable
 }
 
-// New checks opts and returns an engine. It touches no process and starts
-// nothing until Recover. rep may be nil (statuses are then only persisted,
-// for LastStatuses) and replaced later with SetReporter.
-func New(opts Options, ctl Controller, rep Reporter, log *slog.Logger) (*Engine, error) {
+// New checks opts and returns an engine installing with backends (one per
+// package name). It touches nothing that runs and starts nothing until
+// Recover.
+func New(opts Options, log *slog.Logger, backends ...Backend) (*Engine, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if ctl == nil {
-		return nil, errors.New("install: a Controller is required")
-	}
-	if rep == nil {
-		rep = ReporterFunc(func(*protobufs.PackageStatuses) error { return nil })
+	if len(backends) == 0 {
+		return nil, errors.New("install: no back-end")
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -89,106 +103,106 @@ func New(opts Options, ctl Controller, rep Reporter, log *slog.Logger) (*Engine,
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range []string{o.StateDir, filepath.Join(o.StateDir, stagingDir), filepath.Join(o.Root, "versions")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("install: %w", err)
-		}
+	if err := os.MkdirAll(filepath.Join(o.StateDir, StagingDir), 0o700); err != nil {
+		return nil, fmt.Errorf("install: %w", err)
 	}
 	j, err := journal.Open(o.StateDir)
 	if err != nil {
 		return nil, err
 	}
 	e := &Engine{
-		o: o, ctl: ctl, rep: rep, log: log, fetch: f, keys: keys, j: j,
-		crashAt:  os.Getenv(CrashAtEnv),
+		o: o, log: log, fetch: f, keys: keys, j: j, crashAt: os.Getenv(CrashAtEnv),
+		byName:   map[string]*backend{},
 		statuses: map[string]*protobufs.PackageStatus{},
+		rep:      func(*protobufs.PackageStatuses) error { return nil },
 		wake:     make(chan struct{}, 1),
 	}
-	if o.RequestRestart != nil {
-		if e.self, err = selfupdate.New(o.UpdaterExecutable, o.StateDir); err != nil {
-			return nil, err
+	for _, b := range backends {
+		if p, ok := b.(Provisioner); ok {
+			if err := p.Provision(Env{Options: o, Log: log}); err != nil {
+				return nil, err
+			}
 		}
+		d := b.Describe()
+		if d.Package == "" || d.Kind == "" {
+			return nil, fmt.Errorf("install: back-end %T describes no package or kind", b)
+		}
+		if e.byName[d.Package] != nil {
+			return nil, fmt.Errorf("install: two back-ends install %q", d.Package)
+		}
+		bk := &backend{Backend: b, desc: d}
+		e.order = append(e.order, bk)
+		e.byName[d.Package] = bk
 	}
 	return e, nil
 }
 
-// Offer handles one PackagesAvailable message without blocking: refused
-// packages get InstallFailed at once, accepted ones InstallPending, and the
-// worker installs them in turn. ctx is not used for the install itself (it
-// runs under the context given to Recover).
-func (e *Engine) Offer(ctx context.Context, offer *protobufs.PackagesAvailable) {
+// HandlePackages takes one PackagesAvailable without blocking: refused
+// packages get InstallFailed at once, the others InstallPending, and the
+// worker installs them in turn. Statuses go to report from now on (nil
+// keeps the previous reporter). ctx is not used for the installs (they
+// run under the context given to Recover).
+func (e *Engine) HandlePackages(_ context.Context, offer *protobufs.PackagesAvailable, report Reporter) {
 	if offer == nil {
 		return
 	}
 	e.mu.Lock()
+	if report != nil {
+		e.rep = report
+	}
 	if offer.GetAllPackagesHash() != nil {
 		e.allHash = slices.Clone(offer.GetAllPackagesHash())
 	}
 	for _, name := range pkgstatus.Names(offer) {
-		p := offer.GetPackages()[name]
-		st := &protobufs.PackageStatus{Name: name, ServerOfferedVersion: p.GetVersion(), ServerOfferedHash: pkgstatus.OfferedHash(p)}
-		if e.running != nil && e.running.name == name && admission.SameHash(e.running.pkg, p) {
-			continue // already being installed
-		}
-		if e.ctx == nil || e.ctx.Err() != nil {
-			e.refuse(st, "the install engine is not running (Recover not called, or closed)")
-			continue
-		}
-		if name == e.o.Package && e.inst != nil && e.inst.Hash != "" && e.inst.Hash == admission.HexHash(p) {
-			st.Status = protobufs.PackageStatusEnum_PackageStatusEnum_Installed
-			st.AgentHasVersion, st.AgentHasHash = e.inst.Version, p.GetFile().GetContentHash()
-			e.statuses[name] = st
-			continue
-		}
-		// The running updater's own hash is unknown: its version decides.
-		if name == SelfPackage && e.o.UpdaterVersion != "" && sameVersion(p.GetVersion(), e.o.UpdaterVersion) {
-			st.Status = protobufs.PackageStatusEnum_PackageStatusEnum_Installed
-			st.AgentHasVersion = e.o.UpdaterVersion
-			if prev := e.statuses[name]; prev != nil && prev.Status == st.Status {
-				st.AgentHasHash = prev.AgentHasHash
-			}
-			e.statuses[name] = st
-			continue
-		}
-		self, err := e.admit(name, p)
-		if err != nil {
-			e.log.Warn("package offer refused", "package", name, "version", p.GetVersion(), "err", err)
-			e.refuse(st, err.Error())
-			continue
-		}
-		e.queue = slices.DeleteFunc(e.queue, func(j job) bool { return j.name == name })
-		e.queue = append(e.queue, job{name: name, pkg: proto.Clone(p).(*protobufs.PackageAvailable), self: self})
-		if e.running == nil || e.running.name != name {
-			st.Status = protobufs.PackageStatusEnum_PackageStatusEnum_InstallPending
-			e.keepAgentHas(st)
-			e.statuses[name] = st
-		}
-		e.log.Info("package offer queued", "package", name, "version", p.GetVersion(), "queued", len(e.queue))
+		e.offerLocked(name, offer.GetPackages()[name])
 	}
 	e.mu.Unlock()
-	e.report(true)
+	e.publish(true)
 	select {
 	case e.wake <- struct{}{}:
 	default:
 	}
 }
 
-func (e *Engine) refuse(st *protobufs.PackageStatus, msg string) {
-	st.Status = protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed
-	st.ErrorMessage = msg
-	e.keepAgentHas(st)
-	e.statuses[st.Name] = st
+// offerLocked handles one offered package.
+func (e *Engine) offerLocked(name string, p *protobufs.PackageAvailable) {
+	st := &protobufs.PackageStatus{Name: name, ServerOfferedVersion: p.GetVersion(), ServerOfferedHash: pkgstatus.OfferedHash(p)}
+	b := e.byName[name]
+	switch {
+	case e.running != nil && e.running.b == b && admission.SameHash(e.running.pkg, p):
+		return // already being installed
+	case !e.started || e.closed:
+		e.refuseLocked(st, "the install engine is not running (Recover was not called, or it was closed)")
+		return
+	case b != nil && e.isInstalledLocked(b, p):
+		st.Status = protobufs.PackageStatusEnum_PackageStatusEnum_Installed
+		e.setLocked(st)
+		return
+	}
+	b, err := e.admitLocked(name, p)
+	if err != nil {
+		e.log.Warn("package offer refused", "package", name, "version", p.GetVersion(), "err", err)
+		e.refuseLocked(st, err.Error())
+		return
+	}
+	e.queue = slices.DeleteFunc(e.queue, func(j job) bool { return j.b == b })
+	e.queue = append(e.queue, job{b: b, pkg: proto.Clone(p).(*protobufs.PackageAvailable)})
+	if e.running == nil || e.running.b != b {
+		st.Status = protobufs.PackageStatusEnum_PackageStatusEnum_InstallPending
+		e.setLocked(st)
+	}
+	e.log.Info("package offer queued", "package", name, "version", p.GetVersion(), "queued", len(e.queue))
 }
 
-// keepAgentHas fills what the agent runs now (collector package only).
-func (e *Engine) keepAgentHas(st *protobufs.PackageStatus) {
-	if st.Name == e.o.Package && e.inst != nil {
-		st.AgentHasVersion = e.inst.Version
-		st.AgentHasHash = unhex(e.inst.Hash)
+// isInstalledLocked reports whether p is what b runs: the same content
+// hash, or (for a back-end that knows what runs by its version only) the
+// same version.
+func (e *Engine) isInstalledLocked(b *backend, p *protobufs.PackageAvailable) bool {
+	in := b.installed
+	if b.desc.ByVersion {
+		return in.Version != "" && SameVersion(p.GetVersion(), in.Version)
 	}
-	if st.Name == SelfPackage {
-		st.AgentHasVersion = e.o.UpdaterVersion
-	}
+	return in.Hash != "" && in.Hash == admission.HexHash(p)
 }
 
 // worker runs queued jobs one at a time until ctx ends.
@@ -210,17 +224,12 @@ func (e *Engine) worker(ctx context.Context) {
 		e.running = &jb
 		e.mu.Unlock()
 
-		restart := false
-		if jb.self {
-			restart = e.runSelf(ctx, jb)
-		} else {
-			e.runCollector(ctx, jb)
-		}
+		restart := e.run(ctx, jb)
 
 		e.mu.Lock()
 		e.running = nil
 		if restart {
-			// The process is about to exit for the new binary: start nothing.
+			// The process is about to exit for the new version: start nothing.
 			e.queue = nil
 		}
 		e.mu.Unlock()
@@ -230,51 +239,33 @@ func (e *Engine) worker(ctx context.Context) {
 	}
 }
 
-// Close stops the worker and waits for it. An install in progress stops at
-// its next step; the journal keeps it for the next Recover.
-func (e *Engine) Close() error {
-	e.mu.Lock()
-	cancel := e.cancel
-	e.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	e.wg.Wait()
-	return nil
-}
-
-// Busy reports whether an install is running or queued.
+// Busy reports whether a transaction is running or queued.
 func (e *Engine) Busy() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.running != nil || len(e.queue) > 0
 }
 
-// setStatus replaces one package's status and reports the whole set.
-func (e *Engine) setStatus(st *protobufs.PackageStatus, persist bool) {
+// Close stops the worker, waits for it, and closes the back-ends that hold
+// resources (io.Closer). A transaction in progress stops at its next step;
+// the journal keeps it for the next Recover.
+func (e *Engine) Close() error {
 	e.mu.Lock()
-	e.keepAgentHas(st)
-	e.statuses[st.Name] = st
+	cancel, already := e.cancel, e.closed
+	e.closed = true
 	e.mu.Unlock()
-	e.report(persist)
-}
-
-// SetReporter replaces where statuses go (the updater passes its reporter
-// with every offer).
-func (e *Engine) SetReporter(rep Reporter) {
-	if rep == nil {
-		return
+	if cancel != nil {
+		cancel()
 	}
-	e.repMu.Lock()
-	e.rep = rep
-	e.repMu.Unlock()
-}
-
-func (e *Engine) report(persist bool) {
-	e.repMu.Lock()
-	defer e.repMu.Unlock()
-	e.mu.Lock()
-	s := pkgstatus.Snapshot(e.statuses, e.allHash)
-	e.mu.Unlock()
-	pkgstatus.Publish(e.log, s, e.rep.SetPackageStatuses, e.statePath(statusesFile), persist)
+	e.wg.Wait()
+	if already {
+		return nil
+	}
+	var errs []error
+	for _, b := range e.order {
+		if c, ok := b.Backend.(io.Closer); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -2,255 +2,164 @@ package install
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
-
-	"github.com/open-telemetry/opamp-go/protobufs"
+	"slices"
 
 	"github.com/myriarch/myriarch/agent/journal"
-	"github.com/myriarch/myriarch/agent/selfupdate"
 )
 
-// phase groups journal steps by what recovery must do.
-func phase(step string) string {
-	switch step {
-	case cpAdmitted, cpDownloaded, cpVerified, cpUnpacked, cpVersionChecked:
-		return "prepare"
-	case cpActivating, cpSupervisorStopped:
-		return "activating"
-	case cpSwitchRecorded, cpSupervisorStarted, cpHealthGate:
-		return "activated"
-	case cpHealthy:
-		return "healthy"
-	case cpRollbackBegin, cpRollbackStopped, cpFailedLogKept, cpRollbackSwitched, cpRollbackStarted, cpRollbackVerified, cpQuarantined:
-		return "rollback"
-	}
-	return "unknown"
-}
-
-// Recover must be called once, at start, before Offer. It replays an
-// interrupted collector transaction (finishing it when activation completed
-// and the health gate passes, rolling back otherwise), confirms or rolls
-// back a pending self-update, reports the resulting statuses and starts the
-// worker, which runs until ctx ends or Close. It blocks for the replay
-// (at most StartTimeout + HealthWindow + a rollback).
+// Recover must be called once, at start, before offers: it replays an
+// interrupted transaction (finishing it when its new version started and
+// passes the health gate, rolling it back or abandoning it otherwise), lets
+// the back-ends make the host consistent, learns what runs, reports the
+// resulting statuses, and starts the worker, which runs until ctx ends or
+// Close. It blocks for the replay. Its error is reported, and the worker
+// runs anyway (the next start tries the recovery again).
 func (e *Engine) Recover(ctx context.Context) error {
 	e.mu.Lock()
-	started := e.ctx != nil
-	e.mu.Unlock()
-	if started {
+	if e.started {
+		e.mu.Unlock()
 		return errors.New("install: Recover called twice")
 	}
-	e.crashPoint(cpRecoverBegin)
-	cleanupCurrentTemp(e.o.Root)
-	e.refreshRunning(ctx)
-	if prev, err := e.LastStatuses(); err == nil && prev != nil {
-		e.mu.Lock()
-		for n, st := range prev.GetPackages() {
+	e.started = true
+	if last, err := e.LastStatuses(); err == nil && last != nil {
+		for n, st := range last.GetPackages() {
 			e.statuses[n] = st
 		}
-		e.allHash = prev.GetServerProvidedAllPackagesHash()
-		e.mu.Unlock()
+		e.allHash = slices.Clone(last.GetServerProvidedAllPackagesHash())
 	}
-	var errs []error
-	rec, err := e.j.Load()
-	if err != nil {
-		// A corrupt journal cannot be replayed; make sure a collector runs.
-		errs = append(errs, err)
-		e.j.Clear()
-		rec = nil
-		if e.ctl.PID() == 0 {
-			errs = append(errs, e.ctl.Start(ctx))
-		}
-	}
-	if rec != nil && rec.Kind == "collector" {
-		e.replay(ctx, rec)
-		// What runs now may differ from what ran before the replay.
-		e.refreshRunning(ctx)
-	} else if rec != nil {
-		e.j.Clear()
-	}
-	if e.self != nil {
-		e.confirmSelf()
-	}
-	e.mu.Lock()
-	if e.inst != nil {
-		// A persisted Installed status for this very content is kept: it
-		// names the latest offer of it (a re-offer of installed content
-		// under a new offer hash is answered Installed without a new
-		// install, so installed.json still has the first offer's hash).
-		st, ok := e.statuses[e.o.Package]
-		current := ok && e.inst.Hash != "" && st.Status == protobufs.PackageStatusEnum_PackageStatusEnum_Installed &&
-			st.ServerOfferedVersion == e.inst.Version && hex.EncodeToString(st.AgentHasHash) == e.inst.Hash
-		if !current && (!ok || st.Status != protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed) {
-			e.statuses[e.o.Package] = &protobufs.PackageStatus{
-				Name: e.o.Package, Status: protobufs.PackageStatusEnum_PackageStatusEnum_Installed,
-				AgentHasVersion: e.inst.Version, AgentHasHash: unhex(e.inst.Hash),
-				ServerOfferedVersion: e.inst.Version, ServerOfferedHash: unhex(e.inst.statusHash()),
-			}
-		}
-	}
-	// Anything still "in progress" from before the restart is over.
-	for _, st := range e.statuses {
-		switch st.Status {
-		case protobufs.PackageStatusEnum_PackageStatusEnum_Downloading, protobufs.PackageStatusEnum_PackageStatusEnum_Installing,
-			protobufs.PackageStatusEnum_PackageStatusEnum_InstallPending:
-			st.Status = protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed
-			st.ErrorMessage = "interrupted by an updater restart; offer again to retry"
-			st.DownloadDetails = nil
-		}
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	e.ctx, e.cancel = wctx, cancel
 	e.mu.Unlock()
-	e.report(true)
-	e.wg.Add(1)
-	go e.worker(wctx)
+
+	var errs []error
+	errs = append(errs, e.refreshRunning(ctx))
+	rec, err := e.pending()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if rec != nil {
+		e.replay(ctx, rec)
+	}
+	for _, b := range e.order {
+		if r, ok := b.Backend.(Reconciler); ok {
+			errs = append(errs, r.Reconcile(ctx, err != nil))
+		}
+	}
+	errs = append(errs, e.refreshRunning(ctx))
+	if rec, _ := e.j.Load(); rec == nil {
+		e.cleanStaging() // nothing is in flight
+	}
+
+	wctx, cancel := context.WithCancel(ctx)
+	e.mu.Lock()
+	e.settleLocked()
+	e.cancel = cancel
+	closed := e.closed
+	e.mu.Unlock()
+	e.publish(true)
+	if !closed {
+		e.wg.Add(1)
+		go e.worker(wctx)
+	}
 	return errors.Join(errs...)
 }
 
-func (e *Engine) refreshRunning(ctx context.Context) {
-	in, err := e.loadRunning(ctx)
+// pending returns the interrupted transaction: the journal's, or one a
+// back-end adopts from an older updater. A journal that cannot be read
+// cannot be replayed: it is removed and the back-ends' reconciliation
+// makes sure what ran before runs.
+func (e *Engine) pending() (*journal.Record, error) {
+	rec, err := e.j.Load()
 	if err != nil {
-		e.log.Warn("cannot tell which collector version runs", "err", err)
-	}
-	e.mu.Lock()
-	e.inst = in
-	e.mu.Unlock()
-}
-
-// loadRunning finds the installed collector: installed.json when it matches
-// <root>/current, otherwise what `current/<exe> --version` says.
-func (e *Engine) loadRunning(ctx context.Context) (*installed, error) {
-	in, err := e.loadInstalled()
-	cur, cerr := readCurrent(e.o.Root)
-	if cerr != nil {
-		return nil, cerr
-	}
-	if err == nil && in != nil && in.Dir == cur {
-		return in, nil
-	}
-	if cur == "" {
-		return nil, nil
-	}
-	out, err := runVersion(ctx, e.exeIn(cur), []string{"--version"}, e.o.VersionCheckTimeout)
-	if err != nil {
+		e.j.Clear()
 		return nil, err
 	}
-	v := parseVersionOutput(out)
-	if v == "" {
-		return nil, fmt.Errorf("no version in `%s --version` output %q", e.exeIn(cur), clip(out))
+	if rec != nil {
+		return rec, nil
 	}
-	hash, offer := "", ""
-	if i := strings.LastIndex(cur, "-"); i > 0 && in != nil && strings.HasPrefix(in.Hash, cur[i+1:]) {
-		hash, offer = in.Hash, in.OfferHash
+	for _, b := range e.order {
+		if a, ok := b.Backend.(Adopter); ok {
+			rec, err := a.Adopt()
+			if err != nil || rec != nil {
+				return rec, err
+			}
+		}
 	}
-	return &installed{Version: v, Hash: hash, Dir: cur, OfferHash: offer}, nil
+	return nil, nil
 }
 
-// replay finishes or rolls back an interrupted collector transaction.
+// replay finishes, rolls back or abandons an interrupted transaction.
 func (e *Engine) replay(ctx context.Context, rec *journal.Record) {
-	t := &txn{e: e, rec: rec}
-	log := e.log.With("package", rec.Package, "version", rec.Version, "txn", rec.ID, "step", rec.Step)
-	ph := phase(rec.Step)
-	cur, err := readCurrent(e.o.Root)
-	if err != nil {
-		log.Error("recovery: unreadable current link", "err", err)
+	var b *backend
+	for _, c := range e.order {
+		if c.desc.Kind == rec.Kind {
+			b = c
+		}
 	}
-	if ph == "activating" && cur == rec.NewDir {
-		ph = "activated" // the crash hit after the switch, before the journal said so
+	if b == nil {
+		// Recorded in another mode (the updater's mode changed): what that
+		// mode installed is not managed here, so there is nothing to do.
+		e.log.Warn("the journal holds a transaction of another install mode; it is dropped", "kind", rec.Kind, "step", rec.Step, "version", rec.Version)
+		e.j.Clear()
+		return
 	}
-	log.Warn("recovering an interrupted install", "phase", ph, "current", cur)
-	switch ph {
-	case "activated":
-		t.startAndGate(ctx)
-	case "healthy":
-		t.commit()
-	case "rollback":
-		t.rollback(ctx, rec.Reason)
-	default: // prepare, activating, unknown: nothing new ever ran
-		t.abandon(ctx, cur)
+	t := e.txnFor(b, rec, nil)
+	t.Reach(CPRecoverBegin)
+	var res Resume
+	switch rec.Step {
+	case CPAdmitted, CPDownloaded, CPVerified:
+		res = Abandon
+	case CPHealthy:
+		res = Commit
+	case CPRollbackBegin, CPQuarantined:
+		res = RollBack
+	default:
+		var err error
+		if res, err = b.Recover(ctx, t); err != nil {
+			t.log.Error("recovery cannot tell how to continue; the journal is kept for inspection", "journal", e.j.Path(), "err", err)
+			return
+		}
+	}
+	t.log.Warn("recovering an interrupted install", "step", rec.Step, "resume", res)
+	switch res {
+	case Abandon:
+		e.abandon(ctx, t)
+	case Gate:
+		e.gateAndCommit(ctx, t)
+	case Commit:
+		e.commit(ctx, t)
+	case RollBack:
+		reason := rec.Reason
+		if reason == "" {
+			reason = "interrupted by an updater restart at step " + rec.Step
+		}
+		e.rollback(ctx, t, errors.New(reason), Artifact)
 	}
 }
 
-// abandon ends a transaction interrupted before the new version ran: the
-// previous version stays (or is put back) and runs.
-func (t *txn) abandon(ctx context.Context, cur string) {
-	e, rec := t.e, t.rec
-	var problems []string
-	if cur != rec.PrevDir && rec.PrevDir != "" {
-		if err := switchCurrent(e.o.Root, rec.PrevDir, func() {}); err != nil {
-			problems = append(problems, err.Error())
+// refreshRunning asks every back-end what runs.
+func (e *Engine) refreshRunning(ctx context.Context) error {
+	var errs []error
+	for _, b := range e.order {
+		in, err := b.Running(ctx)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("what %s runs: %w", b.desc.Package, err))
 		}
+		e.mu.Lock()
+		b.installed = in
+		e.mu.Unlock()
 	}
-	if rec.NewDir != "" && rec.NewDir != rec.PrevDir {
-		os.RemoveAll(e.versionDir(rec.NewDir) + ".tmp")
-		os.RemoveAll(e.versionDir(rec.NewDir))
-	}
-	os.Remove(e.stagingFile(rec))
-	os.RemoveAll(filepath.Join(e.o.StateDir, stagingDir, ".tmp"))
-	if e.ctl.PID() == 0 && rec.PrevDir != "" {
-		if err := e.ctl.Start(ctx); err != nil {
-			problems = append(problems, fmt.Sprintf("starting the supervisor: %v", err))
-		}
-	}
-	if rec.PrevDir != "" && len(problems) == 0 {
-		if err := e.waitStable(ctx, e.exeIn(rec.PrevDir), min(e.o.HealthWindow, 5e9), false); err != nil {
-			problems = append(problems, err.Error())
-		}
-	}
-	if ctx.Err() != nil {
-		return
-	}
-	msg := fmt.Sprintf("interrupted at step %q by an updater restart; version %s kept running", rec.Step, rec.PrevVersion)
-	if len(problems) > 0 {
-		msg += "; RECOVERY PROBLEM: " + strings.Join(problems, "; ")
-	}
-	// Transient: the same offer may be retried after a backoff (an install
-	// that keeps killing the updater must not loop).
-	if err := e.quarantine(rec.Hash, rec.Version, msg, true); err != nil {
-		e.log.Error("quarantine not recorded", "err", err)
-	}
-	if err := e.j.Clear(); err != nil {
-		e.log.Error("journal not cleared", "err", err)
-	}
-	e.setStatus(t.status(protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed, msg, nil), true)
+	return errors.Join(errs...)
 }
 
-// confirmSelf confirms or rolls back a pending self-update.
-func (e *Engine) confirmSelf() {
-	res, err := e.self.Confirm(e.o.UpdaterVersion)
-	if err != nil {
-		e.log.Error("self-update confirmation failed", "err", err)
-		return
+func (r Resume) String() string {
+	switch r {
+	case Gate:
+		return "health gate"
+	case Commit:
+		return "commit"
+	case RollBack:
+		return "rollback"
 	}
-	switch res.Outcome {
-	case selfupdate.Confirmed:
-		e.log.Info("self-update confirmed", "version", res.Pending.To, "from", res.Pending.From)
-		e.mu.Lock()
-		e.statuses[SelfPackage] = &protobufs.PackageStatus{
-			Name: SelfPackage, Status: protobufs.PackageStatusEnum_PackageStatusEnum_Installed,
-			AgentHasVersion: res.Pending.To, AgentHasHash: unhex(res.Pending.Hash),
-			ServerOfferedVersion: res.Pending.To, ServerOfferedHash: unhex(res.Pending.StatusHash()),
-		}
-		e.mu.Unlock()
-	case selfupdate.RolledBack:
-		e.log.Error("self-update rolled back", "reason", res.Reason)
-		if err := e.quarantine(res.Pending.Hash, res.Pending.To, res.Reason, false); err != nil {
-			e.log.Error("quarantine not recorded", "err", err)
-		}
-		e.mu.Lock()
-		e.statuses[SelfPackage] = &protobufs.PackageStatus{
-			Name: SelfPackage, Status: protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed,
-			AgentHasVersion: res.Pending.From, ServerOfferedVersion: res.Pending.To, ServerOfferedHash: unhex(res.Pending.StatusHash()),
-			ErrorMessage: "rolled back: " + res.Reason,
-		}
-		e.mu.Unlock()
-		// The restored binary runs at the next start.
-		e.o.RequestRestart("self-update rolled back: " + res.Reason)
-	}
+	return "abandon"
 }

@@ -16,8 +16,8 @@ import (
 // ErrVersionCheck: the new executable failed its pre-activation check.
 var ErrVersionCheck = errors.New("pre-activation version check failed")
 
-// runVersion runs `exe args…` with a timeout and returns its output.
-func runVersion(ctx context.Context, exe string, args []string, timeout time.Duration) (string, error) {
+// RunVersion runs `exe args…` with a timeout and returns its output.
+func RunVersion(ctx context.Context, exe string, args []string, timeout time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var (
@@ -41,9 +41,19 @@ func runVersion(ctx context.Context, exe string, args []string, timeout time.Dur
 		return text, fmt.Errorf("%w: `%s %s` did not finish within %s", ErrVersionCheck, exe, strings.Join(args, " "), timeout)
 	}
 	if err != nil {
-		return text, fmt.Errorf("%w: `%s %s`: %v (output: %q)", ErrVersionCheck, exe, strings.Join(args, " "), err, clip(text))
+		return text, fmt.Errorf("%w: `%s %s`: %w (output: %q)", ErrVersionCheck, exe, strings.Join(args, " "), err, Clip(text))
 	}
 	return text, nil
+}
+
+// CheckExecutable is the pre-activation check of a new executable: `exe
+// args…` must finish within timeout, succeed, and name the version want.
+func CheckExecutable(ctx context.Context, exe string, args []string, want string, timeout time.Duration) error {
+	out, err := RunVersion(ctx, exe, args, timeout)
+	if err != nil {
+		return err
+	}
+	return CheckVersion(out, want)
 }
 
 func runOnce(ctx context.Context, exe string, args []string) (string, error) {
@@ -56,22 +66,22 @@ func runOnce(ctx context.Context, exe string, args []string) (string, error) {
 	return strings.TrimSpace(out.String()), err
 }
 
-// checkVersion requires the output of `--version` to name want, e.g.
+// CheckVersion requires the output of `--version` to name want, e.g.
 // "otelcol-contrib version 0.149.0" (cobra's format, used by the collector).
-func checkVersion(output, want string) error {
-	got := parseVersionOutput(output)
+func CheckVersion(output, want string) error {
+	got := ParseVersion(output)
 	if got == "" {
-		return fmt.Errorf("%w: no version in output %q", ErrVersionCheck, clip(output))
+		return fmt.Errorf("%w: no version in output %q", ErrVersionCheck, Clip(output))
 	}
-	if !sameVersion(got, want) {
+	if !SameVersion(got, want) {
 		return fmt.Errorf("%w: executable reports version %q, the offer says %q", ErrVersionCheck, got, want)
 	}
 	return nil
 }
 
-// parseVersionOutput returns the word after "version" on the first line that
+// ParseVersion returns the word after "version" on the first line that
 // has one, or the last word of the first line.
-func parseVersionOutput(out string) string {
+func ParseVersion(out string) string {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	for _, l := range lines {
 		f := strings.Fields(l)
@@ -89,7 +99,9 @@ func parseVersionOutput(out string) string {
 	return ""
 }
 
-func sameVersion(a, b string) bool {
+// SameVersion reports whether two version strings name the same version
+// (a leading v and equal semantic versions match).
+func SameVersion(a, b string) bool {
 	if strings.TrimPrefix(a, "v") == strings.TrimPrefix(b, "v") {
 		return true
 	}
@@ -98,7 +110,8 @@ func sameVersion(a, b string) bool {
 	return err1 == nil && err2 == nil && va.Equal(vb) && va.Prerelease() == vb.Prerelease()
 }
 
-func clip(s string) string {
+// Clip shortens command output for an error message.
+func Clip(s string) string {
 	if len(s) > 300 {
 		return s[:300] + "…"
 	}

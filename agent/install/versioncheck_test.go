@@ -24,11 +24,11 @@ func TestRunVersionWaitsOutTextFileBusy(t *testing.T) {
 	}
 	// Still open for writing: exec fails with ETXTBSY until it is closed.
 	go func() { time.Sleep(150 * time.Millisecond); f.Close() }()
-	out, err := runVersion(context.Background(), exe, []string{"--version"}, 10*time.Second)
+	out, err := RunVersion(context.Background(), exe, []string{"--version"}, 10*time.Second)
 	if err != nil {
-		t.Fatalf("runVersion: %v", err)
+		t.Fatalf("RunVersion: %v", err)
 	}
-	if err := checkVersion(out, "0.149.0"); err != nil {
+	if err := CheckVersion(out, "0.149.0"); err != nil {
 		t.Fatal(err)
 	}
 }

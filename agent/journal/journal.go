@@ -13,7 +13,8 @@ import (
 type Record struct {
 	// ID distinguishes transactions (for logs and status correlation).
 	ID string `json:"id"`
-	// Kind is "collector" or "self".
+	// Kind names the install back-end: "collector" (binary), "container"
+	// or "self" (the updater itself).
 	Kind    string `json:"kind"`
 	Package string `json:"package"`
 	Version string `json:"version"`
@@ -26,8 +27,9 @@ type Record struct {
 	OfferHash string `json:"offer_hash,omitempty"`
 	// Step is the last step completed (the install package names them).
 	Step string `json:"step"`
-	// PrevDir and NewDir are version directory names under <root>/versions
-	// (PrevDir is what <root>/current pointed at before the switch).
+	// PrevDir and NewDir are what ran before and what replaces it: version
+	// directory names under <root>/versions (PrevDir is what <root>/current
+	// pointed at before the switch), or container IDs.
 	PrevDir string `json:"prev_dir,omitempty"`
 	NewDir  string `json:"new_dir,omitempty"`
 	// PrevVersion and PrevHash describe what was running before.

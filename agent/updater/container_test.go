@@ -13,45 +13,76 @@ import (
 	"github.com/myriarch/myriarch/agent/config"
 )
 
-// fakeDocker serves GET /containers/{name}/json on a unix socket.
-func fakeDocker(t *testing.T, containers map[string]any) string {
+// fakeContainer is a container and its image, as the Docker Engine API
+// reports them.
+type fakeContainer struct {
+	Ref         string            // Config.Image: what the container names
+	Labels      map[string]string // the image's labels
+	ImageID     string            // default: derived from Ref
+	RepoDigests []string
+}
+
+// fakeDocker serves the Docker Engine API calls the updater makes (ping,
+// container and image inspect) on a unix socket.
+func fakeDocker(t *testing.T, containers map[string]fakeContainer) string {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "docker.sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
+	images := map[string]fakeContainer{}
+	for name, c := range containers {
+		if c.ImageID == "" {
+			c.ImageID = "sha256:" + strings.Repeat("0", 10) + name
+		}
+		containers[name], images[c.ImageID] = c, c
+	}
 	mux := http.NewServeMux()
+	mux.HandleFunc("/_ping", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Api-Version", "1.41")
+		w.Write([]byte("OK"))
+	})
 	mux.HandleFunc("GET /containers/{name}/json", func(w http.ResponseWriter, r *http.Request) {
 		c, ok := containers[r.PathValue("name")]
 		if !ok {
 			http.Error(w, `{"message":"No such container: `+r.PathValue("name")+`"}`, http.StatusNotFound)
 			return
 		}
-		_ = json.NewEncoder(w).Encode(c)
+		_ = json.NewEncoder(w).Encode(map[string]any{"Image": c.ImageID, "Config": map[string]any{"Image": c.Ref, "Labels": c.Labels}})
 	})
 	mux.HandleFunc("GET /images/{id}/json", func(w http.ResponseWriter, r *http.Request) {
-		if r.PathValue("id") != "sha256:img1" {
+		c, ok := images[r.PathValue("id")]
+		if !ok {
 			http.Error(w, `{"message":"No such image"}`, http.StatusNotFound)
 			return
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"RepoDigests": []string{"registry.local:5000/otel/otelcol@sha256:feed"}})
+		_ = json.NewEncoder(w).Encode(map[string]any{"Id": c.ImageID, "RepoDigests": c.RepoDigests, "Config": map[string]any{"Labels": c.Labels}})
 	})
-	srv := &http.Server{Handler: mux}
+	// The client puts the negotiated API version first in every path.
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v, rest, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/"); ok && strings.HasPrefix(v, "v1.") {
+			r.URL.Path = "/" + rest
+		}
+		mux.ServeHTTP(w, r)
+	})}
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return "unix://" + sock
 }
 
-func container(image string, labels map[string]string) any {
-	return map[string]any{"Config": map[string]any{"Image": image, "Labels": labels}}
-}
+const versionLabel = "org.opencontainers.image.version"
+
+var feed = "sha256:" + strings.Repeat("fe", 32)
 
 func TestImageVersion(t *testing.T) {
-	host := fakeDocker(t, map[string]any{
-		"labelled": container("otel/opentelemetry-collector-contrib:latest", map[string]string{"org.opencontainers.image.version": "0.149.0"}),
-		"tagged":   container("registry.local:5000/otel/otelcol-contrib:0.148.1@sha256:abcd", nil),
-		"untagged": container("otel/otelcol-contrib", nil),
+	host := fakeDocker(t, map[string]fakeContainer{
+		"labelled": {Ref: "otel/opentelemetry-collector-contrib:latest", Labels: map[string]string{versionLabel: "0.149.0"}},
+		"tagged":   {Ref: "registry.local:5000/otel/otelcol-contrib:0.148.1@sha256:abcd"},
+		"untagged": {Ref: "otel/otelcol-contrib"},
+		"pulled": {Ref: "registry.local:5000/otel/otelcol:0.149.1", Labels: map[string]string{versionLabel: "0.149.1"},
+			ImageID: "sha256:img1", RepoDigests: []string{"registry.local:5000/otel/otelcol@" + feed}},
+		"loaded": {Ref: "otelcol:0.149.2", ImageID: "sha256:img2"},
 	})
 	ctx := context.Background()
 	for name, want := range map[string]string{"labelled": "0.149.0", "tagged": "0.148.1"} {
@@ -59,15 +90,10 @@ func TestImageVersion(t *testing.T) {
 			t.Errorf("imageVersion(%s) = %q, %v; want %q", name, got, err, want)
 		}
 	}
-	pulled := container("registry.local:5000/otel/otelcol@sha256:feed", map[string]string{"org.opencontainers.image.version": "0.149.1"}).(map[string]any)
-	pulled["Image"] = "sha256:img1"
-	loaded := container("otelcol:0.149.2", nil).(map[string]any)
-	loaded["Image"] = "sha256:img2"
-	host2 := fakeDocker(t, map[string]any{"pulled": pulled, "loaded": loaded})
-	if got, err := imageVersion(ctx, host2, "pulled"); err != nil || got.Digest != "sha256:feed" || got.Version != "0.149.1" {
+	if got, err := imageVersion(ctx, host, "pulled"); err != nil || got.Digest != feed || got.Version != "0.149.1" {
 		t.Errorf("pulled image = %+v, %v; want the registry digest", got, err)
 	}
-	if got, err := imageVersion(ctx, host2, "loaded"); err != nil || got.Digest != "sha256:img2" {
+	if got, err := imageVersion(ctx, host, "loaded"); err != nil || got.Digest != "sha256:img2" || got.Version != "0.149.2" {
 		t.Errorf("loaded image = %+v, %v; want the image ID as digest", got, err)
 	}
 	if _, err := imageVersion(ctx, host, "untagged"); err == nil || !strings.Contains(err.Error(), "neither") {
@@ -86,8 +112,8 @@ func TestContainerModeReportsImageVersion(t *testing.T) {
 	cfg := testConfig(t, srv.wsURL())
 	cfg.Mode = config.ModeContainer
 	cfg.Container.Name = "otelcol"
-	cfg.Container.DockerHost = fakeDocker(t, map[string]any{
-		"otelcol": container("otel/opentelemetry-collector-contrib:0.149.0", nil),
+	cfg.Container.DockerHost = fakeDocker(t, map[string]fakeContainer{
+		"otelcol": {Ref: "otel/opentelemetry-collector-contrib:0.149.0"},
 	})
 	writeState(t, cfg.Supervisor.StorageDir, "instance_id: "+collectorUID1+"\n")
 	runUpdater(t, newUpdater(t, cfg))
@@ -111,7 +137,7 @@ func TestContainerModeUnknownContainerIsUnhealthy(t *testing.T) {
 	srv := startServer(t, 0)
 	cfg := testConfig(t, srv.wsURL())
 	cfg.Mode = config.ModeContainer
-	cfg.Container.DockerHost = fakeDocker(t, map[string]any{})
+	cfg.Container.DockerHost = fakeDocker(t, map[string]fakeContainer{})
 	runUpdater(t, newUpdater(t, cfg))
 	sn := srv.waitFor(t, "unhealthy", func(s snapshot) bool { return s.health != nil && !s.health.Healthy })
 	if !strings.Contains(sn.health.LastError, "No such container") {

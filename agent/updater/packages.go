@@ -9,13 +9,17 @@ import (
 	"github.com/open-telemetry/opamp-go/client/types"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/agent/install"
 	"github.com/myriarch/myriarch/agent/pkgstatus"
 )
 
 // StatusReporter sends package statuses to the server. Each call carries the
 // complete set of statuses with ServerProvidedAllPackagesHash set (nil is an
-// error). It may be called from any goroutine, any number of times.
-type StatusReporter func(*protobufs.PackageStatuses) error
+// error). It may be called from any goroutine, any number of times. It is
+// the install engine's Reporter, so *install.Engine is a PackageHandler.
+type StatusReporter = install.Reporter
+
+var _ PackageHandler = (*install.Engine)(nil)
 
 // PackageHandler takes over the server's package offers: the engine that
 // downloads, verifies and activates collector packages plugs in here (see

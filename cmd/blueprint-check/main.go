@@ -90,7 +90,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			rep.Errors = append(rep.Errors, loadError{File: e.File, Line: e.Line, Message: e.Message})
 		}
 	} else {
-		rep.Loaded = loaded{Blueprints: est.BlueprintIDs(), Components: est.ComponentIDs(), Requirements: est.RequirementIDs()}
+		rep.Loaded = loaded{Blueprints: list(est.BlueprintIDs()), Components: list(est.ComponentIDs()), Requirements: list(est.RequirementIDs())}
 		if f := est.Judge(); f != nil {
 			rep.Findings = f
 		}
@@ -113,6 +113,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return 0
+}
+
+// list keeps an empty list a list: the JSON contract prints [], never null.
+func list[T any](l []T) []T {
+	if l == nil {
+		return []T{}
+	}
+	return l
 }
 
 func printText(w io.Writer, rep report) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -86,6 +87,47 @@ func TestJSONClean(t *testing.T) {
 	}
 	if n := len(rep["errors"].([]any)) + len(rep["findings"].([]any)); n != 0 {
 		t.Errorf("want no errors or findings, got %v", rep)
+	}
+}
+
+// An estate with nothing of a kind prints empty lists, never null.
+func TestJSONEmptyLists(t *testing.T) {
+	root := t.TempDir()
+	bp := filepath.Join(root, "teams", "a", "blueprints", "bp.yaml")
+	if err := os.MkdirAll(filepath.Dir(bp), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := os.WriteFile(bp, []byte(`name: bp
+version: 1
+owner: team-a
+components:
+  - name: in
+    class: receiver
+    type: otlp
+    version: 1
+  - name: out
+    class: exporter
+    type: debug
+    version: 1
+pipelines:
+  traces:
+    - component: in
+    - component: out
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := check("--root", root, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s", code, out)
+	}
+	rep := decodeReport(t, out) // fails on any null list
+	loaded := rep["loaded"].(map[string]any)
+	if len(loaded["blueprints"].([]any)) != 1 || len(loaded["components"].([]any)) != 0 || len(loaded["requirements"].([]any)) != 0 {
+		t.Errorf("loaded = %v, want one Blueprint and empty lists", loaded)
+	}
+	if strings.Contains(out, "null") {
+		t.Errorf("--json prints null:\n%s", out)
 	}
 }
 

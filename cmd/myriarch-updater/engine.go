@@ -5,12 +5,12 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/open-telemetry/opamp-go/protobufs"
-
 	"github.com/myriarch/myriarch/agent/config"
-	"github.com/myriarch/myriarch/agent/container"
 	"github.com/myriarch/myriarch/agent/download"
 	"github.com/myriarch/myriarch/agent/install"
+	"github.com/myriarch/myriarch/agent/install/binary"
+	"github.com/myriarch/myriarch/agent/install/container"
+	"github.com/myriarch/myriarch/agent/install/selfupdate"
 	"github.com/myriarch/myriarch/agent/supervisor"
 	"github.com/myriarch/myriarch/agent/updater"
 	"github.com/myriarch/myriarch/internal/buildinfo"
@@ -30,57 +30,63 @@ func (r *restartRequest) ExitCode() int { return exitRestart }
 // Restart=on-failure and Windows service recovery start the new binary).
 const exitRestart = 3
 
-// engineHandler adapts the binary-mode install engine to updater.PackageHandler
-// (LastStatuses is promoted from *install.Engine).
-type engineHandler struct{ *install.Engine }
-
-func (h engineHandler) HandlePackages(ctx context.Context, o *protobufs.PackagesAvailable, report updater.StatusReporter) {
-	h.SetReporter(install.ReporterFunc(report))
-	h.Offer(ctx, o)
+// installOptions maps updater.yaml to what every install back-end shares.
+func installOptions(cfg *config.Config, dl download.Options) install.Options {
+	return install.Options{
+		StateDir:           cfg.StateDir,
+		MinisignPublicKeys: cfg.Trust.MinisignPublicKeys,
+		RequireSignature:   cfg.Trust.RequireSignature,
+		AllowDowngrade:     cfg.Trust.AllowDowngrade,
+		HealthWindow:       cfg.Collector.HealthWindow,
+		MaxPackageSize:     int64(cfg.Collector.MaxPackageSize),
+		Download:           dl,
+	}
 }
 
-// newInstallEngine builds the binary-mode install engine, or returns nil
-// (offers are then refused by the updater) when local policy cannot allow
-// installs, e.g. signatures are required but no key is configured.
+// newInstallEngine builds the binary-mode install engine (the collector
+// binary and the updater itself), or returns nil (offers are then refused
+// by the updater) when local policy cannot allow installs, e.g. signatures
+// are required but no key is configured.
 func newInstallEngine(cfg *config.Config, ctl supervisor.Controller, log *slog.Logger, restart func(string)) *install.Engine {
-	return newEngine(cfg, log, func(dl download.Options) (*install.Engine, error) {
-		return install.New(install.Options{
-			Package:            cfg.Collector.Package,
-			Root:               cfg.Collector.Root,
-			Executable:         cfg.Collector.Executable,
-			HealthWindow:       cfg.Collector.HealthWindow,
-			MaxPackageSize:     int64(cfg.Collector.MaxPackageSize),
-			MinisignPublicKeys: cfg.Trust.MinisignPublicKeys,
-			RequireSignature:   cfg.Trust.RequireSignature,
-			AllowDowngrade:     cfg.Trust.AllowDowngrade,
-			StateDir:           cfg.StateDir,
-			StorageDir:         cfg.Supervisor.StorageDir,
-			UpdaterVersion:     buildinfo.Version,
-			RequestRestart:     restart,
-			Download:           dl,
-		}, ctl, nil, log)
+	return newEngine(cfg, log, func(o install.Options) (*install.Engine, error) {
+		bin, err := binary.New(binary.Options{
+			Package:    cfg.Collector.Package,
+			Root:       cfg.Collector.Root,
+			Executable: cfg.Collector.Executable,
+			StorageDir: cfg.Supervisor.StorageDir,
+		}, ctl)
+		if err != nil {
+			return nil, err
+		}
+		self, err := selfupdate.NewBackend(selfupdate.Options{Version: buildinfo.Version, RequestRestart: restart})
+		if err != nil {
+			return nil, err
+		}
+		return install.New(o, log, bin, self)
 	})
 }
 
 // newContainerEngine builds the container-mode install engine, or returns
 // nil (offers are then refused) when local policy cannot allow installs.
-func newContainerEngine(cfg *config.Config, log *slog.Logger) *container.Engine {
-	return newEngine(cfg, log, func(dl download.Options) (*container.Engine, error) {
-		return container.New(container.Options{
-			Name:               cfg.Container.Name,
-			DockerHost:         cfg.Container.DockerHost,
-			Package:            cfg.Collector.Package,
-			HealthWindow:       cfg.Collector.HealthWindow,
-			MaxPackageSize:     int64(cfg.Collector.MaxPackageSize),
-			MinisignPublicKeys: cfg.Trust.MinisignPublicKeys,
-			RequireSignature:   cfg.Trust.RequireSignature,
-			AllowDowngrade:     cfg.Trust.AllowDowngrade,
-			StateDir:           cfg.StateDir,
+func newContainerEngine(cfg *config.Config, log *slog.Logger) *install.Engine {
+	return newEngine(cfg, log, func(o install.Options) (*install.Engine, error) {
+		b, err := container.New(container.Options{
+			Name:       cfg.Container.Name,
+			DockerHost: cfg.Container.DockerHost,
+			Package:    cfg.Collector.Package,
 			// The installer mounts the storage dir at the same path inside the
 			// collector container as on the host.
 			StorageDir: cfg.Supervisor.StorageDir,
-			Download:   dl,
-		}, log)
+		})
+		if err != nil {
+			return nil, err
+		}
+		o.StatePrefix, o.NoSelfUpdate = container.StatePrefix, container.NoSelfUpdate
+		eng, err := install.New(o, log, b)
+		if err != nil {
+			b.Close()
+		}
+		return eng, err
 	})
 }
 
@@ -88,25 +94,18 @@ func newContainerEngine(cfg *config.Config, log *slog.Logger) *container.Engine 
 // the server's origin, which serves artifacts only to agents presenting
 // their credential. It returns nil (offers are then refused by the
 // updater) when that transport or the engine cannot be built.
-func newEngine[E any](cfg *config.Config, log *slog.Logger, build func(download.Options) (*E, error)) *E {
+func newEngine(cfg *config.Config, log *slog.Logger, build func(install.Options) (*install.Engine, error)) *install.Engine {
 	tr, err := updater.ServerTransport(cfg, download.DefaultConnectTimeout, download.DefaultIdleTimeout)
 	if err != nil {
 		log.Warn("package installation not enabled", "err", err)
 		return nil
 	}
-	eng, err := build(download.Options{Transport: tr})
+	eng, err := build(installOptions(cfg, download.Options{Transport: tr}))
 	if err != nil {
 		log.Warn("package installation not enabled", "err", err)
 		return nil
 	}
 	return eng
-}
-
-// engine is what runUpdater needs of either install engine.
-type engine interface {
-	updater.PackageHandler
-	Recover(ctx context.Context) error
-	Close() error
 }
 
 // runUpdater is what `run` does until ctx ends: build the supervisor
@@ -119,7 +118,7 @@ func runUpdater(ctx context.Context, cfg *config.Config, log *slog.Logger) error
 
 	var (
 		opts []updater.Option
-		eng  engine
+		eng  *install.Engine
 	)
 	switch cfg.Mode {
 	case config.ModeBinary:
@@ -128,13 +127,9 @@ func runUpdater(ctx context.Context, cfg *config.Config, log *slog.Logger) error
 			return err
 		}
 		opts = append(opts, updater.WithSupervisorController(ctl))
-		if e := newInstallEngine(cfg, ctl, log, func(reason string) { cancel(&restartRequest{reason}) }); e != nil {
-			eng = engineHandler{e}
-		}
+		eng = newInstallEngine(cfg, ctl, log, func(reason string) { cancel(&restartRequest{reason}) })
 	case config.ModeContainer:
-		if e := newContainerEngine(cfg, log); e != nil {
-			eng = e
-		}
+		eng = newContainerEngine(cfg, log)
 	}
 	if eng != nil {
 		defer eng.Close() // after u.Run has returned

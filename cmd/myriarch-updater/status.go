@@ -17,9 +17,9 @@ import (
 
 	"github.com/myriarch/myriarch/agent/config"
 	"github.com/myriarch/myriarch/agent/identity"
+	"github.com/myriarch/myriarch/agent/install/selfupdate"
 	"github.com/myriarch/myriarch/agent/journal"
 	"github.com/myriarch/myriarch/agent/pkgstatus"
-	"github.com/myriarch/myriarch/agent/selfupdate"
 	"github.com/myriarch/myriarch/agent/service"
 	"github.com/myriarch/myriarch/agent/statefile"
 	"github.com/myriarch/myriarch/agent/supervisorstate"
@@ -27,8 +27,8 @@ import (
 	"github.com/myriarch/myriarch/internal/buildinfo"
 )
 
-// Files under state_dir that `status` reads. The install engines
-// (agent/install, agent/container), the journal and the self-updater write
+// Files under state_dir that `status` reads. The install engine and its
+// back-ends (agent/install: binary, container, selfupdate) write
 // them; status only ever reads them, takes no lock and creates nothing, so
 // it is safe while the service runs.
 const (
@@ -111,7 +111,7 @@ type installReport struct {
 }
 
 type inProgressReport struct {
-	Kind        string    `json:"kind"` // collector or self
+	Kind        string    `json:"kind"` // collector, container or self
 	Package     string    `json:"package"`
 	Version     string    `json:"version"`
 	PrevVersion string    `json:"prev_version,omitempty"`
@@ -227,7 +227,7 @@ func readStateDir(cfg *config.Config, r *statusReport) {
 	if cfg.Mode == config.ModeContainer {
 		installed, statuses = containerInstalledFile, containerStatusesFile
 	}
-	// The fields both engines' records share (agent/install, agent/container).
+	// The fields both back-ends' installed records share (binary, container).
 	var in struct {
 		Version string `json:"version"`
 		Hash    string `json:"hash"`

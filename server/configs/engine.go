@@ -117,6 +117,7 @@ type Engine struct {
 
 	outbox   *outbox
 	flushReq chan struct{}
+	flushMu  sync.Mutex // serialises flushes
 	stop     chan struct{}
 	stopOnce sync.Once
 	wg       sync.WaitGroup

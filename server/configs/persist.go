@@ -46,6 +46,8 @@ func (e *Engine) requestFlush() {
 // flush writes what changed since the last flush in one batch; on failure
 // it is kept for the next one.
 func (e *Engine) flush() {
+	e.flushMu.Lock() // a flush returns once what was decided before it is written
+	defer e.flushMu.Unlock()
 	e.mu.Lock()
 	b := store.ConfigBatch{Assignments: make(map[[16]byte][]byte, len(e.dirty)), Bodies: e.newBodies, DeleteBodies: e.gone}
 	for uid := range e.dirty {

@@ -86,7 +86,7 @@ func strp(s string) *string {
 	return &s
 }
 
-func (e *Engine) collectorPairing(uid uuid.UUID) CollectorPairing {
+func (e *Engine) collectorPairingLocked(uid uuid.UUID) CollectorPairing {
 	s, ok := e.ix.Collector(uid)
 	p := CollectorPairing{State: pairing.NoUpdater, Claimants: []string{}}
 	if !ok {
@@ -102,7 +102,7 @@ func (e *Engine) collectorPairing(uid uuid.UUID) CollectorPairing {
 	return p
 }
 
-func (e *Engine) updaterPairing(uid uuid.UUID) UpdaterPairing {
+func (e *Engine) updaterPairingLocked(uid uuid.UUID) UpdaterPairing {
 	s, ok := e.ix.Updater(uid)
 	if !ok {
 		return UpdaterPairing{State: pairing.Unlinked, Reason: pairing.ReasonNoClaim}
@@ -118,7 +118,7 @@ func (e *Engine) updaterPairing(uid uuid.UUID) UpdaterPairing {
 func (e *Engine) Decorate(a *registry.Agent, j *admin.Agent) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.decorate(a, j)
+	e.decorateLocked(a, j)
 }
 
 // DecorateBatch implements admin.BatchDecorator: one lock for a listing's chunk.
@@ -126,17 +126,17 @@ func (e *Engine) DecorateBatch(as []registry.Agent, js []*admin.Agent) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for i := range as {
-		e.decorate(&as[i], js[i])
+		e.decorateLocked(&as[i], js[i])
 	}
 }
 
-// decorate adds pairing, assignment and offer; caller holds e.mu.
-func (e *Engine) decorate(a *registry.Agent, j *admin.Agent) {
+// decorateLocked adds pairing, assignment and offer; caller holds e.mu.
+func (e *Engine) decorateLocked(a *registry.Agent, j *admin.Agent) {
 	switch a.Kind {
 	case registry.KindUpdater:
-		j.Pairing = e.updaterPairing(a.UID)
+		j.Pairing = e.updaterPairingLocked(a.UID)
 	case registry.KindCollector:
-		j.Pairing = e.collectorPairing(a.UID)
+		j.Pairing = e.collectorPairingLocked(a.UID)
 		c := e.collectors[a.UID]
 		if c == nil {
 			j.Assignment = Assignment{}
@@ -200,13 +200,13 @@ func (e *Engine) listPairings(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
 	cols := []colJSON{}
 	for _, uid := range e.ix.Collectors() {
-		if p := e.collectorPairing(uid); state == "" || p.State == state {
+		if p := e.collectorPairingLocked(uid); state == "" || p.State == state {
 			cols = append(cols, colJSON{uid.String(), p})
 		}
 	}
 	upds := []updJSON{}
 	for _, uid := range e.ix.Updaters() {
-		if p := e.updaterPairing(uid); state == "" || p.State == state {
+		if p := e.updaterPairingLocked(uid); state == "" || p.State == state {
 			upds = append(upds, updJSON{uid.String(), p})
 		}
 	}
@@ -293,7 +293,7 @@ type WaveJSON struct {
 	States   map[string]int `json:"states"`
 }
 
-func (e *Engine) fleetJSON(f *fleet) FleetJSON {
+func (e *Engine) fleetJSONLocked(f *fleet) FleetJSON {
 	out := FleetJSON{Name: f.def.Name, Priority: f.def.Priority, Selector: f.def.Selector, Package: f.def.Package,
 		TargetVersion: f.def.TargetVersion, Rollout: RolloutJSON{Failures: f.Failures, Waves: []WaveJSON{}}}
 	if out.Selector == nil {
@@ -347,7 +347,7 @@ func (e *Engine) listFleets(w http.ResponseWriter, _ *http.Request) {
 	out := []FleetJSON{}
 	for _, f := range e.fleets {
 		if f.def.Package != "" || f.def.Config != nil {
-			out = append(out, e.fleetJSON(f))
+			out = append(out, e.fleetJSONLocked(f))
 		}
 	}
 	e.mu.Unlock()
@@ -361,7 +361,7 @@ func (e *Engine) writeFleet(w http.ResponseWriter, name string) {
 	f := e.fleets[name]
 	var out FleetJSON
 	if f != nil {
-		out = e.fleetJSON(f)
+		out = e.fleetJSONLocked(f)
 	}
 	e.mu.Unlock()
 	list := []FleetJSON{out}

@@ -16,7 +16,7 @@ type parsedVersion struct {
 	err error
 }
 
-func (e *Engine) version(s string) (*goversion.Version, error) {
+func (e *Engine) versionLocked(s string) (*goversion.Version, error) {
 	if p, ok := e.versions[s]; ok {
 		return p.v, p.err
 	}
@@ -30,7 +30,7 @@ func (e *Engine) version(s string) (*goversion.Version, error) {
 
 type pkgKey struct{ name, version string }
 
-func (e *Engine) catalog(name, version string) *estate.PackageVersion {
+func (e *Engine) catalogLocked(name, version string) *estate.PackageVersion {
 	k := pkgKey{name, version}
 	if pv, ok := e.packages[k]; ok {
 		return pv
@@ -57,13 +57,13 @@ type builtOffer struct {
 	why  string
 }
 
-func (e *Engine) offerFor(c *collector, pv *estate.PackageVersion, u *updater) (*protobufs.PackagesAvailable, []byte, string) {
-	return e.offerOn(pv, e.offerKeyFor(c, u))
+func (e *Engine) offerForLocked(c *collector, pv *estate.PackageVersion, u *updater) (*protobufs.PackagesAvailable, []byte, string) {
+	return e.offerOnLocked(pv, e.offerKeyForLocked(c, u))
 }
 
-// offerKeyFor is the platform of c's offer: the collector's, or where it
+// offerKeyForLocked is the platform of c's offer: the collector's, or where it
 // does not say, its updater's.
-func (e *Engine) offerKeyFor(c *collector, u *updater) offerKey {
+func (e *Engine) offerKeyForLocked(c *collector, u *updater) offerKey {
 	k := offerKey{mode: u.mode, os: c.view["os.type"], arch: c.view["host.arch"]}
 	if k.os == "" {
 		k.os = u.os
@@ -74,8 +74,8 @@ func (e *Engine) offerKeyFor(c *collector, u *updater) offerKey {
 	return k
 }
 
-// offerOn is the offer of pv for a platform.
-func (e *Engine) offerOn(pv *estate.PackageVersion, k offerKey) (*protobufs.PackagesAvailable, []byte, string) {
+// offerOnLocked is the offer of pv for a platform.
+func (e *Engine) offerOnLocked(pv *estate.PackageVersion, k offerKey) (*protobufs.PackagesAvailable, []byte, string) {
 	bk := builtKey{pv: pv, offerKey: k}
 	if e.opts.BaseURL != nil {
 		bk.base = e.opts.BaseURL()
@@ -88,8 +88,8 @@ func (e *Engine) offerOn(pv *estate.PackageVersion, k offerKey) (*protobufs.Pack
 	return pas, hash, why
 }
 
-// resetCaches drops what depends on the estate.
-func (e *Engine) resetCaches() {
+// resetCachesLocked drops what depends on the estate.
+func (e *Engine) resetCachesLocked() {
 	e.packages = map[pkgKey]*estate.PackageVersion{}
 	e.offers = map[builtKey]builtOffer{}
 }

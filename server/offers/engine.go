@@ -72,39 +72,42 @@ type Engine struct {
 	reg   *registry.Registry
 	state store.State
 
+	// mu guards the fields marked so; helpers that need it held end in
+	// Locked. New fills them before the engine is shared, without it.
+	// Lock order: mu, then the registry's lock (events, reports).
 	mu sync.Mutex
-	// lead: this instance decides (always without Options.Shared);
-	// guarded by mu.
-	lead       bool
-	ix         *pairing.Index
-	est        *estate.Estate
-	collectors map[uuid.UUID]*collector
-	updaters   map[uuid.UUID]*updater
-	fleets     map[string]*fleet
+	// lead: this instance decides (always without Options.Shared).
+	lead       bool                     // guarded by mu
+	ix         *pairing.Index           // guarded by mu
+	est        *estate.Estate           // guarded by mu
+	collectors map[uuid.UUID]*collector // guarded by mu
+	updaters   map[uuid.UUID]*updater   // guarded by mu
+	fleets     map[string]*fleet        // guarded by mu
 	// desired is the PackagesAvailable each updater should hold.
-	desired map[uuid.UUID]*protobufs.PackagesAvailable
+	desired map[uuid.UUID]*protobufs.PackagesAvailable // guarded by mu
 	// offeredTo is, when following, the collector whose offer each
 	// updater should hold (the leader's record names the updater).
-	offeredTo map[uuid.UUID]uuid.UUID
+	offeredTo map[uuid.UUID]uuid.UUID // guarded by mu
 	// acked is the all_packages_hash each updater last reported having seen.
-	acked map[uuid.UUID][]byte
+	acked map[uuid.UUID][]byte // guarded by mu
 
-	versions map[string]parsedVersion
-	packages map[pkgKey]*estate.PackageVersion
-	offers   map[builtKey]builtOffer
+	versions map[string]parsedVersion          // guarded by mu
+	packages map[pkgKey]*estate.PackageVersion // guarded by mu
+	offers   map[builtKey]builtOffer           // guarded by mu
 
 	// extensions add to the fleets API; linkObservers learn of pairing
-	// changes; both guarded by mu.
-	extensions    []FleetExtension
-	linkObservers []func(collector uuid.UUID)
+	// changes.
+	extensions    []FleetExtension            // guarded by mu
+	linkObservers []func(collector uuid.UUID) // guarded by mu
 
 	// records keeps each collector's record (nil: none are kept); dirty
-	// are those to write, guarded by mu.
-	records  store.Offers
-	dirty    map[uuid.UUID]struct{}
+	// are those to write.
+	records  store.Offers           // set once by New
+	dirty    map[uuid.UUID]struct{} // guarded by mu
 	flushReq chan struct{}
+	flushMu  sync.Mutex // serialises flushes
 
-	actions *admin.Actions
+	actions *admin.Actions // set once by New
 
 	outbox   *queue
 	stop     chan struct{}
@@ -112,7 +115,7 @@ type Engine struct {
 	wg       sync.WaitGroup
 }
 
-// collector is the engine's record of one collector.
+// collector is the engine's record of one collector; guarded by Engine.mu.
 type collector struct {
 	uid      uuid.UUID
 	view     map[string]string
@@ -146,6 +149,7 @@ type Progress struct {
 	BytesPerSec float64 `json:"bytesPerSecond"`
 }
 
+// updater is the engine's record of one updater; guarded by Engine.mu.
 type updater struct {
 	uid     uuid.UUID
 	online  bool
@@ -183,7 +187,7 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 	}
 	e.records, _ = st.(store.Offers)
 	e.actions = admin.NewActions(opts.Requests, e.Leading)
-	e.resetCaches()
+	e.resetCachesLocked()
 	if err := e.loadFleetStates(ctx); err != nil {
 		return nil, err
 	}
@@ -194,20 +198,20 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 	e.mu.Lock()
 	if opts.Estate != nil {
 		e.est = opts.Estate
-		e.syncFleets()
+		e.syncFleetsLocked()
 	}
-	e.load(reg.List("", false), stored)
+	e.loadLocked(reg.List("", false), stored)
 	if e.lead {
-		e.reevaluateAll()
+		e.reevaluateAllLocked()
 	} else {
-		e.recountAll()
+		e.recountAllLocked()
 		for _, c := range e.collectors {
 			if c.to != uuid.Nil {
 				e.offeredTo[c.to] = c.uid
 			}
 		}
 	}
-	dirty := e.dirtyFleets()
+	dirty := e.dirtyFleetsLocked()
 	e.mu.Unlock()
 	e.saveFleets(dirty)
 	e.flush()
@@ -242,7 +246,7 @@ func (e *Engine) sender(s Sender) {
 	}
 }
 
-func (e *Engine) collectorRec(uid uuid.UUID) *collector {
+func (e *Engine) collectorRecLocked(uid uuid.UUID) *collector {
 	c := e.collectors[uid]
 	if c == nil {
 		c = &collector{uid: uid, failed: map[string]bool{}}
@@ -269,23 +273,23 @@ func (e *Engine) AgentChanged(uid uuid.UUID) {
 		e.mu.Unlock()
 		return
 	}
-	work := e.absorb(a)
+	work := e.absorbLocked(a)
 	if e.lead {
-		e.evaluate(work)
+		e.evaluateLocked(work)
 	} else if a.Kind == registry.KindUpdater {
-		e.deliverTo(a.UID, false)
+		e.deliverToLocked(a.UID, false)
 	}
 	e.mu.Unlock()
 }
 
-// absorb records an agent's facts and returns the collectors to re-evaluate.
-func (e *Engine) absorb(a registry.Agent) map[uuid.UUID]struct{} {
+// absorbLocked records an agent's facts and returns the collectors to re-evaluate.
+func (e *Engine) absorbLocked(a registry.Agent) map[uuid.UUID]struct{} {
 	work := map[uuid.UUID]struct{}{}
-	pa := e.absorbFacts(a, work)
+	pa := e.absorbFactsLocked(a, work)
 	for _, ch := range e.ix.Update(pa) {
 		work[ch.Collector] = struct{}{}
 		if e.lead {
-			e.pairingEvent(ch)
+			e.pairingEventLocked(ch)
 		}
 		for _, fn := range e.linkObservers {
 			fn(ch.Collector)
@@ -294,14 +298,14 @@ func (e *Engine) absorb(a registry.Agent) map[uuid.UUID]struct{} {
 	return work
 }
 
-// absorbFacts records an agent's facts in the engine's own records and
+// absorbFactsLocked records an agent's facts in the engine's own records and
 // returns what pairing needs to know. It adds to work the collectors to
 // re-evaluate whatever pairing then says.
-func (e *Engine) absorbFacts(a registry.Agent, work map[uuid.UUID]struct{}) pairing.Agent {
+func (e *Engine) absorbFactsLocked(a registry.Agent, work map[uuid.UUID]struct{}) pairing.Agent {
 	f := factsOf(a)
 	switch a.Kind {
 	case registry.KindCollector:
-		c := e.collectorRec(a.UID)
+		c := e.collectorRecLocked(a.UID)
 		c.view, c.version, c.online = a.Attributes, f.version, a.Online
 		work[a.UID] = struct{}{}
 	case registry.KindUpdater:
@@ -314,7 +318,7 @@ func (e *Engine) absorbFacts(a registry.Agent, work map[uuid.UUID]struct{}) pair
 		}
 	default:
 		if c, ok := e.collectors[a.UID]; ok {
-			e.uncount(c)
+			e.uncountLocked(c)
 			delete(e.collectors, a.UID)
 		}
 		delete(e.updaters, a.UID)
@@ -323,7 +327,7 @@ func (e *Engine) absorbFacts(a registry.Agent, work map[uuid.UUID]struct{}) pair
 	return f.pairing
 }
 
-func (e *Engine) pairingEvent(ch pairing.Change) {
+func (e *Engine) pairingEventLocked(ch pairing.Change) {
 	switch {
 	case ch.New.State == pairing.Ambiguous && ch.Old.State != pairing.Ambiguous:
 		e.reg.AddEvent(ch.Collector, "pairing_ambiguous", "more than one online updater claims this collector: "+uidList(ch.New.Claimants)+"; offers are held")
@@ -353,28 +357,28 @@ func uidList(u []uuid.UUID) string {
 func (e *Engine) SetEstate(est *estate.Estate) {
 	e.mu.Lock()
 	e.est = est
-	e.resetCaches()
-	e.syncFleets()
+	e.resetCachesLocked()
+	e.syncFleetsLocked()
 	if !e.lead {
 		// The leader decides with the new estate; until its records come,
 		// this instance shows and delivers what it decided last.
-		e.recountAll()
+		e.recountAllLocked()
 		for upd := range e.offeredTo {
-			e.deliverTo(upd, false)
+			e.deliverToLocked(upd, false)
 		}
 		e.mu.Unlock()
 		return
 	}
-	e.reevaluateAll()
-	dirty := e.dirtyFleets()
+	e.reevaluateAllLocked()
+	dirty := e.dirtyFleetsLocked()
 	e.mu.Unlock()
 	e.saveFleets(dirty)
 }
 
-func (e *Engine) reevaluateAll() {
+func (e *Engine) reevaluateAllLocked() {
 	work := make(map[uuid.UUID]struct{}, len(e.collectors))
 	for uid := range e.collectors {
 		work[uid] = struct{}{}
 	}
-	e.evaluate(work)
+	e.evaluateLocked(work)
 }

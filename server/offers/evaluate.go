@@ -10,9 +10,9 @@ import (
 	"github.com/myriarch/myriarch/server/pairing"
 )
 
-// evaluate recomputes the given collectors, and then those whose wave gate
+// evaluateLocked recomputes the given collectors, and then those whose wave gate
 // opened as a consequence; caller holds e.mu.
-func (e *Engine) evaluate(work map[uuid.UUID]struct{}) {
+func (e *Engine) evaluateLocked(work map[uuid.UUID]struct{}) {
 	for len(work) > 0 {
 		// Deterministic order keeps events and tests stable.
 		keys := make([]uuid.UUID, 0, len(work))
@@ -31,7 +31,7 @@ func (e *Engine) evaluate(work map[uuid.UUID]struct{}) {
 					gates[f] = f.waves.FirstClosed()
 				}
 			}
-			e.evalOne(c)
+			e.evalOneLocked(c)
 			if f := e.fleets[c.fleet]; f != nil {
 				if _, seen := gates[f]; !seen {
 					gates[f] = f.waves.FirstClosed()
@@ -53,9 +53,9 @@ func (e *Engine) evaluate(work map[uuid.UUID]struct{}) {
 	}
 }
 
-// assign picks the collector's fleet: the highest-priority match; a tie at
+// assignLocked picks the collector's fleet: the highest-priority match; a tie at
 // the top is an assignment error.
-func (e *Engine) assign(c *collector) *fleet {
+func (e *Engine) assignLocked(c *collector) *fleet {
 	c.fleet, c.target, c.assign, c.wave = "", "", "", 0
 	if e.est == nil {
 		return nil
@@ -76,12 +76,12 @@ func (e *Engine) assign(c *collector) *fleet {
 	return e.fleets[def.Name]
 }
 
-func (e *Engine) evalOne(c *collector) {
+func (e *Engine) evalOneLocked(c *collector) {
 	prevState, prevErr := c.state, c.err
 	prev := c.decision()
-	f := e.assign(c)
-	u := e.linkedUpdater(c)
-	state, errMsg := e.decide(c, f, u)
+	f := e.assignLocked(c)
+	u := e.linkedUpdaterLocked(c)
+	state, errMsg := e.decideLocked(c, f, u)
 	c.state, c.err = state, errMsg
 	if state != Downloading {
 		c.progress = nil
@@ -91,28 +91,28 @@ func (e *Engine) evalOne(c *collector) {
 			delete(e.desired, u.uid)
 		}
 	}
-	e.count(c)
+	e.countLocked(c)
 	if prevState != c.state || prevErr != c.err {
 		c.updated = e.opts.Now().UTC()
-		e.transitionEvent(c, prevState)
-		e.persist(c)
+		e.transitionEventLocked(c, prevState)
+		e.persistLocked(c)
 	} else if !c.decisionIs(prev) {
-		e.persist(c)
+		e.persistLocked(c)
 	}
 }
 
-// decide returns the offer state for a collector and queues an offer when
+// decideLocked returns the offer state for a collector and queues an offer when
 // one is due.
-func (e *Engine) decide(c *collector, f *fleet, u *updater) (string, string) {
+func (e *Engine) decideLocked(c *collector, f *fleet, u *updater) (string, string) {
 	if f == nil {
 		return "", ""
 	}
-	cur, err := e.version(c.version)
+	cur, err := e.versionLocked(c.version)
 	if err != nil {
 		c.assign = fmt.Sprintf("collector reports service.version %q, which is not a version", c.version)
 		return "", ""
 	}
-	tgt, err := e.version(f.def.TargetVersion)
+	tgt, err := e.versionLocked(f.def.TargetVersion)
 	if err != nil {
 		c.assign = fmt.Sprintf("fleet %s targetVersion %q is not a version", f.def.Name, f.def.TargetVersion)
 		return "", ""
@@ -127,11 +127,11 @@ func (e *Engine) decide(c *collector, f *fleet, u *updater) (string, string) {
 	case ps.State != pairing.Linked || u == nil:
 		return NoUpdater, ""
 	}
-	pv := e.catalog(f.def.Package, f.def.TargetVersion)
+	pv := e.catalogLocked(f.def.Package, f.def.TargetVersion)
 	if pv == nil {
 		return NoArtifact, fmt.Sprintf("package %s %s is not in the catalog", f.def.Package, f.def.TargetVersion)
 	}
-	pas, hash, why := e.offerFor(c, pv, u)
+	pas, hash, why := e.offerForLocked(c, pv, u)
 	if pas == nil {
 		return NoArtifact, why
 	}
@@ -159,7 +159,7 @@ func (e *Engine) decide(c *collector, f *fleet, u *updater) (string, string) {
 		return NoUpdater, "the linked updater does not accept packages"
 	}
 	c.hash, c.pkg, c.offerVer = hash, pv.Name, pv.Version
-	c.offer, c.to = e.offerKeyFor(c, u), u.uid
+	c.offer, c.to = e.offerKeyForLocked(c, u), u.uid
 	c.content = pas.Packages[pv.Name].GetFile().GetContentHash()
 	e.desired[u.uid] = pas
 	if u.online {
@@ -176,7 +176,7 @@ func (c *collector) errOr(def string) string {
 	return def
 }
 
-func (e *Engine) linkedUpdater(c *collector) *updater {
+func (e *Engine) linkedUpdaterLocked(c *collector) *updater {
 	ps, ok := e.ix.Collector(c.uid)
 	if !ok || ps.State != pairing.Linked {
 		return nil
@@ -184,7 +184,7 @@ func (e *Engine) linkedUpdater(c *collector) *updater {
 	return e.updaters[ps.Updater]
 }
 
-func (e *Engine) transitionEvent(c *collector, prev string) {
+func (e *Engine) transitionEventLocked(c *collector, prev string) {
 	if prev == c.state {
 		return
 	}

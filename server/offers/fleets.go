@@ -11,7 +11,8 @@ import (
 	"github.com/myriarch/myriarch/server/store"
 )
 
-// fleet is a fleet definition with its rollout progress.
+// fleet is a fleet definition with its rollout progress; guarded by
+// Engine.mu (its methods need the lock held).
 type fleet struct {
 	def estate.Fleet
 	// waves counts members by offer state; the last wave holds agents
@@ -35,6 +36,8 @@ type rolloutState struct {
 
 const rolloutKey = "rollout/"
 
+// loadFleetStates reads the persisted rollouts; called by New before the
+// engine is shared, so without the lock.
 func (e *Engine) loadFleetStates(ctx context.Context) error {
 	m, err := e.state.ListState(ctx, rolloutKey)
 	if err != nil {
@@ -51,10 +54,10 @@ func (e *Engine) loadFleetStates(ctx context.Context) error {
 	return nil
 }
 
-// applyFleetStates sets the stored rollout states of the fleets in force;
+// applyFleetStatesLocked sets the stored rollout states of the fleets in force;
 // a state about another target version than the fleet's is a rollout that
 // is over (a new one starts). Caller holds e.mu.
-func (e *Engine) applyFleetStates(states map[string][]byte) {
+func (e *Engine) applyFleetStatesLocked(states map[string][]byte) {
 	for k, v := range states {
 		f := e.fleets[strings.TrimPrefix(k, rolloutKey)]
 		var r rolloutState
@@ -77,8 +80,8 @@ func (f *fleet) groups() int {
 	return len(f.def.Rollout.Waves) + 1
 }
 
-// syncFleets reconciles fleet records with the estate; caller holds e.mu.
-func (e *Engine) syncFleets() {
+// syncFleetsLocked reconciles fleet records with the estate; caller holds e.mu.
+func (e *Engine) syncFleetsLocked() {
 	seen := map[string]bool{}
 	if e.est != nil {
 		for _, def := range e.est.Fleets {
@@ -112,9 +115,9 @@ func (e *Engine) syncFleets() {
 	}
 }
 
-// dirtyFleets returns the rollout states to write and marks them written;
+// dirtyFleetsLocked returns the rollout states to write and marks them written;
 // only the leading instance writes them.
-func (e *Engine) dirtyFleets() map[string]*rolloutState {
+func (e *Engine) dirtyFleetsLocked() map[string]*rolloutState {
 	out := map[string]*rolloutState{}
 	for name, f := range e.fleets {
 		if f.dirty && !e.lead {
@@ -143,22 +146,22 @@ func (e *Engine) saveFleets(dirty map[string]*rolloutState) {
 // back later waves.
 func offerDone(state string) bool { return state == UpToDate || state == Failed }
 
-// count puts a collector's state in its fleet's wave counts, leaving the
+// countLocked puts a collector's state in its fleet's wave counts, leaving the
 // fleet it was counted in before.
-func (e *Engine) count(c *collector) {
+func (e *Engine) countLocked(c *collector) {
 	f := e.fleets[c.fleet]
 	if f == nil || c.state == "" {
-		e.uncount(c)
+		e.uncountLocked(c)
 		return
 	}
 	if c.countFl != c.fleet {
-		e.uncount(c)
+		e.uncountLocked(c)
 	}
 	f.waves.Set(c.uid, c.wave, c.state)
 	c.countFl = c.fleet
 }
 
-func (e *Engine) uncount(c *collector) {
+func (e *Engine) uncountLocked(c *collector) {
 	if f := e.fleets[c.countFl]; f != nil {
 		f.waves.Remove(c.uid)
 	}

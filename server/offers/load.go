@@ -40,12 +40,12 @@ func factsOf(a registry.Agent) facts {
 	return f
 }
 
-// load records the agents of a registry loaded from the store into the
+// loadLocked records the agents of a registry loaded from the store into the
 // empty engine, with the offer state stored for them; caller holds e.mu.
 // Reading the snapshots and decoding the stored state is split among
 // GOMAXPROCS goroutines; the pairing index is built in one pass, and its
 // changes raise no events: the pairings are rebuilt from the store, not new.
-func (e *Engine) load(agents []registry.Agent, stored map[[16]byte][]byte) {
+func (e *Engine) loadLocked(agents []registry.Agent, stored map[[16]byte][]byte) {
 	all := make([]facts, len(agents))
 	workers := min(runtime.GOMAXPROCS(0), (len(agents)+999)/1000)
 	var wg sync.WaitGroup
@@ -83,7 +83,7 @@ func (e *Engine) load(agents []registry.Agent, stored map[[16]byte][]byte) {
 		pas[i] = f.pairing
 		switch a.Kind {
 		case registry.KindCollector:
-			c := e.collectorRec(a.UID)
+			c := e.collectorRecLocked(a.UID)
 			c.view, c.version, c.online = a.Attributes, f.version, a.Online
 			if p := f.stored; p != nil {
 				c.restore(p)

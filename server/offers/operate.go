@@ -31,9 +31,9 @@ func (e *Engine) Pause(name string) error {
 	if !f.Paused {
 		f.Paused, f.Manual, f.dirty = true, true, true
 		e.log.Info("rollout paused by an operator", "fleet", name)
-		e.evaluate(f.memberSet())
+		e.evaluateLocked(f.memberSet())
 	}
-	dirty := e.dirtyFleets()
+	dirty := e.dirtyFleetsLocked()
 	e.mu.Unlock()
 	e.saveFleets(dirty)
 	return nil
@@ -54,11 +54,11 @@ func (e *Engine) RetryFleet(name string) (int, error) {
 			c.failed = map[string]bool{}
 			c.err = ""
 			e.reg.AddEvent(m, "offer_retry", "failed offers of fleet "+name+" cleared by an operator")
-			e.persist(c)
+			e.persistLocked(c)
 			work[m] = struct{}{}
 		}
 	}
-	e.evaluate(work)
+	e.evaluateLocked(work)
 	e.mu.Unlock()
 	return len(work), nil
 }

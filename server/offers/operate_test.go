@@ -69,7 +69,7 @@ func TestOperatorPauseHoldsNewOffersUntilResume(t *testing.T) {
 	col, _ := addPair(t, reg, "host-late")
 	e.mu.Lock()
 	st, msg := e.collectors[col].state, e.collectors[col].err
-	fj := e.fleetJSON(e.fleets["edge"])
+	fj := e.fleetJSONLocked(e.fleets["edge"])
 	e.mu.Unlock()
 	if st != Paused || !strings.Contains(msg, "paused by an operator") {
 		t.Fatalf("a collector joining a paused fleet: %s %q", st, msg)

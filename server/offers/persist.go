@@ -86,9 +86,9 @@ func (c *collector) decisionIs(d decided) bool {
 		string(c.hash) == d.hash && c.offer == d.offer && c.to == d.to
 }
 
-// persist queues c's record for the writer when this instance decides;
+// persistLocked queues c's record for the writer when this instance decides;
 // caller holds e.mu.
-func (e *Engine) persist(c *collector) {
+func (e *Engine) persistLocked(c *collector) {
 	if e.records == nil || !e.lead {
 		return
 	}
@@ -125,6 +125,8 @@ func (e *Engine) flush() {
 	if e.records == nil {
 		return
 	}
+	e.flushMu.Lock() // a flush returns once what was decided before it is written
+	defer e.flushMu.Unlock()
 	e.mu.Lock()
 	if len(e.dirty) == 0 {
 		e.mu.Unlock()

@@ -16,10 +16,10 @@ type outItem struct {
 // a newer offer for the same updater replaces a queued older one.
 type queue struct {
 	mu     sync.Mutex
-	cond   *sync.Cond
-	items  []uuid.UUID
-	latest map[uuid.UUID]*protobufs.PackagesAvailable
-	closed bool
+	cond   *sync.Cond                                 // on mu
+	items  []uuid.UUID                                // guarded by mu
+	latest map[uuid.UUID]*protobufs.PackagesAvailable // guarded by mu
+	closed bool                                       // guarded by mu
 }
 
 func newQueue() *queue {

@@ -53,7 +53,7 @@ func (e *Engine) Lead(ctx context.Context) error {
 		return err
 	}
 	e.mu.Lock()
-	e.applyFleetStates(states)
+	e.applyFleetStatesLocked(states)
 	for uid, data := range stored {
 		c := e.collectors[uid]
 		if c == nil {
@@ -70,8 +70,8 @@ func (e *Engine) Lead(ctx context.Context) error {
 	for _, c := range e.collectors {
 		c.countFl = ""
 	}
-	e.reevaluateAll()
-	dirty := e.dirtyFleets()
+	e.reevaluateAllLocked()
+	dirty := e.dirtyFleetsLocked()
 	e.mu.Unlock()
 	e.saveFleets(dirty)
 	e.flush()
@@ -111,28 +111,28 @@ func (e *Engine) Mirror(records map[[16]byte][]byte) {
 			e.log.Warn("the leader's offer record is unreadable", "collector", uuid.UUID(uid), "err", err)
 			continue
 		}
-		c := e.collectorRec(uid)
+		c := e.collectorRecLocked(uid)
 		prevTo, prevState, prevHash := c.to, c.state, c.hash
 		c.restore(&p)
-		e.count(c)
+		e.countLocked(c)
 		if prevTo != c.to && prevTo != uuid.Nil && e.offeredTo[prevTo] == c.uid {
 			delete(e.offeredTo, prevTo)
-			e.deliverTo(prevTo, false)
+			e.deliverToLocked(prevTo, false)
 		}
 		if c.to == uuid.Nil {
 			continue
 		}
 		e.offeredTo[c.to] = c.uid
 		fresh := c.state == Offered && (prevState != Offered || !bytes.Equal(prevHash, c.hash) || prevTo != c.to)
-		e.deliverTo(c.to, fresh)
+		e.deliverToLocked(c.to, fresh)
 	}
 }
 
-// deliverTo sets the package set an updater connected here should hold
+// deliverToLocked sets the package set an updater connected here should hold
 // from the leader's record of the collector offered to it, pushing it when
 // send. A record whose offer this instance builds differently (another
 // estate) is not delivered. Caller holds e.mu; following only.
-func (e *Engine) deliverTo(upd uuid.UUID, send bool) {
+func (e *Engine) deliverToLocked(upd uuid.UUID, send bool) {
 	delete(e.desired, upd)
 	c := e.collectors[e.offeredTo[upd]]
 	if c == nil || c.to != upd || e.est == nil {
@@ -143,11 +143,11 @@ func (e *Engine) deliverTo(upd uuid.UUID, send bool) {
 	default:
 		return
 	}
-	pv := e.catalog(c.pkg, c.offerVer)
+	pv := e.catalogLocked(c.pkg, c.offerVer)
 	if pv == nil {
 		return
 	}
-	pas, hash, _ := e.offerOn(pv, c.offer)
+	pas, hash, _ := e.offerOnLocked(pv, c.offer)
 	if pas == nil || !bytes.Equal(hash, c.hash) {
 		e.log.Warn("the leader's offer differs from this instance's estate; not delivered", "collector", c.uid, "updater", upd,
 			"package", c.pkg, "version", c.offerVer)
@@ -161,12 +161,12 @@ func (e *Engine) deliverTo(upd uuid.UUID, send bool) {
 	}
 }
 
-// recountAll puts every collector in its fleet's wave counts as it is
+// recountAllLocked puts every collector in its fleet's wave counts as it is
 // (following: the leader decided the states). Caller holds e.mu.
-func (e *Engine) recountAll() {
+func (e *Engine) recountAllLocked() {
 	for _, c := range e.collectors {
 		c.countFl = ""
-		e.count(c)
+		e.countLocked(c)
 	}
 }
 
@@ -190,7 +190,7 @@ func (e *Engine) ApplyReports(reps []store.Report) {
 			continue
 		}
 		if _, isUpdater := e.updaters[r.UID]; isUpdater {
-			for name, f := range e.packageStatuses(r.UID, &ps, r.At) {
+			for name, f := range e.packageStatusesLocked(r.UID, &ps, r.At) {
 				if dirty == nil {
 					dirty = map[string]*rolloutState{}
 				}
@@ -212,7 +212,7 @@ func (e *Engine) ReloadState(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.lead {
-		e.applyFleetStates(states)
+		e.applyFleetStatesLocked(states)
 	}
 	return nil
 }
@@ -220,9 +220,9 @@ func (e *Engine) ReloadState(ctx context.Context) error {
 // Flush writes the records decided so far now.
 func (e *Engine) Flush() { e.flush() }
 
-// report queues an updater's package statuses for the leader. Caller
+// reportLocked queues an updater's package statuses for the leader. Caller
 // holds e.mu.
-func (e *Engine) report(uid uuid.UUID, ps *protobufs.PackageStatuses, at time.Time) {
+func (e *Engine) reportLocked(uid uuid.UUID, ps *protobufs.PackageStatuses, at time.Time) {
 	if !e.opts.Shared {
 		return
 	}

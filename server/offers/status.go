@@ -25,10 +25,10 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 		// so remember what each updater last acknowledged.
 		e.acked[uid] = ps.GetServerProvidedAllPackagesHash()
 		now := e.opts.Now().UTC()
-		e.report(uid, ps, now)
+		e.reportLocked(uid, ps, now)
 		if e.lead {
-			dirty = e.packageStatuses(uid, ps, time.Time{})
-			if c := e.linkedCollector(uid); c != nil && now.After(c.reportAt) {
+			dirty = e.packageStatusesLocked(uid, ps, time.Time{})
+			if c := e.linkedCollectorLocked(uid); c != nil && now.After(c.reportAt) {
 				c.reportAt = now
 			}
 		}
@@ -40,8 +40,8 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 	e.saveFleets(dirty)
 }
 
-// linkedCollector is the collector an updater is linked to; caller holds e.mu.
-func (e *Engine) linkedCollector(updaterUID uuid.UUID) *collector {
+// linkedCollectorLocked is the collector an updater is linked to; caller holds e.mu.
+func (e *Engine) linkedCollectorLocked(updaterUID uuid.UUID) *collector {
 	s, ok := e.ix.Updater(updaterUID)
 	if !ok || s.Collector == uuid.Nil {
 		return nil
@@ -49,11 +49,11 @@ func (e *Engine) linkedCollector(updaterUID uuid.UUID) *collector {
 	return e.collectors[s.Collector]
 }
 
-// packageStatuses applies one report; caller holds e.mu. A report another
+// packageStatusesLocked applies one report; caller holds e.mu. A report another
 // instance received (at set: when) is applied once: not when its collector
 // has applied one received at or after that time.
-func (e *Engine) packageStatuses(updaterUID uuid.UUID, ps *protobufs.PackageStatuses, at time.Time) map[string]*rolloutState {
-	c := e.linkedCollector(updaterUID)
+func (e *Engine) packageStatusesLocked(updaterUID uuid.UUID, ps *protobufs.PackageStatuses, at time.Time) map[string]*rolloutState {
+	c := e.linkedCollectorLocked(updaterUID)
 	if c == nil || c.pkg == "" {
 		return nil
 	}
@@ -100,19 +100,19 @@ func (e *Engine) packageStatuses(updaterUID uuid.UUID, ps *protobufs.PackageStat
 	}
 	if prev == c.state && prevErr == c.err {
 		if c.progress != prevProgress {
-			e.persist(c)
+			e.persistLocked(c)
 		}
 		return nil
 	}
 	c.updated = e.opts.Now().UTC()
-	e.transitionEvent(c, prev)
-	e.persist(c)
+	e.transitionEventLocked(c, prev)
+	e.persistLocked(c)
 	f := e.fleets[c.fleet]
 	var before int
 	if f != nil {
 		before = f.waves.FirstClosed()
 	}
-	e.count(c)
+	e.countLocked(c)
 	work := map[uuid.UUID]struct{}{}
 	if f != nil && c.state == Failed && prev != Failed {
 		f.Failures++
@@ -130,8 +130,8 @@ func (e *Engine) packageStatuses(updaterUID uuid.UUID, ps *protobufs.PackageStat
 			work[m] = struct{}{}
 		}
 	}
-	e.evaluate(work)
-	return e.dirtyFleets()
+	e.evaluateLocked(work)
+	return e.dirtyFleetsLocked()
 }
 
 // Retry clears a collector's failed hashes so its offer is made again.
@@ -147,8 +147,8 @@ func (e *Engine) Retry(uid uuid.UUID) error {
 		c.err = ""
 	}
 	e.reg.AddEvent(uid, "offer_retry", "failed offers cleared by an operator")
-	e.persist(c)
-	e.evaluate(map[uuid.UUID]struct{}{uid: {}})
+	e.persistLocked(c)
+	e.evaluateLocked(map[uuid.UUID]struct{}{uid: {}})
 	e.mu.Unlock()
 	return nil
 }
@@ -168,8 +168,8 @@ func (e *Engine) Resume(name string) error {
 	for m := range f.waves.Members() {
 		work[m] = struct{}{}
 	}
-	e.evaluate(work)
-	dirty := e.dirtyFleets()
+	e.evaluateLocked(work)
+	dirty := e.dirtyFleetsLocked()
 	e.mu.Unlock()
 	e.saveFleets(dirty)
 	return nil

@@ -1,6 +1,7 @@
 package opampsrv
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -27,6 +28,7 @@ func TestGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer s.Close(context.Background())
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	tests := []struct {

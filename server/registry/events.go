@@ -19,8 +19,9 @@ const (
 // MaxEvents bounds each agent's history, in memory and in the store.
 const MaxEvents = 200
 
-// addEvent appends to the history under r.mu and queues it for the store.
-func (r *Registry) addEvent(a *agent, now time.Time, typ, msg string) {
+// addEventLocked appends to the history and queues it for the store;
+// caller holds r.mu for writing.
+func (r *Registry) addEventLocked(a *agent, now time.Time, typ, msg string) {
 	a.nextSeq++
 	e := store.Event{Seq: a.nextSeq, Time: now.UTC(), Type: typ, Message: r.messages.String(msg)}
 	a.events = append(a.events, e)

@@ -12,8 +12,8 @@ import (
 // without sorting every agent per request. New registrations go to an
 // unsorted tail that the next listing merges in; agents are never removed.
 
-// noteNew records a new UID; caller holds r.mu for writing.
-func (r *Registry) noteNew(uid uuid.UUID) {
+// noteNewLocked records a new UID; caller holds r.mu for writing.
+func (r *Registry) noteNewLocked(uid uuid.UUID) {
 	r.unsorted = append(r.unsorted, uid)
 }
 

@@ -58,21 +58,24 @@ type Registry struct {
 	log   *slog.Logger
 	store store.Agents
 
+	// mu guards the fields marked so and every agent record; helpers that
+	// need it held end in Locked. Load fills them before the registry is
+	// shared, without it.
 	mu            sync.RWMutex
-	agents        map[uuid.UUID]*agent
-	inventory     Inventory
-	tokens        TokenInfo
-	pendingRows   map[uuid.UUID]struct{}
-	pendingSeen   map[uuid.UUID]struct{}
-	pendingEvents map[uuid.UUID][]store.Event
-	// pendingReports are reports to write (see SetReport).
+	agents        map[uuid.UUID]*agent        // guarded by mu
+	inventory     Inventory                   // guarded by mu
+	tokens        TokenInfo                   // set once by Load
+	pendingRows   map[uuid.UUID]struct{}      // guarded by mu
+	pendingSeen   map[uuid.UUID]struct{}      // guarded by mu
+	pendingEvents map[uuid.UUID][]store.Event // guarded by mu
+	// pendingReports are reports to write (see SetReport); guarded by mu.
 	pendingReports map[reportKey]store.Report
-	messages       intern.Table // event messages repeat across the fleet
-	observers      []Observer
-	watchers       []Observer // see Watch
+	messages       intern.Table // guarded by mu; event messages repeat across the fleet
+	observers      []Observer   // guarded by mu
+	watchers       []Observer   // guarded by mu; see Watch
 	// order holds the UIDs sorted, unsorted those registered since (see page.go).
-	order    []uuid.UUID
-	unsorted []uuid.UUID
+	order    []uuid.UUID // guarded by mu
+	unsorted []uuid.UUID // guarded by mu
 
 	flushMu sync.Mutex // serialises writes to the store
 	stop    chan struct{}
@@ -111,7 +114,7 @@ func Load(ctx context.Context, st store.Agents, tokens TokenInfo, log *slog.Logg
 	r.unsorted = make([]uuid.UUID, 0, len(recs))
 	for _, a := range r.build(recs, events) {
 		r.agents[a.uid] = a
-		r.noteNew(a.uid)
+		r.noteNewLocked(a.uid)
 	}
 	go r.loop()
 	return r, nil
@@ -172,7 +175,7 @@ func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, event
 			a.health = &h
 		}
 	}
-	r.relabel(a)
+	r.relabelLocked(a) // Load calls this before the registry is shared, Merge with r.mu held
 }
 
 // Observe registers fn to be called after relevant changes. Call before traffic starts.
@@ -225,7 +228,7 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 	r.mu.Lock()
 	a, ok := r.agents[uid]
 	if ok && a.cred != cred {
-		r.addEvent(a, now, EventIdentityConflict,
+		r.addEventLocked(a, now, EventIdentityConflict,
 			fmt.Sprintf("refused a connection presenting this instance UID with %s %q", cred.Kind, cred.ID))
 		r.mu.Unlock()
 		r.notifyWatchers(uid)
@@ -235,10 +238,10 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 	if !ok {
 		a = &agent{uid: uid, cred: cred, kind: KindUnknown, firstSeen: now, tokenLabels: map[string]string{}}
 		r.agents[uid] = a
-		r.noteNew(uid)
+		r.noteNewLocked(uid)
 		res.New = true
 		changed = true
-		r.addEvent(a, now, EventRegistered, fmt.Sprintf("registered with %s %q", cred.Kind, cred.ID))
+		r.addEventLocked(a, now, EventRegistered, fmt.Sprintf("registered with %s %q", cred.Kind, cred.ID))
 	}
 	if res.New && cred.Kind == "token" {
 		a.tokenLabels = r.tokenLabelsOf(cred.ID)
@@ -268,7 +271,7 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 		a.descBytes, _ = marshal(d)
 		a.identifying, a.nonIdent, a.hasDesc = ds.identifying, ds.nonIdentifying, true
 		for _, w := range ds.warnings {
-			r.addEvent(a, now, w.typ, w.msg)
+			r.addEventLocked(a, now, w.typ, w.msg)
 		}
 		changed = true
 	}
@@ -284,10 +287,10 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 		r.pendingRows[uid] = struct{}{}
 	}
 	if changed {
-		r.relabel(a)
+		r.relabelLocked(a)
 		if k := Classify(a.identifying, a.nonIdent, a.capabilities); k != a.kind {
 			if a.kind != KindUnknown || !res.New {
-				r.addEvent(a, now, EventKindChanged, fmt.Sprintf("kind %s → %s", a.kind, k))
+				r.addEventLocked(a, now, EventKindChanged, fmt.Sprintf("kind %s → %s", a.kind, k))
 			}
 			a.kind = k
 		}
@@ -328,7 +331,7 @@ func (r *Registry) AddEvent(uid uuid.UUID, typ, msg string) bool {
 	r.mu.Lock()
 	a, ok := r.agents[uid]
 	if ok {
-		r.addEvent(a, r.opts.Now(), typ, msg)
+		r.addEventLocked(a, r.opts.Now(), typ, msg)
 	}
 	r.mu.Unlock()
 	if ok {
@@ -406,8 +409,8 @@ func (r *Registry) View(uid uuid.UUID) (map[string]string, bool) {
 	return a.view, true
 }
 
-// relabel rebuilds the derived label set and view; caller holds r.mu.
-func (r *Registry) relabel(a *agent) {
+// relabelLocked rebuilds the derived label set and view; caller holds r.mu.
+func (r *Registry) relabelLocked(a *agent) {
 	labels := make(map[string]string, len(a.tokenLabels))
 	for k, v := range a.tokenLabels {
 		labels[k] = v

@@ -35,7 +35,7 @@ func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, 
 			*a = *fresh
 		} else {
 			r.agents[uid] = fresh
-			r.noteNew(uid)
+			r.noteNewLocked(uid)
 		}
 		merged = append(merged, uid)
 	}

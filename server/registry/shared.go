@@ -39,7 +39,7 @@ func (r *Registry) AddEvents(uid uuid.UUID, evs []store.Event) bool {
 	a, ok := r.agents[uid]
 	if ok {
 		for _, e := range evs {
-			r.addEvent(a, e.Time, e.Type, e.Message)
+			r.addEventLocked(a, e.Time, e.Type, e.Message)
 		}
 	}
 	r.mu.Unlock()

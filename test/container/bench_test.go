@@ -45,7 +45,7 @@ func BenchmarkContainerSwapDowntime(b *testing.B) {
 		}
 		cold += time.Since(t0)
 		o := engineOptions(c, b.TempDir(), k)
-		o.HealthWindow = time.Second
+		o.install.HealthWindow = time.Second
 		eng := newEngine(b, o)
 		if err := eng.Recover(ctx); err != nil {
 			b.Fatal(err)

@@ -1,10 +1,10 @@
-// Package container_test runs the container-mode install engine
-// (agent/container) against a real Docker engine (DOCKER_HOST; start one
+// Package container_test runs the container-mode install back-end
+// (agent/install/container) against a real Docker engine (DOCKER_HOST; start one
 // with `make docker-up`). Images are built here FROM scratch from static Go
 // binaries (a fake collector, or the real supervisor + collectors from
 // test/peers), pulls go to a registry this test serves on 127.0.0.1, and
-// every container uses host networking. Without an engine the tests skip,
-// unless MYRIARCH_REQUIRE_DOCKER=1 (CI), where they fail.
+// every container uses host networking. Without an engine the tests fail
+// (internal/testenv), naming how to start one.
 package container_test
 
 import (
@@ -14,13 +14,11 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -40,8 +38,10 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
-	ctr "github.com/myriarch/myriarch/agent/container"
 	"github.com/myriarch/myriarch/agent/download"
+	"github.com/myriarch/myriarch/agent/install"
+	ctr "github.com/myriarch/myriarch/agent/install/container"
+	"github.com/myriarch/myriarch/agent/install/installtest"
 	"github.com/myriarch/myriarch/agent/supervisorstate"
 )
 
@@ -57,8 +57,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) != "" {
-		os.Exit(runChild())
+	if code, isChild := installtest.Child(fixture); isChild {
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }
@@ -66,22 +66,7 @@ func TestMain(m *testing.M) {
 // fakeCollector builds ./fakecollector once, statically (CGO_ENABLED=0),
 // for FROM scratch images.
 func fakeCollector(t testing.TB) []byte {
-	fakeOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "myriarch-fakecollector-")
-		if err != nil {
-			fakeErr = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		out := filepath.Join(dir, "fakecollector")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", out, "./fakecollector")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			fakeErr = fmt.Errorf("build fakecollector: %v\n%s", err, b)
-			return
-		}
-		fakeBin, fakeErr = os.ReadFile(out)
-	})
+	fakeOnce.Do(func() { fakeBin, fakeErr = installtest.BuildStatic("fakecollector") })
 	if fakeErr != nil {
 		t.Fatal(fakeErr)
 	}
@@ -398,18 +383,49 @@ func (k keys) signBytes(msg []byte) []byte {
 	return r.Sign(k.priv)
 }
 
-func engineOptions(c collector, stateDir string, k keys) ctr.Options {
-	return ctr.Options{
-		Name: c.name, Package: pkgName, StateDir: stateDir, StorageDir: storageDir,
-		HealthWindow: 2 * time.Second, StartTimeout: 20 * time.Second, PollInterval: 100 * time.Millisecond,
-		MinisignPublicKeys: []string{k.pub}, RequireSignature: true,
-		Download: download.Options{Attempts: 2, BackoffBase: 100 * time.Millisecond},
+// engineSetup is what a test's engine is built from.
+type engineSetup struct {
+	install   install.Options
+	container ctr.Options
+}
+
+func engineOptions(c collector, stateDir string, k keys) engineSetup {
+	return engineSetup{
+		install: install.Options{
+			StateDir: stateDir, StatePrefix: ctr.StatePrefix, NoSelfUpdate: ctr.NoSelfUpdate,
+			HealthWindow: 2 * time.Second, StartTimeout: 20 * time.Second, PollInterval: 100 * time.Millisecond,
+			MinisignPublicKeys: []string{k.pub}, RequireSignature: true,
+			Download: download.Options{Attempts: 2, BackoffBase: 100 * time.Millisecond},
+		},
+		container: ctr.Options{Name: c.name, Package: pkgName, StorageDir: storageDir},
 	}
 }
 
-func newEngine(t testing.TB, o ctr.Options) *ctr.Engine {
+// testEngine is an install engine with its container back-end.
+type testEngine struct {
+	*install.Engine
+	b *ctr.Backend
+}
+
+// Image is what the back-end last saw the collector container run.
+func (e *testEngine) Image() (ctr.ImageInfo, bool) { return e.b.Image() }
+
+func buildEngine(o engineSetup, log *slog.Logger) (*testEngine, error) {
+	b, err := ctr.New(o.container)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := install.New(o.install, log, b)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return &testEngine{Engine: eng, b: b}, nil
+}
+
+func newEngine(t testing.TB, o engineSetup) *testEngine {
 	t.Helper()
-	eng, err := ctr.New(o, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	eng, err := buildEngine(o, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		t.Fatal(err)
 	}

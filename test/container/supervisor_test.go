@@ -17,7 +17,7 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
-	ctr "github.com/myriarch/myriarch/agent/container"
+	ctr "github.com/myriarch/myriarch/agent/install/container"
 	"github.com/myriarch/myriarch/agent/supervisorstate"
 	"github.com/myriarch/myriarch/internal/testenv"
 	"github.com/myriarch/myriarch/test/peers/peerbuild"
@@ -162,7 +162,7 @@ func TestRealSupervisorImage(t *testing.T) {
 	t.Logf("supervisor instance UID %s", st0.InstanceID)
 
 	o := engineOptions(collector{name: name}, t.TempDir(), k)
-	o.HealthWindow = 8 * time.Second // the supervisor gives up on a broken collector after its 3 s bootstrap timeout
+	o.install.HealthWindow = 8 * time.Second // the supervisor gives up on a broken collector after its 3 s bootstrap timeout
 	eng := newEngine(t, o)
 	if err := eng.Recover(ctx); err != nil {
 		t.Fatal(err)

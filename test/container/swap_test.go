@@ -26,7 +26,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
-	ctr "github.com/myriarch/myriarch/agent/container"
+	ctr "github.com/myriarch/myriarch/agent/install/container"
 	"github.com/myriarch/myriarch/internal/testenv"
 )
 
@@ -98,7 +98,7 @@ func TestUpgradeByDigestPull(t *testing.T) {
 	hash, _ := hex.DecodeString(dg.Hex)
 
 	o := engineOptions(c, t.TempDir(), k)
-	o.HealthcheckURL = fmt.Sprintf("http://127.0.0.1:%d/", c.port) // stands in for the supervisor's health endpoint
+	o.container.HealthcheckURL = fmt.Sprintf("http://127.0.0.1:%d/", c.port) // stands in for the supervisor's health endpoint
 	eng := newEngine(t, o)
 	if err := eng.Recover(ctx); err != nil {
 		t.Fatal(err)

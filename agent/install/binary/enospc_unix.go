@@ -1,0 +1,7 @@
+//go:build !windows
+
+package binary
+
+import "syscall"
+
+const syscallENOSPC = syscall.ENOSPC

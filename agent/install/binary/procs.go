@@ -1,0 +1,56 @@
+package binary
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/shirou/gopsutil/v4/process"
+)
+
+// child is one direct child process of the supervisor.
+type child struct {
+	PID        int32
+	Exe        string
+	CreateTime int64
+}
+
+// children lists the direct children of pid with their executable paths
+// (resolved by the kernel, so a process started through <root>/current
+// shows the version directory it really runs from).
+func children(ctx context.Context, pid int) []child {
+	if pid <= 0 {
+		return nil
+	}
+	p, err := process.NewProcessWithContext(ctx, int32(pid))
+	if err != nil {
+		return nil
+	}
+	kids, err := p.ChildrenWithContext(ctx)
+	if err != nil {
+		return nil
+	}
+	out := make([]child, 0, len(kids))
+	for _, k := range kids {
+		exe, err := k.ExeWithContext(ctx)
+		if err != nil {
+			continue
+		}
+		if st, err := k.StatusWithContext(ctx); err == nil && len(st) > 0 && st[0] == process.Zombie {
+			continue
+		}
+		ct, _ := k.CreateTimeWithContext(ctx)
+		out = append(out, child{PID: k.Pid, Exe: exe, CreateTime: ct})
+	}
+	return out
+}
+
+// sameFile reports whether two executable paths are the same file.
+func sameFile(a, b string) bool {
+	if ra, err := filepath.EvalSymlinks(a); err == nil {
+		a = ra
+	}
+	if rb, err := filepath.EvalSymlinks(b); err == nil {
+		b = rb
+	}
+	return filepath.Clean(a) == filepath.Clean(b)
+}

@@ -1,7 +1,0 @@
-//go:build !windows
-
-package install
-
-import "syscall"
-
-const syscallENOSPC = syscall.ENOSPC

@@ -1,6 +1,0 @@
-package install
-
-import "syscall"
-
-// ERROR_DISK_FULL
-const syscallENOSPC = syscall.Errno(112)

@@ -1,0 +1,201 @@
+// Package selfupdate is the install back-end for the updater itself (the
+// TopLevel package "myriarch-updater"): it replaces the running updater's
+// executable with a verified new binary (github.com/minio/selfupdate does
+// the rename dance, including Windows, where a running .exe can be renamed
+// but not deleted) and confirms or rolls back the replacement at the next
+// start.
+//
+// Its part of the transaction (agent/install runs the rest: admission,
+// download, verification, journal, quarantine, statuses):
+//
+//	stage: unpack into state_dir/staging/self-<sha16> → `--version` check
+//	activate: Apply keeps the executable as .<name>.myriarch-old next to it,
+//	  records a pending marker (fsync'ed) and swaps the binary; the updater
+//	  is asked to exit (RequestRestart) so the service manager starts the
+//	  new binary
+//	health gate (at that start): the running updater reports the offered
+//	  version
+//	commit: the marker is removed
+//	rollback: the saved binary is put back and the updater asked to exit
+//	  again, so the old one runs
+package selfupdate
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	minio "github.com/minio/selfupdate"
+
+	"github.com/myriarch/myriarch/agent/journal"
+)
+
+// Pending describes an applied, not yet confirmed self-update.
+type Pending struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	Hash string `json:"hash"` // hex SHA-256 of the new binary artifact
+	// OfferHash is the offer's PackageAvailable.hash (hex), reported as
+	// server_offered_hash; "" in markers written before it existed.
+	OfferHash  string    `json:"offer_hash,omitempty"`
+	Executable string    `json:"executable"`
+	Backup     string    `json:"backup"`
+	Applied    time.Time `json:"applied"`
+}
+
+// StatusHash is the hex server_offered_hash of a status about p: the offer
+// hash, or the content hash when the marker has none (the server also
+// accepts it together with the version).
+func (p *Pending) StatusHash() string {
+	if p.OfferHash != "" {
+		return p.OfferHash
+	}
+	return p.Hash
+}
+
+// Updater replaces one executable.
+type Updater struct {
+	exe string
+	dir string
+}
+
+// New returns an Updater for exe ("" = the running executable) keeping its
+// state under stateDir/selfupdate.
+func New(exe, stateDir string) (*Updater, error) {
+	if exe == "" {
+		p, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("selfupdate: %w", err)
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		exe = p
+	}
+	dir := filepath.Join(stateDir, "selfupdate")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("selfupdate: %w", err)
+	}
+	return &Updater{exe: exe, dir: dir}, nil
+}
+
+// Executable is the file being replaced.
+func (u *Updater) Executable() string { return u.exe }
+
+func (u *Updater) markerPath() string { return filepath.Join(u.dir, "pending.json") }
+
+// backupPath is where Apply keeps the replaced binary: next to the
+// executable, as it is moved there by rename, which cannot cross file
+// systems.
+func (u *Updater) backupPath() string {
+	return filepath.Join(filepath.Dir(u.exe), "."+filepath.Base(u.exe)+".myriarch-old")
+}
+
+// Apply replaces the executable with newBinary (already verified by the
+// caller) and records the pending update. On error the old executable is in
+// place (or RollbackError-level trouble is reported in the error).
+func (u *Updater) Apply(newBinary, from, to, hash, offerHash string) error {
+	backup := u.backupPath()
+	p := &Pending{From: from, To: to, Hash: hash, OfferHash: offerHash, Executable: u.exe, Backup: backup, Applied: time.Now().UTC()}
+	if err := writePending(u.markerPath(), p); err != nil {
+		return err
+	}
+	f, err := os.Open(newBinary)
+	if err != nil {
+		journal.Remove(u.markerPath())
+		return fmt.Errorf("selfupdate: %w", err)
+	}
+	defer f.Close()
+	st, _ := os.Stat(u.exe)
+	mode := os.FileMode(0o755)
+	if st != nil {
+		mode = st.Mode().Perm()
+	}
+	// The old binary moves (rename, never copy) to backup: the running
+	// process keeps its inode, and the backup is byte-identical.
+	os.Remove(backup)
+	err = minio.Apply(f, minio.Options{TargetPath: u.exe, TargetMode: mode, OldSavePath: backup})
+	if err != nil {
+		if rerr := minio.RollbackError(err); rerr != nil {
+			return fmt.Errorf("selfupdate: apply failed and restoring the old binary failed too (%v): %w", rerr, err)
+		}
+		journal.Remove(u.markerPath())
+		return fmt.Errorf("selfupdate: apply: %w", err)
+	}
+	return journal.SyncDir(filepath.Dir(u.exe))
+}
+
+// Pending returns the applied, not yet confirmed update; nil when there is
+// none. An unreadable marker is removed (and reported): it cannot be acted
+// on.
+func (u *Updater) Pending() (*Pending, error) {
+	var p Pending
+	data, err := os.ReadFile(u.markerPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err == nil {
+		err = jsonUnmarshal(data, &p)
+	}
+	if err != nil {
+		journal.Remove(u.markerPath())
+		return nil, fmt.Errorf("selfupdate: unreadable marker %s: %w", u.markerPath(), err)
+	}
+	return &p, nil
+}
+
+// Restore puts the saved binary back in place of the executable (a no-op
+// when it is already there or there is none) and reports whether there was
+// a saved binary to go back to.
+func (u *Updater) Restore() (bool, error) {
+	backup := u.backupPath()
+	if _, err := os.Stat(backup); err != nil {
+		return false, nil
+	}
+	if same, _ := sameContent(backup, u.exe); same {
+		return true, nil
+	}
+	b, err := os.ReadFile(backup)
+	if err != nil {
+		return true, fmt.Errorf("selfupdate: read backup: %w", err)
+	}
+	// OldSavePath empty: the failed binary is deleted (hidden on Windows).
+	if err := minio.Apply(bytes.NewReader(b), minio.Options{TargetPath: u.exe}); err != nil {
+		return true, fmt.Errorf("selfupdate: restore %s: %w", backup, err)
+	}
+	return true, journal.SyncDir(filepath.Dir(u.exe))
+}
+
+// Finish forgets the pending update (confirmed or rolled back).
+func (u *Updater) Finish() error { return journal.Remove(u.markerPath()) }
+
+func sameContent(a, b string) (bool, error) {
+	ha, err := fileHash(a)
+	if err != nil {
+		return false, err
+	}
+	hb, err := fileHash(b)
+	if err != nil {
+		return false, err
+	}
+	return ha == hb, nil
+}
+
+func fileHash(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

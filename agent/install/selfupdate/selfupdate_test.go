@@ -1,0 +1,103 @@
+package selfupdate
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func setup(t *testing.T) (*Updater, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "myriarch-updater")
+	os.WriteFile(exe, []byte("old binary"), 0o755)
+	newBin := filepath.Join(dir, "new")
+	os.WriteFile(newBin, []byte("new binary"), 0o755)
+	u, err := New(exe, filepath.Join(dir, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u, exe, newBin
+}
+
+// Apply swaps the binary and records the pending update; Restore puts the
+// old binary back; Finish forgets the update. Each is safe to repeat (the
+// recovery of an interrupted transaction repeats them).
+func TestApplyRestoreFinish(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		restore  bool
+		wantFile string
+	}{
+		{"kept", false, "new binary"},
+		{"restored", true, "old binary"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u, exe, newBin := setup(t)
+			if p, err := u.Pending(); err != nil || p != nil {
+				t.Fatalf("pending before Apply: %+v %v", p, err)
+			}
+			if err := u.Apply(newBin, "1.0.0", "1.1.0", "ab", "cd"); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(exe); !bytes.Equal(b, []byte("new binary")) {
+				t.Fatal("not applied")
+			}
+			p, err := u.Pending()
+			if err != nil || p == nil || p.From != "1.0.0" || p.To != "1.1.0" || p.StatusHash() != "cd" || p.Executable != exe {
+				t.Fatalf("pending %+v %v", p, err)
+			}
+			if tc.restore {
+				for range 2 {
+					if saved, err := u.Restore(); err != nil || !saved {
+						t.Fatalf("Restore: saved %v, %v", saved, err)
+					}
+				}
+			}
+			if b, _ := os.ReadFile(exe); string(b) != tc.wantFile {
+				t.Fatalf("executable holds %q, want %q", b, tc.wantFile)
+			}
+			if st, err := os.Stat(exe); err != nil || st.Mode().Perm()&0o100 == 0 {
+				t.Fatalf("executable mode: %v %v", st, err)
+			}
+			for range 2 {
+				if err := u.Finish(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if p, err := u.Pending(); err != nil || p != nil {
+				t.Fatalf("pending after Finish: %+v %v", p, err)
+			}
+		})
+	}
+}
+
+func TestUnreadableMarker(t *testing.T) {
+	u, _, _ := setup(t)
+	if err := os.WriteFile(u.markerPath(), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Pending(); err == nil {
+		t.Fatal("a corrupt marker read without error")
+	}
+	if p, err := u.Pending(); p != nil || err != nil {
+		t.Fatalf("the corrupt marker stays: %+v %v", p, err)
+	}
+}
+
+func TestApplyMissingFileKeepsOld(t *testing.T) {
+	u, exe, _ := setup(t)
+	if err := u.Apply(filepath.Join(t.TempDir(), "absent"), "1", "2", "ab", ""); err == nil {
+		t.Fatal("want an error")
+	}
+	if b, _ := os.ReadFile(exe); string(b) != "old binary" {
+		t.Fatal("old binary damaged")
+	}
+	if p, _ := u.Pending(); p != nil {
+		t.Fatal("a failed Apply left a pending marker")
+	}
+	if saved, err := u.Restore(); saved || err != nil {
+		t.Fatalf("Restore after a failed Apply: saved %v, %v", saved, err)
+	}
+}
