@@ -40,6 +40,10 @@ type agent struct {
 	// instance said its connection there closed (see LeftElsewhere).
 	remoteUntil time.Time
 	leftAt      time.Time
+	// historyInStore: merged from another instance's record, the agent's
+	// history is read from the store when asked (events holds only what
+	// was recorded here since).
+	historyInStore bool
 }
 
 // Agent is an immutable snapshot of one agent.

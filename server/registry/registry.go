@@ -57,6 +57,9 @@ type Registry struct {
 	opts  Options
 	log   *slog.Logger
 	store store.Agents
+	// history reads histories kept in the store only (nil: every history
+	// is in memory).
+	history store.History
 
 	// mu guards the fields marked so and every agent record; helpers that
 	// need it held end in Locked. Load fills them before the registry is
@@ -106,6 +109,7 @@ func Load(ctx context.Context, st store.Agents, tokens TokenInfo, log *slog.Logg
 		stop:           make(chan struct{}),
 		done:           make(chan struct{}),
 	}
+	r.history, _ = st.(store.History)
 	recs, events, err := st.LoadAgents(ctx, MaxEvents)
 	if err != nil {
 		return nil, fmt.Errorf("load agents: %w", err)
@@ -357,12 +361,18 @@ func (r *Registry) SetExtra(uid uuid.UUID, extra []byte) {
 // Get returns a snapshot of one agent with its history.
 func (r *Registry) Get(uid uuid.UUID) (Agent, bool) {
 	r.mu.RLock()
-	defer r.mu.RUnlock()
 	a, ok := r.agents[uid]
 	if !ok {
+		r.mu.RUnlock()
 		return Agent{}, false
 	}
-	return a.snapshot(r.opts.Now(), r.opts.HTTPOnlineWindow, true), true
+	snap := a.snapshot(r.opts.Now(), r.opts.HTTPOnlineWindow, true)
+	inStore := a.historyInStore
+	r.mu.RUnlock()
+	if inStore {
+		snap.Events = r.storedHistory(uid, snap.Events)
+	}
+	return snap, true
 }
 
 // List returns snapshots sorted by UID; kind "" means all kinds.

@@ -10,7 +10,9 @@ import (
 
 // Merge takes agents that another myriarchd instance sharing the database
 // wrote (records with their newest events, as the store holds them): new
-// agents are added, known ones replaced. An agent connected to this
+// agents are added, known ones replaced. When the store reads histories
+// (store.History), a merged agent's history is not kept in memory: Get
+// reads it from the store. An agent connected to this
 // instance keeps what this instance knows: its own record is the newer
 // one. Nothing merged is written back. Observers are told of every agent
 // merged. leaseUntil marks a merged agent online (connected elsewhere)
@@ -27,6 +29,9 @@ func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, 
 		}
 		fresh := &agent{}
 		r.fromRecord(dd, fresh, &recs[i], events[recs[i].UID])
+		if r.history != nil {
+			fresh.events, fresh.historyInStore = nil, true // numbering continues from nextSeq
+		}
 		if ok {
 			fresh.leftAt = a.leftAt
 		}

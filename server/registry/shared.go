@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"time"
 
 	"github.com/google/uuid"
@@ -93,4 +94,31 @@ func (a *agent) leaseFor(lastSeen time.Time, leaseUntil func(time.Time) time.Tim
 		return time.Time{}
 	}
 	return leaseUntil(lastSeen)
+}
+
+// storedHistory is the history of an agent merged from another instance's
+// record: the newest MaxEvents the store holds, then those recorded here
+// and not yet there (newer).
+func (r *Registry) storedHistory(uid uuid.UUID, here []store.Event) []store.Event {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	stored, err := r.history.LoadEvents(ctx, uid, MaxEvents)
+	if err != nil {
+		r.log.Warn("reading an agent's history from the store failed; showing what this instance recorded", "agent", uid, "err", err)
+		return here
+	}
+	var last uint64
+	if n := len(stored); n > 0 {
+		last = stored[n-1].Seq
+	}
+	out := stored
+	for _, e := range here {
+		if e.Seq > last {
+			out = append(out, e)
+		}
+	}
+	if len(out) > MaxEvents {
+		out = out[len(out)-MaxEvents:]
+	}
+	return out
 }

@@ -2,7 +2,9 @@ package registry
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -113,5 +115,48 @@ func TestReportsRelayedEventsAndLeft(t *testing.T) {
 	r.Disconnected(uid)
 	if len(left) != 1 || left[0] != uid {
 		t.Fatalf("Left told %v", left)
+	}
+}
+
+// historyStore keeps events by agent, as a store with histories does.
+type historyStore struct {
+	recordingStore
+	events map[[16]byte][]store.Event
+}
+
+func (s *historyStore) LoadEvents(_ context.Context, uid [16]byte, keep int) ([]store.Event, error) {
+	return store.NewestEvents(s.events[uid], keep), nil
+}
+
+// With a store that reads histories, a merged agent's history is not kept
+// in memory: Get reads it from the store, followed by what was recorded
+// here since; the numbering of events recorded here continues the stored
+// history's.
+func TestMergedHistoryReadFromTheStore(t *testing.T) {
+	now := time.Unix(1700000000, 0).UTC()
+	uid := uuid.New()
+	stored := []store.Event{{Seq: 7, Time: now, Type: EventRegistered, Message: "registered"}, {Seq: 8, Time: now, Type: "offer_offered", Message: "offered"}}
+	st := &historyStore{events: map[[16]byte][]store.Event{uid: stored}}
+	r, err := Load(context.Background(), st, nil, slog.New(slog.DiscardHandler), Options{FlushInterval: time.Hour, SeenInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.Merge([]store.Agent{{UID: uid, Credential: store.Credential{Kind: "token", ID: "t"}, Kind: "collector", FirstSeen: now, LastSeen: now}},
+		map[[16]byte][]store.Event{uid: stored}, func(t time.Time) time.Time { return t.Add(time.Minute) })
+	r.mu.RLock()
+	inMemory := len(r.agents[uid].events)
+	r.mu.RUnlock()
+	if inMemory != 0 {
+		t.Fatalf("%d events of a merged agent kept in memory", inMemory)
+	}
+	r.AddEvent(uid, "offer_failed", "failed here")
+	a, _ := r.Get(uid)
+	var got []string
+	for _, e := range a.Events {
+		got = append(got, fmt.Sprint(e.Seq, e.Type))
+	}
+	if want := []string{"7registered", "8offer_offered", "9offer_failed"}; !slices.Equal(got, want) {
+		t.Fatalf("history %v, want %v", got, want)
 	}
 }

@@ -85,6 +85,13 @@ type Agents interface {
 	Write(ctx context.Context, b Batch) error
 }
 
+// History reads one agent's history: instances sharing a store keep the
+// histories of agents connected to other instances there only.
+type History interface {
+	// LoadEvents returns uid's newest events (at most keep, oldest first).
+	LoadEvents(ctx context.Context, uid [16]byte, keep int) ([]Event, error)
+}
+
 // State is a small key-value space for server-wide state (rollouts, quarantines).
 type State interface {
 	PutState(ctx context.Context, key string, value []byte) error
@@ -102,5 +109,6 @@ type Store interface {
 	Configs
 	Offers
 	Reports
+	History
 	Close() error
 }

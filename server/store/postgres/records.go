@@ -197,3 +197,12 @@ func uidKeys(uids [][16]byte) [][]byte {
 	}
 	return keys
 }
+
+// LoadEvents implements store.History.
+func (d *DB) LoadEvents(ctx context.Context, uid [16]byte, keep int) ([]store.Event, error) {
+	events, err := d.scanEvents(ctx, keep, ` WHERE uid = $1`, uid[:])
+	if err != nil {
+		return nil, err
+	}
+	return events[uid], nil
+}

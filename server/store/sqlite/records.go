@@ -214,3 +214,26 @@ func uidArgs(uids [][16]byte) []any {
 	}
 	return args
 }
+
+// LoadEvents implements store.History.
+func (d *DB) LoadEvents(ctx context.Context, uid [16]byte, keep int) ([]store.Event, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT seq, time, type, message FROM events WHERE uid = ? ORDER BY seq`, uid[:])
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var evs []store.Event
+	for rows.Next() {
+		var e store.Event
+		var seq, ts int64
+		if err := rows.Scan(&seq, &ts, &e.Type, &e.Message); err != nil {
+			return nil, err
+		}
+		e.Seq, e.Time = uint64(seq), time.Unix(0, ts).UTC()
+		evs = append(evs, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return store.NewestEvents(evs, keep), nil
+}

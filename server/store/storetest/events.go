@@ -69,6 +69,21 @@ func testLoadKeepsNewestEvents(t *testing.T, h *handle) {
 		if !sameEvents(events, want) {
 			t.Fatalf("keep %d: events\n%v\nwant\n%v", keep, events, want)
 		}
+		// One agent's history, as LoadAgents keeps it.
+		one := map[[16]byte][]store.Event{}
+		for uid := range b.Events {
+			evs, err := h.db.LoadEvents(ctx, uid, keep)
+			must(t, err)
+			if len(evs) > 0 {
+				one[uid] = evs
+			}
+		}
+		if !sameEvents(one, want) {
+			t.Fatalf("keep %d: LoadEvents\n%v\nwant\n%v", keep, one, want)
+		}
+	}
+	if evs, err := h.db.LoadEvents(ctx, [16]byte{0xee}, 200); err != nil || len(evs) != 0 {
+		t.Fatalf("history of an unknown agent: %v %v", evs, err)
 	}
 }
 
