@@ -175,9 +175,10 @@ func TestOnlyTheLeaderDecidesRollouts(t *testing.T) {
 	sh.every(a.col, "failed", offerState("failed"))
 	sh.every(b.col, "paused", offerState("paused"))
 	for _, ts := range sh.ins {
-		if fl := fleets(t, ts)["edge"]; fl.Rollout.State != "paused" || fl.Rollout.Failures != 1 {
-			t.Fatalf("fleet on %s after the failure: %+v", ts.OpAMPAddr(), fl.Rollout)
-		}
+		waitFor(t, "the rollout paused after one failure on "+ts.OpAMPAddr().String(), func() bool {
+			fl := fleets(t, ts)["edge"]
+			return fl.Rollout.State == "paused" && fl.Rollout.Failures == 1
+		})
 	}
 	if n := b.upd.offerCount(); n != 0 {
 		t.Fatalf("the next wave's updater got %d offers while the rollout is paused", n)
@@ -261,9 +262,7 @@ func TestLeaderTakeoverContinuesRollout(t *testing.T) {
 		sh.every(p.col, "up to date", offerState("up_to_date"))
 	}
 	for _, ts := range sh.followers(nil) {
-		if fl := fleets(t, ts)["edge"]; fl.Rollout.State != "complete" {
-			t.Fatalf("rollout on %s: %+v", ts.OpAMPAddr(), fl.Rollout)
-		}
+		waitFor(t, "the rollout complete on "+ts.OpAMPAddr().String(), func() bool { return fleets(t, ts)["edge"].Rollout.State == "complete" })
 	}
 	for _, p := range pairs {
 		if n := distinctOffers(p.upd); n != 1 {

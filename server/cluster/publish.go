@@ -48,12 +48,13 @@ func (p *Publisher) Write(ctx context.Context, b store.Batch) error {
 	if err := p.Store.Write(ctx, b); err != nil {
 		return err
 	}
-	ids := make([]string, 0, len(b.Agents)+len(b.Events))
+	// Histories are read from the store: new events alone change nothing
+	// the others hold.
+	ids := make([]string, 0, len(b.Agents))
 	for _, a := range b.Agents {
-		ids = append(ids, hex.EncodeToString(a.UID[:]))
-	}
-	for uid := range b.Events {
-		ids = append(ids, hex.EncodeToString(uid[:]))
+		if !a.EventsOnly {
+			ids = append(ids, hex.EncodeToString(a.UID[:]))
+		}
 	}
 	if len(ids) > 0 {
 		p.n.Publish(KindAgents, ids...)

@@ -51,7 +51,9 @@ func (r *Registry) flush(withSeen bool) error {
 			// An event for an agent whose row is not written yet would be
 			// orphaned on a crash; write the row too.
 			if a, ok := r.agents[uid]; ok {
-				b.Agents = append(b.Agents, a.record())
+				rec := a.record()
+				rec.EventsOnly = true
+				b.Agents = append(b.Agents, rec)
 			}
 		}
 	}
@@ -79,7 +81,34 @@ func (r *Registry) flush(withSeen bool) error {
 		r.requeue(b)
 		return err
 	}
+	r.forgetWritten(b.Events)
 	return nil
+}
+
+// forgetWritten drops from memory the events just written of agents whose
+// history is read from the store.
+func (r *Registry) forgetWritten(written map[[16]byte][]store.Event) {
+	if r.history == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for uid, evs := range written {
+		a, ok := r.agents[uid]
+		if !ok || !a.historyInStore || len(evs) == 0 {
+			continue
+		}
+		last := evs[len(evs)-1].Seq
+		i := 0
+		for i < len(a.events) && a.events[i].Seq <= last {
+			i++
+		}
+		if i == len(a.events) {
+			a.events = nil
+		} else {
+			a.events = append([]store.Event(nil), a.events[i:]...)
+		}
+	}
 }
 
 // requeue puts a failed batch back so nothing is lost.
@@ -87,7 +116,9 @@ func (r *Registry) requeue(b store.Batch) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, a := range b.Agents {
-		r.pendingRows[uuid.UUID(a.UID)] = struct{}{}
+		if !a.EventsOnly { // such a row comes along with its events again
+			r.pendingRows[uuid.UUID(a.UID)] = struct{}{}
+		}
 	}
 	for uid := range b.LastSeen {
 		r.pendingSeen[uuid.UUID(uid)] = struct{}{}

@@ -107,6 +107,13 @@ func TestReportsRelayedEventsAndLeft(t *testing.T) {
 	if r.AddEvents(uuid.New(), []store.Event{{Type: "x"}}) {
 		t.Fatal("relayed events taken for an unknown agent")
 	}
+	st.batches = nil
+	if err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if b := st.batches; len(b) != 1 || len(b[0].Agents) != 1 || !b[0].Agents[0].EventsOnly || len(b[0].Events[uid]) != 1 {
+		t.Fatalf("the relayed event written as %+v; want with its row, marked EventsOnly", b)
+	}
 
 	r.Disconnected(uid)
 	if len(left) != 0 {

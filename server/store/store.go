@@ -49,6 +49,9 @@ type Agent struct {
 	LastSeen     time.Time
 	// Extra is JSON owned by features layered on the registry (offers, pairing).
 	Extra []byte
+	// EventsOnly: the row is written only to accompany new events (so
+	// they are never stored without it); nothing else of it changed.
+	EventsOnly bool
 }
 
 // Batch is one write-behind flush: agents to upsert, events to append and the
