@@ -2,7 +2,6 @@ package configs
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"sort"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/myriarch/myriarch/internal/configrender"
 	"github.com/myriarch/myriarch/internal/intern"
+	"github.com/myriarch/myriarch/internal/writebehind"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/registry"
@@ -116,8 +116,7 @@ type Engine struct {
 	actions *admin.Actions
 
 	outbox   *outbox
-	flushReq chan struct{}
-	flushMu  sync.Mutex // serialises flushes
+	writes   *writebehind.Writer // set once by New
 	stop     chan struct{}
 	stopOnce sync.Once
 	wg       sync.WaitGroup
@@ -153,7 +152,6 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 		outbox:        newOutbox(),
 		ctxPending:    map[uuid.UUID]struct{}{},
 		ctxWake:       make(chan struct{}, 1),
-		flushReq:      make(chan struct{}, 1),
 		stop:          make(chan struct{}),
 		lead:          !opts.Shared,
 	}
@@ -163,16 +161,9 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 		return nil, err
 	}
 	e.bodies = bodies
-	states, err := st.ListState(ctx, rolloutKey)
+	stored, err := e.loadFleetStates(ctx)
 	if err != nil {
 		return nil, err
-	}
-	stored := map[string]rolloutState{}
-	for k, v := range states {
-		var rs rolloutState
-		if json.Unmarshal(v, &rs) == nil {
-			stored[k[len(rolloutKey):]] = rs
-		}
 	}
 	e.mu.Lock()
 	for uid, data := range assignments {
@@ -193,12 +184,12 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 	e.setEstateLocked(opts.Estate, stored)
 	e.mu.Unlock()
 	e.flush()
+	e.writes = writebehind.Start(opts.FlushEvery, e.flush)
 	for range opts.Senders {
 		e.wg.Add(1)
 		go e.sender(send)
 	}
-	e.wg.Add(2)
-	go e.writer()
+	e.wg.Add(1)
 	go e.contextWorker()
 	reg.Observe(e.AgentChanged)
 	return e, nil
@@ -210,7 +201,7 @@ func (e *Engine) Close() {
 		close(e.stop)
 		e.outbox.close()
 		e.wg.Wait()
-		e.flush()
+		e.writes.Close()
 	})
 }
 

@@ -5,29 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/myriarch/myriarch/server/store"
 )
-
-// writer flushes changed assignments every FlushEvery, or sooner when a
-// change asks for it, until Close.
-func (e *Engine) writer() {
-	defer e.wg.Done()
-	t := time.NewTicker(e.opts.FlushEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-e.stop:
-			return
-		case <-t.C:
-		case <-e.flushReq:
-		}
-		e.flush()
-	}
-}
 
 // kick asks the writer to flush soon. Caller holds e.mu.
 func (e *Engine) kick() {
@@ -37,17 +19,14 @@ func (e *Engine) kick() {
 }
 
 func (e *Engine) requestFlush() {
-	select {
-	case e.flushReq <- struct{}{}:
-	default:
+	if e.writes != nil { // nil while New evaluates: it flushes before it returns
+		e.writes.Request()
 	}
 }
 
 // flush writes what changed since the last flush in one batch; on failure
 // it is kept for the next one.
 func (e *Engine) flush() {
-	e.flushMu.Lock() // a flush returns once what was decided before it is written
-	defer e.flushMu.Unlock()
 	e.mu.Lock()
 	b := store.ConfigBatch{Assignments: make(map[[16]byte][]byte, len(e.dirty)), Bodies: e.newBodies, DeleteBodies: e.gone}
 	for uid := range e.dirty {

@@ -257,5 +257,6 @@ func (e *Engine) report(r *record) {
 	e.reg.SetReport(r.uid, ReportFeature, at, data)
 }
 
-// Flush writes the records decided so far now.
-func (e *Engine) Flush() { e.flush() }
+// Flush writes the records decided so far now (once a write in progress
+// is done).
+func (e *Engine) Flush() { e.writes.Flush() }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/internal/writebehind"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/pairing"
@@ -102,15 +103,13 @@ type Engine struct {
 
 	// records keeps each collector's record (nil: none are kept); dirty
 	// are those to write.
-	records  store.Offers           // set once by New
-	dirty    map[uuid.UUID]struct{} // guarded by mu
-	flushReq chan struct{}
-	flushMu  sync.Mutex // serialises flushes
+	records store.Offers           // set once by New
+	dirty   map[uuid.UUID]struct{} // guarded by mu
+	writes  *writebehind.Writer    // set once by New
 
 	actions *admin.Actions // set once by New
 
 	outbox   *queue
-	stop     chan struct{}
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 }
@@ -182,8 +181,6 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 		outbox:     newQueue(),
 		versions:   map[string]parsedVersion{},
 		dirty:      map[uuid.UUID]struct{}{},
-		flushReq:   make(chan struct{}, 1),
-		stop:       make(chan struct{}),
 	}
 	e.records, _ = st.(store.Offers)
 	e.actions = admin.NewActions(opts.Requests, e.Leading)
@@ -215,12 +212,11 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 	e.mu.Unlock()
 	e.saveFleets(dirty)
 	e.flush()
+	e.writes = writebehind.Start(flushEvery, e.flush)
 	for range opts.Senders {
 		e.wg.Add(1)
 		go e.sender(send)
 	}
-	e.wg.Add(1)
-	go e.writer()
 	reg.Observe(e.AgentChanged)
 	return e, nil
 }
@@ -228,10 +224,9 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 // Close stops the senders and the writer and writes what is pending.
 func (e *Engine) Close() {
 	e.stopOnce.Do(func() {
-		close(e.stop)
 		e.outbox.close()
 		e.wg.Wait()
-		e.flush()
+		e.writes.Close()
 	})
 }
 

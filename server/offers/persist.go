@@ -93,26 +93,8 @@ func (e *Engine) persistLocked(c *collector) {
 		return
 	}
 	e.dirty[c.uid] = struct{}{}
-	select {
-	case e.flushReq <- struct{}{}:
-	default:
-	}
-}
-
-// writer writes queued records every flushEvery, or sooner when asked,
-// until Close.
-func (e *Engine) writer() {
-	defer e.wg.Done()
-	t := time.NewTicker(flushEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-e.stop:
-			return
-		case <-t.C:
-		case <-e.flushReq:
-		}
-		e.flush()
+	if e.writes != nil { // nil while New evaluates: it flushes before it returns
+		e.writes.Request()
 	}
 }
 
@@ -125,8 +107,6 @@ func (e *Engine) flush() {
 	if e.records == nil {
 		return
 	}
-	e.flushMu.Lock() // a flush returns once what was decided before it is written
-	defer e.flushMu.Unlock()
 	e.mu.Lock()
 	if len(e.dirty) == 0 {
 		e.mu.Unlock()

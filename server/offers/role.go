@@ -74,7 +74,7 @@ func (e *Engine) Lead(ctx context.Context) error {
 	dirty := e.dirtyFleetsLocked()
 	e.mu.Unlock()
 	e.saveFleets(dirty)
-	e.flush()
+	e.writes.Flush()
 	return nil
 }
 
@@ -217,8 +217,9 @@ func (e *Engine) ReloadState(ctx context.Context) error {
 	return nil
 }
 
-// Flush writes the records decided so far now.
-func (e *Engine) Flush() { e.flush() }
+// Flush writes the records decided so far now (once a write in progress
+// is done).
+func (e *Engine) Flush() { e.writes.Flush() }
 
 // reportLocked queues an updater's package statuses for the leader. Caller
 // holds e.mu.

@@ -12,10 +12,7 @@ import (
 
 // LoadAgentsByUID reads the named agents with their newest keepEvents events.
 func (d *DB) LoadAgentsByUID(ctx context.Context, uids [][16]byte, keepEvents int) ([]store.Agent, map[[16]byte][]store.Event, error) {
-	keys := make([][]byte, len(uids))
-	for i := range uids {
-		keys[i] = uids[i][:]
-	}
+	keys := uidKeys(uids)
 	agents, err := d.scanAgents(ctx, ` WHERE uid = ANY($1::bytea[])`, keys)
 	if err != nil {
 		return nil, nil, err
@@ -50,26 +47,7 @@ func (d *DB) SeenSince(ctx context.Context, t time.Time) (map[[16]byte]time.Time
 
 // LoadConfigsByUID reads the named agents' configuration assignments.
 func (d *DB) LoadConfigsByUID(ctx context.Context, uids [][16]byte) (map[[16]byte][]byte, error) {
-	keys := make([][]byte, len(uids))
-	for i := range uids {
-		keys[i] = uids[i][:]
-	}
-	rows, err := d.pool.Query(ctx, `SELECT uid, data FROM config_assignments WHERE uid = ANY($1::bytea[])`, keys)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[[16]byte][]byte{}
-	for rows.Next() {
-		var uid, data []byte
-		if err := rows.Scan(&uid, &data); err != nil {
-			return nil, err
-		}
-		if len(uid) == 16 {
-			out[[16]byte(uid)] = data
-		}
-	}
-	return out, rows.Err()
+	return d.scanRecords(ctx, `SELECT uid, data FROM config_assignments WHERE uid = ANY($1::bytea[])`, uidKeys(uids))
 }
 
 // LoadBodies reads the configuration bodies of the given hashes.
