@@ -75,14 +75,17 @@ func (e *Engine) saveFleets() {
 		}
 		f.dirty = false
 		data, _ := json.Marshal(f.rolloutState)
-		if err := e.st.PutState(context.Background(), rolloutKey+name, data); err != nil {
+		switch err := e.st.PutState(context.Background(), rolloutKey+name, data); {
+		case errors.Is(err, store.ErrNotLeader):
+			e.log.Info("configuration rollout state not written: this instance no longer leads", "fleet", name)
+		case err != nil:
 			e.log.Error("persisting configuration rollout failed", "fleet", name, "err", err)
 		}
 	}
 }
 
 func (e *Engine) deleteState(key string) {
-	if err := e.st.DeleteState(context.Background(), key); err != nil {
+	if err := e.st.DeleteState(context.Background(), key); err != nil && !errors.Is(err, store.ErrNotLeader) {
 		e.log.Error("forgetting configuration rollout failed", "key", key, "err", err)
 	}
 }

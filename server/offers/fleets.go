@@ -136,7 +136,10 @@ func (e *Engine) dirtyFleetsLocked() map[string]*rolloutState {
 func (e *Engine) saveFleets(dirty map[string]*rolloutState) {
 	for name, r := range dirty {
 		b, _ := json.Marshal(r)
-		if err := e.state.PutState(context.Background(), rolloutKey+name, b); err != nil && !errors.Is(err, store.ErrNotFound) {
+		switch err := e.state.PutState(context.Background(), rolloutKey+name, b); {
+		case errors.Is(err, store.ErrNotLeader):
+			e.log.Info("rollout state not written: this instance no longer leads", "fleet", name)
+		case err != nil && !errors.Is(err, store.ErrNotFound):
 			e.log.Error("persisting rollout state failed", "fleet", name, "err", err)
 		}
 	}
