@@ -187,13 +187,13 @@ func (s *Sync) mergeAgents(ctx context.Context, c Change) {
 	var events map[[16]byte][]store.Event
 	var err error
 	if c.Resync {
-		recs, events, err = s.src.LoadAgents(ctx, registry.MaxEvents)
+		recs, events, err = s.src.LoadAgents(ctx, s.reg.MergeEvents())
 	} else {
 		uids := parseUIDs(c.IDs)
 		if len(uids) == 0 {
 			return
 		}
-		recs, events, err = s.src.LoadAgentsByUID(ctx, uids, registry.MaxEvents)
+		recs, events, err = s.src.LoadAgentsByUID(ctx, uids, s.reg.MergeEvents())
 	}
 	if err != nil {
 		s.opts.Log.Warn("reading agents another instance changed failed", "resync", c.Resync, "err", err)

@@ -49,6 +49,16 @@ func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, 
 	return len(merged)
 }
 
+// MergeEvents is how many of an agent's newest events Merge needs: all it
+// keeps (MaxEvents), or when histories are read from the store only the
+// newest, which its numbering continues.
+func (r *Registry) MergeEvents() int {
+	if r.history != nil {
+		return 1
+	}
+	return MaxEvents
+}
+
 // Elsewhere reports whether uid is connected to another instance (not
 // here, and its lease there has not ended): that instance writes its
 // record, not this one.

@@ -185,9 +185,16 @@ func (d *DB) loadAgents(ctx context.Context) ([]store.Agent, error) {
 // scanAgents reads the agents rows that where (a WHERE clause of args, or
 // "" for all) selects.
 func (d *DB) scanAgents(ctx context.Context, where string, args ...any) ([]store.Agent, error) {
-	var n int
-	if err := d.pool.QueryRow(ctx, `SELECT COUNT(*) FROM agents`+where, args...).Scan(&n); err != nil {
-		return nil, err
+	return d.scanAgentsSized(ctx, -1, where, args...)
+}
+
+// scanAgentsSized is scanAgents expecting n rows (-1: counted first, so
+// a load of every agent allocates once).
+func (d *DB) scanAgentsSized(ctx context.Context, n int, where string, args ...any) ([]store.Agent, error) {
+	if n < 0 {
+		if err := d.pool.QueryRow(ctx, `SELECT COUNT(*) FROM agents`+where, args...).Scan(&n); err != nil {
+			return nil, err
+		}
 	}
 	rows, err := d.pool.Query(ctx, `SELECT uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra FROM agents`+where,
 		append([]any{binaryResults}, args...)...)
@@ -231,8 +238,11 @@ func (d *DB) loadEvents(ctx context.Context, keepEvents int) (map[[16]byte][]sto
 // scanEvents reads the events rows that where selects, keeping each
 // agent's newest keepEvents.
 func (d *DB) scanEvents(ctx context.Context, keepEvents int, where string, args ...any) (map[[16]byte][]store.Event, error) {
-	rows, err := d.pool.Query(ctx, `SELECT uid, seq, time, type, message FROM events`+where+` ORDER BY uid, seq`,
-		append([]any{binaryResults}, args...)...)
+	q := `SELECT uid, seq, time, type, message FROM events` + where + ` ORDER BY uid, seq`
+	if keepEvents == 1 { // the newest of each agent, found by the primary key
+		q = `SELECT DISTINCT ON (uid) uid, seq, time, type, message FROM events` + where + ` ORDER BY uid, seq DESC`
+	}
+	rows, err := d.pool.Query(ctx, q, append([]any{binaryResults}, args...)...)
 	if err != nil {
 		return nil, err
 	}

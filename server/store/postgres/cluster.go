@@ -13,7 +13,7 @@ import (
 // LoadAgentsByUID reads the named agents with their newest keepEvents events.
 func (d *DB) LoadAgentsByUID(ctx context.Context, uids [][16]byte, keepEvents int) ([]store.Agent, map[[16]byte][]store.Event, error) {
 	keys := uidKeys(uids)
-	agents, err := d.scanAgents(ctx, ` WHERE uid = ANY($1::bytea[])`, keys)
+	agents, err := d.scanAgentsSized(ctx, len(uids), ` WHERE uid = ANY($1::bytea[])`, keys)
 	if err != nil {
 		return nil, nil, err
 	}
