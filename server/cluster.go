@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/cluster"
 	"github.com/myriarch/myriarch/server/registry"
@@ -63,14 +61,14 @@ func (s *Server) actionRequests() admin.Requests {
 // registryOptions: in a cluster, last-seen times are written every
 // heartbeat, since the other instances' leases of this instance's agents
 // are renewed from them.
-// An agent's connection that closes is announced at once, so the others
-// show it offline without waiting for its lease to end.
+// Rows say which instance an agent's WebSocket is open to: the others
+// count it online while that instance lives, and offline as soon as it
+// closes.
 func (s *Server) registryOptions() registry.Options {
 	if s.notifier == nil {
 		return registry.Options{}
 	}
-	return registry.Options{SeenInterval: min(30*time.Second, s.opts.heartbeat()),
-		Left: func(uid uuid.UUID, at time.Time) { s.notifier.Publish(cluster.KindLeft, cluster.LeftID(uid, at)) }}
+	return registry.Options{SeenInterval: min(30*time.Second, s.opts.heartbeat()), Instance: s.notifier.ID()}
 }
 
 // startCluster starts applying the other instances' changes.

@@ -37,8 +37,6 @@ const (
 	// KindRelay: events were relayed to the instance each agent is
 	// connected to.
 	KindRelay = "relay"
-	// KindLeft: agents' connections closed; IDs are "<uid hex>.<Unix ns>".
-	KindLeft = "left"
 	// KindRequest and KindDone carry operator actions to the leader and
 	// its answers (see Requests); IDs are encoded messages.
 	KindRequest = "request"
@@ -48,7 +46,7 @@ const (
 // order is the order in which one round publishes its kinds: a change
 // is received after the changes it may depend on (an agent's row before
 // its report, a decision before the answer to the request that made it).
-var order = []string{KindAgents, KindReports, KindTokens, KindOffers, KindConfigs, KindState, KindRelay, KindLeft, KindRequest, KindDone}
+var order = []string{KindAgents, KindReports, KindTokens, KindOffers, KindConfigs, KindState, KindRelay, KindRequest, KindDone}
 
 // resyncKinds are owed a full reload when changes may have been missed.
 var resyncKinds = []string{KindAgents, KindReports, KindTokens, KindOffers, KindConfigs, KindState, KindRelay}

@@ -50,10 +50,15 @@ func (p *Publisher) Write(ctx context.Context, b store.Batch) error {
 	}
 	// Histories are read from the store: new events alone change nothing
 	// the others hold.
-	ids := make([]string, 0, len(b.Agents))
+	ids := make([]string, 0, len(b.Agents)+len(b.Connected)+len(b.Disconnected))
 	for _, a := range b.Agents {
 		if !a.EventsOnly {
 			ids = append(ids, hex.EncodeToString(a.UID[:]))
+		}
+	}
+	for _, uids := range [][][16]byte{b.Connected, b.Disconnected} {
+		for _, uid := range uids {
+			ids = append(ids, hex.EncodeToString(uid[:]))
 		}
 	}
 	if len(ids) > 0 {
@@ -80,7 +85,8 @@ func (p *Publisher) Write(ctx context.Context, b store.Batch) error {
 // their events relayed.
 func (p *Publisher) ownBatch(b store.Batch) store.Batch {
 	out := store.Batch{LastSeen: b.LastSeen, KeepEvent: b.KeepEvent, Reports: b.Reports,
-		Events: make(map[[16]byte][]store.Event, len(b.Events)), Relayed: b.Relayed}
+		Events: make(map[[16]byte][]store.Event, len(b.Events)), Relayed: b.Relayed,
+		Instance: b.Instance, Connected: b.Connected, Disconnected: b.Disconnected}
 	for _, a := range b.Agents {
 		if !p.isElsewhere(a.UID) {
 			out.Agents = append(out.Agents, a)

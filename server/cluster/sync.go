@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/hex"
 	"log/slog"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +19,9 @@ type Source interface {
 	LoadAgents(ctx context.Context, keepEvents int) ([]store.Agent, map[[16]byte][]store.Event, error)
 	LoadAgentsByUID(ctx context.Context, uids [][16]byte, keepEvents int) ([]store.Agent, map[[16]byte][]store.Event, error)
 	SeenSince(ctx context.Context, t time.Time) (map[[16]byte]time.Time, error)
+	Beat(ctx context.Context, id string, at time.Time) error
+	Instances(ctx context.Context, t time.Time) (map[string]time.Time, error)
+	ForgetInstance(ctx context.Context, id string, t time.Time) error
 	LoadConfigsByUID(ctx context.Context, uids [][16]byte) (map[[16]byte][]byte, error)
 	LoadBodies(ctx context.Context, hashes []string) (map[string][]byte, error)
 	LoadOffersByUID(ctx context.Context, uids [][16]byte) (map[[16]byte][]byte, error)
@@ -165,12 +166,6 @@ func (s *Sync) Handle(c Change) {
 			uids = parseUIDs(c.IDs)
 		}
 		s.takeRelayed(ctx, uids, c.Resync)
-	case KindLeft:
-		for _, id := range c.IDs {
-			if uid, at, ok := parseLeft(id); ok {
-				s.reg.LeftElsewhere(uid, at)
-			}
-		}
 	case KindRequest:
 		if s.opts.Requests != nil {
 			s.opts.Requests.serve(ctx, c)
@@ -323,21 +318,6 @@ func parseUIDs(ids []string) [][16]byte {
 	return uids
 }
 
-// LeftID is the KindLeft ID of an agent whose connection closed at at.
-func LeftID(uid uuid.UUID, at time.Time) string {
-	return hex.EncodeToString(uid[:]) + "." + strconv.FormatInt(at.UnixNano(), 10)
-}
-
-func parseLeft(id string) (uuid.UUID, time.Time, bool) {
-	u, ns, ok := strings.Cut(id, ".")
-	uids := parseUIDs([]string{u})
-	n, err := strconv.ParseInt(ns, 10, 64)
-	if !ok || len(uids) != 1 || err != nil {
-		return uuid.Nil, time.Time{}, false
-	}
-	return uuid.UUID(uids[0]), time.Unix(0, n).UTC(), true
-}
-
 // Start renews leases now, before it returns (an instance that starts
 // knows at once which agents are connected to the others), and then every
 // Sweep until Close; it follows the leader's changes of role.
@@ -360,16 +340,28 @@ func (s *Sync) Start() {
 	go s.roleLoop()
 }
 
+// sweep says this instance lives, and renews the leases of the agents
+// connected elsewhere: those of live instances, and those connected to none
+// (plain HTTP) seen within a lease.
 func (s *Sync) sweep() {
-	// As long as a lease: a busy database may take a while for every agent.
+	// As long as a lease: a busy database may take a while.
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.Lease)
 	defer cancel()
-	seen, err := s.src.SeenSince(ctx, time.Now().Add(-s.opts.Lease))
+	now := time.Now()
+	if err := s.src.Beat(ctx, s.opts.Instance, now); err != nil {
+		s.opts.Log.Warn("telling the other instances this one lives failed", "err", err)
+	}
+	live, err := s.src.Instances(ctx, now.Add(-s.opts.Lease))
+	if err != nil {
+		s.opts.Log.Warn("reading which instances live failed", "err", err)
+		return
+	}
+	seen, err := s.src.SeenSince(ctx, now.Add(-s.opts.Lease))
 	if err != nil {
 		s.opts.Log.Warn("renewing the leases of agents on other instances failed", "err", err)
 		return
 	}
-	s.reg.SeenElsewhere(seen, s.leaseUntil)
+	s.reg.SeenElsewhere(seen, live, s.leaseUntil)
 	s.checkLeader(ctx)
 	// Events relayed to an agent that moved on, or went offline, before
 	// the instance it was connected to took them.
@@ -452,7 +444,9 @@ func (s *Sync) lead(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the sweeps.
+// Close stops the sweeps, and says this instance no longer lives (the
+// others show its agents offline at once rather than when its lease
+// ends), forgetting instances dead for long.
 func (s *Sync) Close() {
 	select {
 	case <-s.stop:
@@ -461,4 +455,9 @@ func (s *Sync) Close() {
 		close(s.stop)
 	}
 	s.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.src.ForgetInstance(ctx, s.opts.Instance, time.Now().Add(-24*time.Hour)); err != nil {
+		s.opts.Log.Warn("telling the other instances this one stops failed", "err", err)
+	}
 }

@@ -35,9 +35,11 @@ type agent struct {
 	lastMsgSeq   uint64
 	seqKnown     bool
 	extra        []byte
-	// remoteUntil: connected to another instance sharing the database,
-	// online until this lease ends (see remote.go); leftAt: when another
-	// instance said its connection there closed (see LeftElsewhere).
+	// instance: the instance sharing the database its WebSocket is open
+	// to, as its row says ("" none); remoteUntil: connected to another
+	// instance, online until this lease ends; leftAt: when its connection
+	// to another instance was seen closing (see remote.go).
+	instance    string
 	remoteUntil time.Time
 	leftAt      time.Time
 	// historyInStore: merged from another instance's record, the agent's

@@ -34,7 +34,8 @@ func (r *Registry) flush(withSeen bool) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	r.mu.Lock()
-	if len(r.pendingRows) == 0 && len(r.pendingEvents) == 0 && len(r.pendingReports) == 0 && (!withSeen || len(r.pendingSeen) == 0) {
+	if len(r.pendingRows) == 0 && len(r.pendingEvents) == 0 && len(r.pendingReports) == 0 && len(r.pendingConns) == 0 &&
+		(!withSeen || len(r.pendingSeen) == 0) {
 		r.mu.Unlock()
 		return nil
 	}
@@ -69,6 +70,15 @@ func (r *Registry) flush(withSeen bool) error {
 	for _, rep := range r.pendingReports {
 		b.Reports = append(b.Reports, rep)
 	}
+	b.Instance = r.opts.Instance
+	for uid, open := range r.pendingConns {
+		if open {
+			b.Connected = append(b.Connected, uid)
+		} else {
+			b.Disconnected = append(b.Disconnected, uid)
+		}
+	}
+	clear(r.pendingConns)
 	r.pendingRows = map[uuid.UUID]struct{}{}
 	r.pendingEvents = map[uuid.UUID][]store.Event{}
 	clear(r.pendingReports)
@@ -125,6 +135,16 @@ func (r *Registry) requeue(b store.Batch) {
 	}
 	for uid, evs := range b.Events {
 		r.pendingEvents[uuid.UUID(uid)] = append(evs, r.pendingEvents[uuid.UUID(uid)]...)
+	}
+	for _, uid := range b.Connected {
+		if _, newer := r.pendingConns[uuid.UUID(uid)]; !newer {
+			r.pendingConns[uuid.UUID(uid)] = true
+		}
+	}
+	for _, uid := range b.Disconnected {
+		if _, newer := r.pendingConns[uuid.UUID(uid)]; !newer {
+			r.pendingConns[uuid.UUID(uid)] = false
+		}
 	}
 	for _, rep := range b.Reports {
 		k := reportKey{uuid.UUID(rep.UID), rep.Feature}

@@ -27,10 +27,11 @@ type Options struct {
 	HTTPOnlineWindow time.Duration
 	// Now is the clock (tests).
 	Now func() time.Time
-	// Left, when set, is told (outside the registry's lock) when the last
-	// WebSocket of an agent closes, and when: instances sharing a store
-	// tell the others at once rather than let its lease run out.
-	Left func(uid uuid.UUID, at time.Time)
+	// Instance, when set, names this instance among those sharing the
+	// store: rows then say which instance an agent's WebSocket is open to
+	// (written when the first opens and the last closes), and the others
+	// count it online while that instance lives.
+	Instance string
 }
 
 func (o *Options) defaults() {
@@ -71,8 +72,13 @@ type Registry struct {
 	pendingRows   map[uuid.UUID]struct{}      // guarded by mu
 	pendingSeen   map[uuid.UUID]struct{}      // guarded by mu
 	pendingEvents map[uuid.UUID][]store.Event // guarded by mu
-	// pendingReports are reports to write (see SetReport); guarded by mu.
+	// pendingReports are reports to write (see SetReport); pendingConns
+	// WebSockets opened (true) or all closed (false) to write (see
+	// Options.Instance); live when each instance sharing the store stops
+	// counting as alive; all guarded by mu.
 	pendingReports map[reportKey]store.Report
+	pendingConns   map[uuid.UUID]bool
+	live           map[string]time.Time
 	messages       intern.Table // guarded by mu; event messages repeat across the fleet
 	observers      []Observer   // guarded by mu
 	watchers       []Observer   // guarded by mu; see Watch
@@ -106,6 +112,7 @@ func Load(ctx context.Context, st store.Agents, tokens TokenInfo, log *slog.Logg
 		pendingSeen:    map[uuid.UUID]struct{}{},
 		pendingEvents:  map[uuid.UUID][]store.Event{},
 		pendingReports: map[reportKey]store.Report{},
+		pendingConns:   map[uuid.UUID]bool{},
 		stop:           make(chan struct{}),
 		done:           make(chan struct{}),
 	}
@@ -157,6 +164,7 @@ func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, event
 		descBytes:    rec.Description,
 		capabilities: rec.Capabilities,
 		tokenLabels:  rec.TokenLabels,
+		instance:     rec.Instance,
 		firstSeen:    rec.FirstSeen,
 		lastSeen:     rec.LastSeen,
 		events:       events,
@@ -255,6 +263,10 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 	a.httpSeen = viaHTTP
 	if firstOnConn {
 		a.conns++
+		if a.conns == 1 && r.opts.Instance != "" {
+			r.pendingConns[uid] = true
+			a.instance, a.remoteUntil = r.opts.Instance, time.Time{}
+		}
 	}
 	if !wasOnline {
 		changed = true
@@ -313,20 +325,18 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 func (r *Registry) Disconnected(uid uuid.UUID) {
 	r.mu.Lock()
 	a, ok := r.agents[uid]
-	left := false
-	var at time.Time
 	if ok && a.conns > 0 {
 		a.conns--
 		a.lastSeen = r.opts.Now()
 		r.pendingSeen[uid] = struct{}{}
-		left, at = a.conns == 0, a.lastSeen
+		if a.conns == 0 && r.opts.Instance != "" {
+			r.pendingConns[uid] = false
+			a.instance, a.leftAt = "", a.lastSeen // connected nowhere, as far as this instance knows
+		}
 	}
 	r.mu.Unlock()
 	if ok {
 		r.notify(uid)
-	}
-	if left && r.opts.Left != nil {
-		r.opts.Left(uid, at)
 	}
 }
 

@@ -12,11 +12,14 @@ import (
 // wrote (records with their newest events, as the store holds them): new
 // agents are added, known ones replaced. When the store reads histories
 // (store.History), a merged agent's history is not kept in memory: Get
-// reads it from the store. An agent connected to this
-// instance keeps what this instance knows: its own record is the newer
-// one. Nothing merged is written back. Observers are told of every agent
-// merged. leaseUntil marks a merged agent online (connected elsewhere)
-// until then.
+// reads it from the store. An agent connected to this instance keeps what
+// this instance knows: its own record is the newer one. Nothing merged is
+// written back. Observers are told of every agent merged.
+//
+// A merged agent is online while the instance its row names (its
+// WebSocket's) lives, as the last lease sweep found (SeenElsewhere); one
+// connected to no instance until leaseUntil of its last-seen time, unless
+// its connection was seen closing at or after that time.
 func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, leaseUntil func(lastSeen time.Time) time.Time) int {
 	dd := newDescDecoder()
 	var merged []uuid.UUID
@@ -34,8 +37,11 @@ func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, 
 		}
 		if ok {
 			fresh.leftAt = a.leftAt
+			if a.instance != "" && fresh.instance == "" && recs[i].LastSeen.After(fresh.leftAt) {
+				fresh.leftAt = recs[i].LastSeen // its connection closed then
+			}
 		}
-		fresh.remoteUntil = fresh.leaseFor(recs[i].LastSeen, leaseUntil)
+		fresh.remoteUntil = r.leaseLocked(fresh, recs[i].LastSeen, leaseUntil)
 		if ok {
 			*a = *fresh
 		} else {
@@ -47,6 +53,25 @@ func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, 
 	r.mu.Unlock()
 	r.notify(merged...)
 	return len(merged)
+}
+
+// leaseLocked is when an agent not connected here stops counting as
+// online: with the instance its WebSocket is open to, or for one
+// connected to none, leaseUntil of lastSeen unless it left since. Caller
+// holds r.mu.
+func (r *Registry) leaseLocked(a *agent, lastSeen time.Time, leaseUntil func(time.Time) time.Time) time.Time {
+	if a.instance != "" && a.instance != r.opts.Instance {
+		if until, ok := r.live[a.instance]; ok {
+			return until
+		}
+		// An instance the last sweep did not know (it started since) wrote
+		// this row: it lived then.
+		return leaseUntil(lastSeen)
+	}
+	if !lastSeen.After(a.leftAt) {
+		return time.Time{}
+	}
+	return leaseUntil(lastSeen)
 }
 
 // MergeEvents is how many of an agent's newest events Merge needs: all it
@@ -70,25 +95,35 @@ func (r *Registry) Elsewhere(uid uuid.UUID) bool {
 }
 
 // SeenElsewhere renews the leases of agents connected to other instances:
-// seen holds the last-seen times the database has (written by the
-// instance each agent is connected to); an agent not connected here is
-// online until leaseUntil of its time. Observers are told of agents that
-// come online or go offline by it.
-func (r *Registry) SeenElsewhere(seen map[[16]byte]time.Time, leaseUntil func(lastSeen time.Time) time.Time) {
+// live holds when each instance sharing the database last said it lives,
+// seen the last-seen times of agents connected to none (plain HTTP, or
+// gone) as the database has them. An agent whose row names an instance is
+// online while that instance's lease lasts (leaseUntil of its time); one
+// connected to none until leaseUntil of its time. Observers are told of
+// agents that come online or go offline by it.
+func (r *Registry) SeenElsewhere(seen map[[16]byte]time.Time, live map[string]time.Time, leaseUntil func(lastSeen time.Time) time.Time) {
 	now := r.opts.Now()
 	var changed []uuid.UUID
 	r.mu.Lock()
+	r.live = make(map[string]time.Time, len(live))
+	for id, t := range live {
+		r.live[id] = leaseUntil(t)
+	}
 	for _, a := range r.agents {
 		if a.conns > 0 {
 			continue
 		}
 		was := a.online(now, r.opts.HTTPOnlineWindow)
-		if t, ok := seen[a.uid]; ok {
-			a.remoteUntil = a.leaseFor(t, leaseUntil)
-			if t.After(a.lastSeen) {
-				a.lastSeen = t
-			}
-		} else {
+		t, ok := seen[a.uid]
+		if ok && t.After(a.lastSeen) {
+			a.lastSeen = t
+		}
+		switch {
+		case a.instance != "" && a.instance != r.opts.Instance:
+			a.remoteUntil = r.live[a.instance]
+		case ok:
+			a.remoteUntil = r.leaseLocked(a, t, leaseUntil)
+		default:
 			a.remoteUntil = time.Time{}
 		}
 		if a.online(now, r.opts.HTTPOnlineWindow) != was {

@@ -76,7 +76,7 @@ func TestMergeAndLeases(t *testing.T) {
 	clock.Lock()
 	cur = now.Add(2 * time.Second)
 	clock.Unlock()
-	r.SeenElsewhere(map[[16]byte]time.Time{elsewhere: now.Add(2 * time.Second)}, lease)
+	r.SeenElsewhere(map[[16]byte]time.Time{elsewhere: now.Add(2 * time.Second)}, nil, lease)
 	clock.Lock()
 	cur = now.Add(4 * time.Second)
 	clock.Unlock()
@@ -89,7 +89,7 @@ func TestMergeAndLeases(t *testing.T) {
 	if a, _ := r.Peek(elsewhere); a.Online {
 		t.Fatal("online after its lease ended")
 	}
-	r.SeenElsewhere(map[[16]byte]time.Time{}, lease)
+	r.SeenElsewhere(map[[16]byte]time.Time{}, nil, lease)
 	if a, _ := r.Peek(here); !a.Online {
 		t.Fatal("an agent connected here went offline by a lease sweep")
 	}

@@ -63,39 +63,6 @@ func (r *Registry) Connected(uids []uuid.UUID) []uuid.UUID {
 	return out
 }
 
-// LeftElsewhere takes another instance's word that uid's connection to it
-// closed at `at`: unless it is connected here, or was seen after that (it
-// reconnected to another instance), it is offline at once instead of when
-// its lease ends, and stays so until a later last-seen time shows it back.
-// Observers are told when that changes it.
-func (r *Registry) LeftElsewhere(uid uuid.UUID, at time.Time) {
-	now := r.opts.Now()
-	r.mu.Lock()
-	a, ok := r.agents[uid]
-	changed := false
-	if ok && a.conns == 0 && !a.lastSeen.After(at) {
-		was := a.online(now, r.opts.HTTPOnlineWindow)
-		a.leftAt, a.remoteUntil = at, time.Time{}
-		if at.After(a.lastSeen) {
-			a.lastSeen = at
-		}
-		changed = was != a.online(now, r.opts.HTTPOnlineWindow)
-	}
-	r.mu.Unlock()
-	if changed {
-		r.notify(uid)
-	}
-}
-
-// leaseFor is the lease of an agent connected elsewhere that was last seen
-// at lastSeen: none when it left at or after that time.
-func (a *agent) leaseFor(lastSeen time.Time, leaseUntil func(time.Time) time.Time) time.Time {
-	if !lastSeen.After(a.leftAt) {
-		return time.Time{}
-	}
-	return leaseUntil(lastSeen)
-}
-
 // storedHistory is the history of an agent merged from another instance's
 // record: the newest MaxEvents the store holds, then those recorded here
 // and not yet there (newer).

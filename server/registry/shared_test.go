@@ -15,57 +15,71 @@ import (
 	"github.com/myriarch/myriarch/server/store"
 )
 
-// An agent whose connection to another instance closed is offline here at
-// once, and stays so through lease sweeps and merged records that show it
-// last seen then; once seen later (it reconnected to another instance) its
-// lease holds again. One connected here, or seen after the notice, is not
-// affected.
-func TestLeftElsewhere(t *testing.T) {
+// An agent whose row names another instance is online while that instance
+// lives (its lease renewed by sweeps), whatever its last-seen time; when
+// its row names no instance any more (its connection closed) it is offline
+// at once, and stays so through sweeps that show it last seen then, until
+// seen later (it polls over plain HTTP elsewhere). One connected here is
+// not affected.
+func TestLeasesOfInstances(t *testing.T) {
 	now := time.Unix(1700000000, 0).UTC()
 	var mu sync.Mutex
 	cur := now
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return cur }
+	advance := func(d time.Duration) { mu.Lock(); cur = cur.Add(d); mu.Unlock() }
 	r, err := Load(context.Background(), &recordingStore{}, nil, slog.New(slog.DiscardHandler),
-		Options{FlushInterval: time.Hour, SeenInterval: time.Hour, Now: clock})
+		Options{FlushInterval: time.Hour, SeenInterval: time.Hour, Now: clock, Instance: "me"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	cred := store.Credential{Kind: "token", ID: "t1"}
 	lease := func(t time.Time) time.Time { return t.Add(3 * time.Second) }
-	gone, moved, here := uuid.New(), uuid.New(), uuid.New()
-	r.Merge([]store.Agent{{UID: gone, Credential: cred, Kind: "collector", FirstSeen: now, LastSeen: now},
-		{UID: moved, Credential: cred, Kind: "collector", FirstSeen: now, LastSeen: now.Add(time.Second)}}, nil, lease)
+	online := func(uid uuid.UUID) bool { a, _ := r.Peek(uid); return a.Online }
+	row := func(uid uuid.UUID, instance string, seen time.Time) store.Agent {
+		return store.Agent{UID: uid, Credential: cred, Kind: "collector", FirstSeen: now, LastSeen: seen, Instance: instance}
+	}
+	ws, here := uuid.New(), uuid.New()
+	r.SeenElsewhere(nil, map[string]time.Time{"b": now}, lease)
+	r.Merge([]store.Agent{row(ws, "b", now.Add(-time.Hour))}, nil, lease)
 	if _, err := r.Report(here, cred, &protobufs.AgentToServer{AgentDescription: &protobufs.AgentDescription{}}, false, true); err != nil {
 		t.Fatal(err)
 	}
-	online := func(uid uuid.UUID) bool { a, _ := r.Peek(uid); return a.Online }
-
-	r.LeftElsewhere(gone, now)
-	r.LeftElsewhere(moved, now) // seen after it left: it reconnected elsewhere
-	r.LeftElsewhere(here, now.Add(time.Hour))
-	if online(gone) || !online(moved) || !online(here) {
-		t.Fatalf("after the notices: gone %v, moved %v, here %v; want false true true", online(gone), online(moved), online(here))
+	if !online(ws) {
+		t.Fatal("an agent connected to a live instance is offline")
 	}
-	r.SeenElsewhere(map[[16]byte]time.Time{gone: now, moved: now.Add(time.Second)}, lease)
-	r.Merge([]store.Agent{{UID: gone, Credential: cred, Kind: "collector", FirstSeen: now, LastSeen: now}}, nil, lease)
-	if online(gone) {
-		t.Fatal("a lease sweep or a merge of its last row brought back an agent that left")
+	advance(10 * time.Second)
+	if online(ws) {
+		t.Fatal("online after its instance's lease ended")
 	}
-	r.SeenElsewhere(map[[16]byte]time.Time{gone: now.Add(2 * time.Second)}, lease)
-	if !online(gone) {
-		t.Fatal("an agent seen again after it left stays offline")
+	r.SeenElsewhere(nil, map[string]time.Time{"b": now.Add(9 * time.Second)}, lease)
+	if !online(ws) {
+		t.Fatal("offline although its instance's lease was renewed")
+	}
+	closed := now.Add(10 * time.Second)
+	r.Merge([]store.Agent{row(ws, "", closed)}, nil, lease)
+	r.SeenElsewhere(map[[16]byte]time.Time{ws: closed}, map[string]time.Time{"b": now.Add(10 * time.Second)}, lease)
+	if online(ws) {
+		t.Fatal("an agent whose connection closed is online by its last-seen time")
+	}
+	r.SeenElsewhere(map[[16]byte]time.Time{ws: closed.Add(time.Second)}, nil, lease)
+	if !online(ws) {
+		t.Fatal("an agent seen again after its connection closed stays offline")
+	}
+	r.SeenElsewhere(nil, nil, lease)
+	if !online(here) {
+		t.Fatal("an agent connected here went offline by a sweep")
 	}
 }
 
 // Reports are written with the next flush, the newest of a feature
 // winning; relayed events join the history with their own times, numbered
-// after it; Left hears of an agent's last connection closing.
+// after it; the first WebSocket of an agent opening and its last closing
+// are written as connections of this instance.
 func TestReportsRelayedEventsAndLeft(t *testing.T) {
 	st := &recordingStore{}
-	var left []uuid.UUID
 	r, err := Load(context.Background(), st, nil, slog.New(slog.DiscardHandler),
-		Options{FlushInterval: time.Hour, SeenInterval: time.Hour, Left: func(uid uuid.UUID, _ time.Time) { left = append(left, uid) }})
+		Options{FlushInterval: time.Hour, SeenInterval: time.Hour, Instance: "me"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,13 +129,32 @@ func TestReportsRelayedEventsAndLeft(t *testing.T) {
 		t.Fatalf("the relayed event written as %+v; want with its row, marked EventsOnly", b)
 	}
 
-	r.Disconnected(uid)
-	if len(left) != 0 {
-		t.Fatal("Left told while a connection is still open")
+	conns := func() (connected, disconnected [][16]byte) {
+		st.batches = nil
+		if err := r.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range st.batches {
+			if b.Instance != "me" && len(b.Connected)+len(b.Disconnected) > 0 {
+				t.Fatalf("connections written as instance %q", b.Instance)
+			}
+			connected, disconnected = append(connected, b.Connected...), append(disconnected, b.Disconnected...)
+		}
+		return
 	}
 	r.Disconnected(uid)
-	if len(left) != 1 || left[0] != uid {
-		t.Fatalf("Left told %v", left)
+	if c, d := conns(); len(c) != 0 || len(d) != 0 {
+		t.Fatalf("connections written while one is still open: %x %x", c, d)
+	}
+	r.Disconnected(uid)
+	if c, d := conns(); len(c) != 0 || len(d) != 1 || d[0] != uid {
+		t.Fatalf("the last connection closing wrote %x %x", c, d)
+	}
+	if _, err := r.Report(uid, cred, &protobufs.AgentToServer{}, false, true); err != nil {
+		t.Fatal(err)
+	}
+	if c, d := conns(); len(c) != 1 || c[0] != uid || len(d) != 0 {
+		t.Fatalf("a connection opening wrote %x %x", c, d)
 	}
 }
 

@@ -52,6 +52,10 @@ type Agent struct {
 	// EventsOnly: the row is written only to accompany new events (so
 	// they are never stored without it); nothing else of it changed.
 	EventsOnly bool
+	// Instance is the instance (of several sharing a store) the agent has
+	// a WebSocket open to, "" when none: read with the row, written by
+	// Batch.Connected and Batch.Disconnected only.
+	Instance string
 }
 
 // Batch is one write-behind flush: agents to upsert, events to append and the
@@ -68,6 +72,13 @@ type Batch struct {
 	// Relayed are events of agents whose rows another instance writes
 	// (the one they are connected to), kept for it to take (TakeRelayed).
 	Relayed map[[16]byte][]Event
+	// Instance names the writing instance; Connected are agents that
+	// opened a WebSocket to it (their rows name it then), Disconnected
+	// those whose last one closed (their rows name no instance — unless
+	// they name another by then). Applied after Agents.
+	Instance     string
+	Connected    [][16]byte
+	Disconnected [][16]byte
 }
 
 // Tokens persists enrollment tokens. Revoked tokens are kept so they stay refused.

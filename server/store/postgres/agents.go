@@ -26,7 +26,8 @@ const chunk = 5000
 // batches lock rows in the same order (a deadlock, should one still
 // happen, is retried).
 func (d *DB) Write(ctx context.Context, b store.Batch) error {
-	if len(b.Agents) == 0 && len(b.LastSeen) == 0 && len(b.Events) == 0 && len(b.Reports) == 0 && len(b.Relayed) == 0 {
+	if len(b.Agents) == 0 && len(b.LastSeen) == 0 && len(b.Events) == 0 && len(b.Reports) == 0 && len(b.Relayed) == 0 &&
+		len(b.Connected) == 0 && len(b.Disconnected) == 0 {
 		return nil
 	}
 	agents := sortedAgents(b.Agents)
@@ -58,7 +59,10 @@ func (d *DB) Write(ctx context.Context, b store.Batch) error {
 		if err := writeReports(ctx, tx, b.Reports); err != nil {
 			return err
 		}
-		return writeRelayed(ctx, tx, b.Relayed)
+		if err := writeRelayed(ctx, tx, b.Relayed); err != nil {
+			return err
+		}
+		return writeConnections(ctx, tx, b)
 	})
 }
 
@@ -196,7 +200,7 @@ func (d *DB) scanAgentsSized(ctx context.Context, n int, where string, args ...a
 			return nil, err
 		}
 	}
-	rows, err := d.pool.Query(ctx, `SELECT uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra FROM agents`+where,
+	rows, err := d.pool.Query(ctx, `SELECT uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra, instance FROM agents`+where,
 		append([]any{binaryResults}, args...)...)
 	if err != nil {
 		return nil, err
@@ -208,7 +212,7 @@ func (d *DB) scanAgentsSized(ctx context.Context, n int, where string, args ...a
 		// Raw values point into the connection's buffer until the next row:
 		// what is kept is copied (or interned).
 		raw := rows.RawValues()
-		if len(raw) != 11 || len(raw[0]) != 16 {
+		if len(raw) != 12 || len(raw[0]) != 16 {
 			return nil, fmt.Errorf("agent row with a %d-byte uid", len(raw[0]))
 		}
 		var a store.Agent
@@ -226,6 +230,7 @@ func (d *DB) scanAgentsSized(ctx context.Context, n int, where string, args ...a
 		a.FirstSeen = time.Unix(0, int8Value(raw[8])).UTC()
 		a.LastSeen = time.Unix(0, int8Value(raw[9])).UTC()
 		a.Extra = bytes.Clone(nonNil(raw[10]))
+		a.Instance = shared.Bytes(raw[11])
 		agents = append(agents, a)
 	}
 	return agents, rows.Err()

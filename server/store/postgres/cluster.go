@@ -24,9 +24,11 @@ func (d *DB) LoadAgentsByUID(ctx context.Context, uids [][16]byte, keepEvents in
 	return agents, events, nil
 }
 
-// SeenSince returns the last-seen time of every agent seen after t.
+// SeenSince returns the last-seen time of every agent connected to no
+// instance (over plain HTTP, or gone) seen after t: agents connected to an
+// instance are online while it lives (Beat).
 func (d *DB) SeenSince(ctx context.Context, t time.Time) (map[[16]byte]time.Time, error) {
-	rows, err := d.pool.Query(ctx, `SELECT uid, last_seen FROM agents WHERE last_seen > $1`, t.UnixNano())
+	rows, err := d.pool.Query(ctx, `SELECT uid, last_seen FROM agents WHERE instance = '' AND last_seen > $1`, t.UnixNano())
 	if err != nil {
 		return nil, err
 	}
@@ -67,4 +69,36 @@ func (d *DB) LoadBodies(ctx context.Context, hashes []string) (map[string][]byte
 		out[h] = b
 	}
 	return out, rows.Err()
+}
+
+// Beat records that instance id lives at at (its agents' WebSockets with it).
+func (d *DB) Beat(ctx context.Context, id string, at time.Time) error {
+	_, err := d.pool.Exec(ctx, `INSERT INTO instances(id, seen) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET seen = excluded.seen`, id, at.UnixNano())
+	return err
+}
+
+// Instances returns when each instance that beat after t last did.
+func (d *DB) Instances(ctx context.Context, t time.Time) (map[string]time.Time, error) {
+	rows, err := d.pool.Query(ctx, `SELECT id, seen FROM instances WHERE seen > $1`, t.UnixNano())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]time.Time{}
+	for rows.Next() {
+		var id string
+		var ns int64
+		if err := rows.Scan(&id, &ns); err != nil {
+			return nil, err
+		}
+		out[id] = time.Unix(0, ns).UTC()
+	}
+	return out, rows.Err()
+}
+
+// ForgetInstance removes an instance that stops, and those that have not
+// beat since before t (dead for long).
+func (d *DB) ForgetInstance(ctx context.Context, id string, t time.Time) error {
+	_, err := d.pool.Exec(ctx, `DELETE FROM instances WHERE id = $1 OR seen < $2`, id, t.UnixNano())
+	return err
 }

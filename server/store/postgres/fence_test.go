@@ -77,3 +77,42 @@ func TestFencedWrites(t *testing.T) {
 		t.Fatalf("an agent's write is not fenced: %v", err)
 	}
 }
+
+// Instances say they live; those that stop are forgotten, as are those
+// silent for long; agents connected to an instance are not in SeenSince
+// (their instance's lease counts), those connected to none are.
+func TestInstancesLiveAndSeenSince(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, testenv.Postgres(t))
+	defer db.Close()
+	t0 := time.Unix(1700000000, 0).UTC()
+	for id, at := range map[string]time.Time{"a": t0, "b": t0.Add(time.Second), "old": t0.Add(-48 * time.Hour)} {
+		if err := db.Beat(ctx, id, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Beat(ctx, "a", t0.Add(2*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	live, err := db.Instances(ctx, t0.Add(-time.Minute))
+	if err != nil || len(live) != 2 || !live["a"].Equal(t0.Add(2*time.Second)) || !live["b"].Equal(t0.Add(time.Second)) {
+		t.Fatalf("live instances: %v %v", live, err)
+	}
+	if err := db.ForgetInstance(ctx, "b", t0.Add(-24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := db.Instances(ctx, time.Unix(0, 0))
+	if len(all) != 1 || all["a"].IsZero() {
+		t.Fatalf("after b stopped: %v, want a only (old forgotten too)", all)
+	}
+
+	ws, http := [16]byte{1}, [16]byte{2}
+	rows := []store.Agent{{UID: ws, Kind: "collector", FirstSeen: t0, LastSeen: t0}, {UID: http, Kind: "collector", FirstSeen: t0, LastSeen: t0}}
+	if err := db.Write(ctx, store.Batch{Agents: rows, Instance: "a", Connected: [][16]byte{ws}}); err != nil {
+		t.Fatal(err)
+	}
+	seen, err := db.SeenSince(ctx, t0.Add(-time.Second))
+	if err != nil || len(seen) != 1 || !seen[http].Equal(t0) {
+		t.Fatalf("SeenSince: %v %v; want only the agent connected to no instance", seen, err)
+	}
+}

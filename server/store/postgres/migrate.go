@@ -62,7 +62,9 @@ var migrations = []string{
 		data BYTEA NOT NULL
 	);`,
 	// 3: the offers engine's records leave the collectors' rows for a
-	// table of their own; agents' reports; events relayed between instances.
+	// table of their own; agents' reports; events relayed between
+	// instances; which instance an agent is connected to, and when each
+	// instance last said it lives.
 	`CREATE TABLE offers (
 		uid BYTEA PRIMARY KEY,
 		data BYTEA NOT NULL
@@ -83,7 +85,12 @@ var migrations = []string{
 		type TEXT NOT NULL,
 		message BYTEA NOT NULL
 	);
-	CREATE INDEX relayed_events_uid ON relayed_events(uid);`,
+	CREATE INDEX relayed_events_uid ON relayed_events(uid);
+	ALTER TABLE agents ADD COLUMN instance TEXT NOT NULL DEFAULT '';
+	CREATE TABLE instances (
+		id TEXT PRIMARY KEY,
+		seen BIGINT NOT NULL
+	);`,
 }
 
 // SchemaVersion is the schema version this binary migrates a database to.

@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -113,6 +115,28 @@ func writeRelayed(ctx context.Context, tx pgx.Tx, relayed map[[16]byte][]store.E
 		return fmt.Errorf("relayed events: %w", err)
 	}
 	return nil
+}
+
+// writeConnections is Write's part for store.Batch's Connected and
+// Disconnected.
+func writeConnections(ctx context.Context, tx pgx.Tx, b store.Batch) error {
+	if len(b.Connected) > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE agents SET instance = $1 WHERE uid = ANY($2::bytea[])`, b.Instance, uidKeys(sortedUIDs(b.Connected))); err != nil {
+			return fmt.Errorf("connections: %w", err)
+		}
+	}
+	if len(b.Disconnected) > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE agents SET instance = '' WHERE uid = ANY($2::bytea[]) AND instance = $1`, b.Instance, uidKeys(sortedUIDs(b.Disconnected))); err != nil {
+			return fmt.Errorf("disconnections: %w", err)
+		}
+	}
+	return nil
+}
+
+func sortedUIDs(uids [][16]byte) [][16]byte {
+	out := slices.Clone(uids)
+	slices.SortFunc(out, func(a, b [16]byte) int { return bytes.Compare(a[:], b[:]) })
+	return out
 }
 
 // LoadReports implements store.Reports.

@@ -97,6 +97,36 @@ func writeRelayed(ctx context.Context, tx *sql.Tx, relayed map[[16]byte][]store.
 	return nil
 }
 
+// writeConnections is Write's part for store.Batch's Connected and
+// Disconnected.
+func writeConnections(ctx context.Context, tx *sql.Tx, b store.Batch) error {
+	if len(b.Connected) > 0 {
+		st, err := tx.PrepareContext(ctx, `UPDATE agents SET instance = ? WHERE uid = ?`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, uid := range b.Connected {
+			if _, err := st.ExecContext(ctx, b.Instance, uid[:]); err != nil {
+				return fmt.Errorf("connection of %x: %w", uid, err)
+			}
+		}
+	}
+	if len(b.Disconnected) > 0 {
+		st, err := tx.PrepareContext(ctx, `UPDATE agents SET instance = '' WHERE uid = ? AND instance = ?`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, uid := range b.Disconnected {
+			if _, err := st.ExecContext(ctx, uid[:], b.Instance); err != nil {
+				return fmt.Errorf("disconnection of %x: %w", uid, err)
+			}
+		}
+	}
+	return nil
+}
+
 // LoadReports implements store.Reports.
 func (d *DB) LoadReports(ctx context.Context, uids [][16]byte) ([]store.Report, error) {
 	if uids == nil {

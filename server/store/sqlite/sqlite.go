@@ -119,18 +119,18 @@ func (d *DB) loadAgents(ctx context.Context) ([]store.Agent, error) {
 	if err := d.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM agents`).Scan(&n); err != nil {
 		return nil, err
 	}
-	rows, err := d.db.QueryContext(ctx, `SELECT uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra FROM agents`)
+	rows, err := d.db.QueryContext(ctx, `SELECT uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra, instance FROM agents`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var shared intern.Table
 	agents := make([]store.Agent, 0, n)
-	var uid, credKind, credID, kind, labels sql.RawBytes
+	var uid, credKind, credID, kind, labels, instance sql.RawBytes
 	for rows.Next() {
 		var a store.Agent
 		var first, last, caps int64
-		if err := rows.Scan(&uid, &credKind, &credID, &kind, &a.Description, &caps, &a.Health, &labels, &first, &last, &a.Extra); err != nil {
+		if err := rows.Scan(&uid, &credKind, &credID, &kind, &a.Description, &caps, &a.Health, &labels, &first, &last, &a.Extra, &instance); err != nil {
 			return nil, err
 		}
 		if len(uid) != 16 {
@@ -139,6 +139,7 @@ func (d *DB) loadAgents(ctx context.Context) ([]store.Agent, error) {
 		copy(a.UID[:], uid)
 		a.Credential = store.Credential{Kind: shared.Bytes(credKind), ID: shared.Bytes(credID)}
 		a.Kind = shared.Bytes(kind)
+		a.Instance = shared.Bytes(instance)
 		a.Capabilities = uint64(caps)
 		if string(labels) == "{}" {
 			a.TokenLabels = map[string]string{}
@@ -204,7 +205,8 @@ func (d *DB) loadEvents(ctx context.Context, keepEvents int) (map[[16]byte][]sto
 }
 
 func (d *DB) Write(ctx context.Context, b store.Batch) (err error) {
-	if len(b.Agents) == 0 && len(b.LastSeen) == 0 && len(b.Events) == 0 && len(b.Reports) == 0 && len(b.Relayed) == 0 {
+	if len(b.Agents) == 0 && len(b.LastSeen) == 0 && len(b.Events) == 0 && len(b.Reports) == 0 && len(b.Relayed) == 0 &&
+		len(b.Connected) == 0 && len(b.Disconnected) == 0 {
 		return nil
 	}
 	tx, err := d.db.BeginTx(ctx, nil)
@@ -280,6 +282,9 @@ func (d *DB) Write(ctx context.Context, b store.Batch) (err error) {
 		return err
 	}
 	if err := writeRelayed(ctx, tx, b.Relayed); err != nil {
+		return err
+	}
+	if err := writeConnections(ctx, tx, b); err != nil {
 		return err
 	}
 	return tx.Commit()

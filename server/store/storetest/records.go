@@ -113,3 +113,27 @@ func testRelayed(t *testing.T, h *handle) {
 		t.Fatalf("agents with relayed events after taking a's: %x", waiting)
 	}
 }
+
+// A row names the instance an agent's WebSocket is open to: the one that
+// wrote the connection last; a disconnection clears it only when it
+// still names the instance that writes it. Row upserts leave it as it is.
+func testConnections(t *testing.T, h *handle) {
+	now := time.Unix(1700000000, 0).UTC()
+	a, b := agent(1, now), agent(2, now)
+	must(t, h.db.Write(ctx, store.Batch{Agents: []store.Agent{a, b}, Instance: "x", Connected: [][16]byte{a.UID, b.UID}}))
+	instances := func(db store.Store) map[[16]byte]string {
+		got, _ := loadAll(t, db, 0)
+		return map[[16]byte]string{a.UID: got[a.UID].Instance, b.UID: got[b.UID].Instance}
+	}
+	if got := instances(h.db); got[a.UID] != "x" || got[b.UID] != "x" {
+		t.Fatalf("after connecting to x: %v", got)
+	}
+	a.LastSeen = now.Add(time.Second)
+	must(t, h.db.Write(ctx, store.Batch{Agents: []store.Agent{a}, Instance: "y", Connected: [][16]byte{b.UID}})) // b moved to y
+	must(t, h.db.Write(ctx, store.Batch{Instance: "x", Disconnected: [][16]byte{a.UID, b.UID}}))                 // x sees both close
+	h.beforeAndAfterRestart(func(db store.Store) {
+		if got := instances(db); got[a.UID] != "" || got[b.UID] != "y" {
+			t.Fatalf("after x's disconnections: %v; want a on none, b still on y", got)
+		}
+	})
+}

@@ -35,6 +35,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"Offers", testOffers},
 		{"Reports", testReports},
 		{"Relayed", testRelayed},
+		{"Connections", testConnections},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"TwoHandles", testTwoHandles},
 		{"LoadPath", testLoadPath},
