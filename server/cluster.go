@@ -63,12 +63,15 @@ func (s *Server) actionRequests() admin.Requests {
 // are renewed from them.
 // Rows say which instance an agent's WebSocket is open to: the others
 // count it online while that instance lives, and offline as soon as it
-// closes.
+// closes; so the last-seen time of such an agent is written only every 10
+// heartbeats (that of one polling over plain HTTP every heartbeat, its
+// lease for the others).
 func (s *Server) registryOptions() registry.Options {
 	if s.notifier == nil {
 		return registry.Options{}
 	}
-	return registry.Options{SeenInterval: min(30*time.Second, s.opts.heartbeat()), Instance: s.notifier.ID()}
+	hb := min(30*time.Second, s.opts.heartbeat())
+	return registry.Options{SeenInterval: hb, ConnectedSeenInterval: 10 * hb, Instance: s.notifier.ID()}
 }
 
 // startCluster starts applying the other instances' changes.

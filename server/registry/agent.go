@@ -40,6 +40,7 @@ type agent struct {
 	// instance, online until this lease ends; leftAt: when its connection
 	// to another instance was seen closing (see remote.go).
 	instance    string
+	seenWritten time.Time // the last-seen time last written
 	remoteUntil time.Time
 	leftAt      time.Time
 	// historyInStore: merged from another instance's record, the agent's

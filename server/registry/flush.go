@@ -43,6 +43,7 @@ func (r *Registry) flush(withSeen bool) error {
 	for uid := range r.pendingRows {
 		if a, ok := r.agents[uid]; ok {
 			b.Agents = append(b.Agents, a.record())
+			a.seenWritten = a.lastSeen
 		}
 		delete(r.pendingSeen, uid)
 	}
@@ -61,11 +62,17 @@ func (r *Registry) flush(withSeen bool) error {
 	if withSeen && len(r.pendingSeen) > 0 {
 		b.LastSeen = make(map[[16]byte]time.Time, len(r.pendingSeen))
 		for uid := range r.pendingSeen {
-			if a, ok := r.agents[uid]; ok {
-				b.LastSeen[uid] = a.lastSeen
+			a, ok := r.agents[uid]
+			if !ok {
+				delete(r.pendingSeen, uid)
+				continue
 			}
+			if a.conns > 0 && a.lastSeen.Sub(a.seenWritten) < r.opts.ConnectedSeenInterval {
+				continue // kept for a later flush
+			}
+			b.LastSeen[uid], a.seenWritten = a.lastSeen, a.lastSeen
+			delete(r.pendingSeen, uid)
 		}
-		r.pendingSeen = map[uuid.UUID]struct{}{}
 	}
 	for _, rep := range r.pendingReports {
 		b.Reports = append(b.Reports, rep)
@@ -74,8 +81,16 @@ func (r *Registry) flush(withSeen bool) error {
 	for uid, open := range r.pendingConns {
 		if open {
 			b.Connected = append(b.Connected, uid)
-		} else {
-			b.Disconnected = append(b.Disconnected, uid)
+			continue
+		}
+		b.Disconnected = append(b.Disconnected, uid)
+		// With the time it closed, which the others read its row at.
+		if a, ok := r.agents[uid]; ok {
+			if b.LastSeen == nil {
+				b.LastSeen = map[[16]byte]time.Time{}
+			}
+			b.LastSeen[uid], a.seenWritten = a.lastSeen, a.lastSeen
+			delete(r.pendingSeen, uid)
 		}
 	}
 	clear(r.pendingConns)

@@ -23,6 +23,11 @@ type Options struct {
 	FlushInterval time.Duration
 	// SeenInterval is how often heartbeat-only lastSeen changes are written.
 	SeenInterval time.Duration
+	// ConnectedSeenInterval, when longer, is how often those of an agent
+	// with a WebSocket open here are (instances sharing a store count such
+	// an agent online by its instance, not by its last-seen time); its
+	// last-seen time is written when its connection closes anyway.
+	ConnectedSeenInterval time.Duration
 	// HTTPOnlineWindow: a plain-HTTP agent counts as online this long after a poll.
 	HTTPOnlineWindow time.Duration
 	// Now is the clock (tests).

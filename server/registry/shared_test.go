@@ -200,3 +200,67 @@ func TestMergedHistoryReadFromTheStore(t *testing.T) {
 		t.Fatalf("history %v, want %v", got, want)
 	}
 }
+
+// With ConnectedSeenInterval, a connected agent's heartbeats are written at
+// most that often; its connection closing writes its last-seen time with
+// the disconnection, at once.
+func TestConnectedSeenInterval(t *testing.T) {
+	now := time.Unix(1700000000, 0).UTC()
+	var mu sync.Mutex
+	cur := now
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return cur }
+	st := &recordingStore{}
+	r, err := Load(context.Background(), st, nil, slog.New(slog.DiscardHandler),
+		Options{FlushInterval: time.Hour, SeenInterval: time.Hour, ConnectedSeenInterval: time.Minute, Now: clock, Instance: "me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	uid := uuid.New()
+	cred := store.Credential{Kind: "token", ID: "t"}
+	var seq uint64
+	beat := func(d time.Duration, first bool) {
+		mu.Lock()
+		cur = cur.Add(d)
+		mu.Unlock()
+		msg := &protobufs.AgentToServer{SequenceNum: seq}
+		if first {
+			msg.AgentDescription = &protobufs.AgentDescription{}
+		}
+		seq++
+		if _, err := r.Report(uid, cred, msg, false, first); err != nil {
+			t.Fatal(err)
+		}
+	}
+	written := func() (seen []time.Time, disconnected int) {
+		st.batches = nil
+		if err := r.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range st.batches {
+			if ts, ok := b.LastSeen[uid]; ok {
+				seen = append(seen, ts)
+			}
+			disconnected += len(b.Disconnected)
+		}
+		return
+	}
+	beat(0, true)
+	written() // the registration
+	beat(30*time.Second, false)
+	if seen, _ := written(); len(seen) != 0 {
+		t.Fatalf("a heartbeat 30 s after the last write was written: %v", seen)
+	}
+	beat(31*time.Second, false)
+	if seen, _ := written(); len(seen) != 1 || !seen[0].Equal(now.Add(61*time.Second)) {
+		t.Fatalf("a heartbeat a minute after the last write: %v", seen)
+	}
+	beat(5*time.Second, false)
+	mu.Lock()
+	cur = cur.Add(time.Second)
+	mu.Unlock()
+	r.Disconnected(uid)
+	if seen, d := written(); d != 1 || len(seen) != 1 || !seen[0].Equal(now.Add(67*time.Second)) {
+		t.Fatalf("the close wrote last seen %v with %d disconnections; want the close's time with it", seen, d)
+	}
+}
