@@ -333,7 +333,10 @@ func (n *Notifier) enqueue(c Change) {
 	select {
 	case n.queue <- c:
 	default:
-		n.dropped.Store(c.Kind, true)
+		if _, owed := n.dropped.LoadOrStore(c.Kind, true); !owed {
+			n.log.Warn("the other instances' changes come faster than this instance applies them; what they changed is read again in full",
+				"kind", c.Kind, "queue", n.opts.Queue)
+		}
 	}
 }
 
