@@ -285,6 +285,29 @@ func (d *DB) scanEvents(ctx context.Context, keepEvents int, where string, args 
 	return events, nil
 }
 
+// newestEvents reads the newest event of each agent of keys, one index
+// lookup each.
+func (d *DB) newestEvents(ctx context.Context, keys [][]byte) (map[[16]byte][]store.Event, error) {
+	rows, err := d.pool.Query(ctx, `SELECT u.uid, e.seq, e.time, e.type, e.message FROM unnest($1::bytea[]) AS u(uid)
+		CROSS JOIN LATERAL (SELECT seq, time, type, message FROM events WHERE events.uid = u.uid ORDER BY seq DESC LIMIT 1) e`,
+		binaryResults, keys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	events := map[[16]byte][]store.Event{}
+	var shared intern.Table
+	for rows.Next() {
+		raw := rows.RawValues()
+		if len(raw) != 5 || len(raw[0]) != 16 {
+			return nil, fmt.Errorf("event row with a %d-byte uid", len(raw[0]))
+		}
+		events[[16]byte(raw[0])] = []store.Event{{Seq: uint64(int8Value(raw[1])), Time: time.Unix(0, int8Value(raw[2])).UTC(),
+			Type: shared.Bytes(raw[3]), Message: string(raw[4])}}
+	}
+	return events, rows.Err()
+}
+
 // binaryResults asks for every column in binary format, which RawValues
 // then holds as is: bytea and text as their bytes, int8 as 8 bytes big-endian.
 var binaryResults = pgx.QueryResultFormats{pgx.BinaryFormatCode}

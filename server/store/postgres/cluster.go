@@ -17,7 +17,12 @@ func (d *DB) LoadAgentsByUID(ctx context.Context, uids [][16]byte, keepEvents in
 	if err != nil {
 		return nil, nil, err
 	}
-	events, err := d.scanEvents(ctx, keepEvents, ` WHERE uid = ANY($1::bytea[])`, keys)
+	var events map[[16]byte][]store.Event
+	if keepEvents == 1 {
+		events, err = d.newestEvents(ctx, keys)
+	} else {
+		events, err = d.scanEvents(ctx, keepEvents, ` WHERE uid = ANY($1::bytea[])`, keys)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

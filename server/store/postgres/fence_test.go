@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -114,5 +116,39 @@ func TestInstancesLiveAndSeenSince(t *testing.T) {
 	seen, err := db.SeenSince(ctx, t0.Add(-time.Second))
 	if err != nil || len(seen) != 1 || !seen[http].Equal(t0) {
 		t.Fatalf("SeenSince: %v %v; want only the agent connected to no instance", seen, err)
+	}
+}
+
+// Reading agents by UID gives their rows and newest events; with one event
+// kept, the newest of each (what merging another instance's agents needs).
+func TestLoadAgentsByUID(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, testenv.Postgres(t))
+	defer db.Close()
+	t0 := time.Unix(1700000000, 0).UTC()
+	a, b, c := [16]byte{1}, [16]byte{2}, [16]byte{3}
+	ev := func(seq uint64) store.Event {
+		return store.Event{Seq: seq, Time: t0.Add(time.Duration(seq)), Type: "t", Message: fmt.Sprint("m", seq)}
+	}
+	if err := db.Write(ctx, store.Batch{Agents: []store.Agent{{UID: a, LastSeen: t0}, {UID: b, LastSeen: t0}, {UID: c, LastSeen: t0}},
+		Events: map[[16]byte][]store.Event{a: {ev(1), ev(2), ev(5)}, b: {ev(3)}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, keep := range []int{1, 200} {
+		agents, events, err := db.LoadAgentsByUID(ctx, [][16]byte{a, b, c, {9}}, keep)
+		if err != nil || len(agents) != 3 {
+			t.Fatalf("keep %d: %d agents, %v", keep, len(agents), err)
+		}
+		wantA := []uint64{5}
+		if keep > 1 {
+			wantA = []uint64{1, 2, 5}
+		}
+		var gotA []uint64
+		for _, e := range events[a] {
+			gotA = append(gotA, e.Seq)
+		}
+		if !slices.Equal(gotA, wantA) || len(events[b]) != 1 || events[b][0].Message != "m3" || len(events[c]) != 0 {
+			t.Fatalf("keep %d: events %v", keep, events)
+		}
 	}
 }
