@@ -125,9 +125,9 @@ func (c *conn) fail(typ protobufs.ServerErrorResponseType, msg, reason string) *
 	return nil
 }
 
-// send writes one message as OpAMP frames it over WebSocket: a varint
+// send queues one message as OpAMP frames it over WebSocket: a varint
 // header (0) and the protobuf. A peer that does not take it within the send
-// timeout is disconnected.
+// timeout, or lets its queue fill, is disconnected.
 func (c *conn) send(msg *protobufs.ServerToAgent) error {
 	if c.ws == nil {
 		return errors.New("not a websocket")
@@ -137,7 +137,7 @@ func (c *conn) send(msg *protobufs.ServerToAgent) error {
 	if err != nil {
 		return fmt.Errorf("marshal message for %s: %w", c.uid, err)
 	}
-	if err := c.ws.WriteMessage(b); err != nil {
+	if err := c.ws.WriteOwned(b); err != nil {
 		c.srv.log.Debug("send failed; connection closed", "agent", c.uid, "err", err)
 		return err
 	}
