@@ -227,7 +227,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	})
 	admission := backpressure.New(backpressure.Options{Rate: admissionRate})
 	s.opamp, err = opampsrv.New(s.registry, s.tokens, s.log.With("component", "opamp"),
-		opampsrv.Metrics{Message: s.metrics.Message, Reject: s.metrics.Reject},
+		opampsrv.Metrics{Message: s.metrics.Message, Reject: s.metrics.Reject, Replaced: s.metrics.Replaced},
 		opampsrv.Options{Heartbeat: opts.Heartbeat, Gate: func() (int, int) {
 			if ok, wait := admission.Admit(); !ok {
 				// Round up: a Retry-After of 0 would invite an immediate retry.

@@ -69,8 +69,7 @@ func (c *conn) handle(msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
 			s.byUID[uid] = c
 			s.mu.Unlock()
 			if old != nil && old != c {
-				// The agent reconnected before we noticed its old socket died.
-				old.close()
+				s.replaced(uid, old, c)
 			}
 		}
 	}
@@ -142,6 +141,22 @@ func (c *conn) send(msg *protobufs.ServerToAgent) error {
 		return err
 	}
 	return nil
+}
+
+// replaced ends old, an open WebSocket of uid that c replaces: an agent
+// that reconnected before its old socket was noticed dead, or another
+// process using its identity with the same credential (a copied site
+// token). Either way it is recorded, logged and counted, so the second
+// case can be noticed.
+func (s *Server) replaced(uid uuid.UUID, old, c *conn) {
+	oldAddr, newAddr := old.ws.RemoteAddr().String(), c.ws.RemoteAddr().String()
+	s.reg.AddEvent(uid, registry.EventConnectionReplaced,
+		fmt.Sprintf("a connection from %s replaced the open one from %s (same credential)", newAddr, oldAddr))
+	s.log.Info("agent connection replaced by a newer one", "agent", uid, "old", oldAddr, "new", newAddr)
+	if s.metrics.Replaced != nil {
+		s.metrics.Replaced()
+	}
+	_ = old.ws.CloseWith(CloseReplaced, "replaced by a newer connection of this agent")
 }
 
 func (c *conn) close() {

@@ -14,6 +14,10 @@ const (
 	EventLabelAttributeDropped = "label_attribute_dropped"
 	EventAttributeLimit        = "attribute_limit"
 	EventKindChanged           = "kind_changed"
+	// EventConnectionReplaced: a new connection with the agent's instance
+	// UID and credential replaced an open one (a reconnect before the old
+	// socket was noticed dead, or a second process using the identity).
+	EventConnectionReplaced = "connection_replaced"
 )
 
 // MaxEvents bounds each agent's history, in memory and in the store.
