@@ -69,6 +69,12 @@ type Options struct {
 	// loopback (e.g. behind a TLS-terminating proxy).
 	InsecureListen bool
 	Log            *slog.Logger
+
+	// RegistrationsPerMinute bounds the new agents one credential may
+	// register per minute; 0 is no bound.
+	RegistrationsPerMinute int
+	// PruneAfter forgets agents offline for longer; 0 keeps them.
+	PruneAfter time.Duration
 }
 
 // Validate reports every problem with the options.
@@ -100,6 +106,12 @@ func (o *Options) Validate() error {
 	}
 	if o.Heartbeat < 0 {
 		errs = append(errs, fmt.Errorf("--heartbeat must not be negative, got %s", o.Heartbeat))
+	}
+	if o.RegistrationsPerMinute < 0 {
+		errs = append(errs, fmt.Errorf("--registrations-per-minute must not be negative, got %d", o.RegistrationsPerMinute))
+	}
+	if o.PruneAfter < 0 {
+		errs = append(errs, fmt.Errorf("--prune-after must not be negative, got %s", o.PruneAfter))
 	}
 	if o.Listen != "" && o.plainPublic() && !o.InsecureListen {
 		errs = append(errs, fmt.Errorf("--listen %s is not a loopback address and no TLS is configured: "+
@@ -210,7 +222,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.closeStore()
 		return nil, err
 	}
-	if s.registry, err = registry.Load(ctx, db, s.tokens, s.log.With("component", "registry"), s.registryOptions()); err != nil {
+	ro := s.registryOptions()
+	ro.NewAgentsPerMinute, ro.PruneAfter = opts.RegistrationsPerMinute, opts.PruneAfter
+	if s.registry, err = registry.Load(ctx, db, s.tokens, s.log.With("component", "registry"), ro); err != nil {
 		s.closeStore()
 		return nil, err
 	}

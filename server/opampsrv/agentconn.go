@@ -54,10 +54,17 @@ func (c *conn) handle(msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
 
 	res, err := s.reg.Report(uid, c.cred, msg, c.plainHTTP(), first && !c.plainHTTP())
 	var conflict *registry.ConflictError
-	if errors.As(err, &conflict) {
+	var limited *registry.RegistrationLimitError
+	switch {
+	case errors.As(err, &conflict):
 		s.log.Warn("identity conflict", "agent", uid, "credential_kind", c.cred.Kind, "credential", c.cred.ID)
 		return c.fail(protobufs.ServerErrorResponseType_ServerErrorResponseType_BadRequest,
 			"this instance UID is registered with another credential", "identity_conflict")
+	case errors.As(err, &limited):
+		return c.retryLater(limited.RetryAfter, "this credential has registered as many new agents as it may for now; retry later", "registration_rate")
+	case err != nil: // registry.ErrNotDurable
+		s.log.Error("agent registration not persisted; the agent is asked to retry", "agent", uid, "err", err)
+		return c.retryLater(5*time.Second, "the registration could not be stored; retry later", "not_durable")
 	}
 	if first {
 		c.mu.Lock()
@@ -121,6 +128,24 @@ func (c *conn) fail(typ protobufs.ServerErrorResponseType, msg, reason string) *
 	}
 	_ = c.send(resp)
 	_ = c.ws.CloseWith(wsconn.ClosePolicy, reason)
+	return nil
+}
+
+// retryLater answers that the server cannot take the agent now: an
+// Unavailable error with when to retry; a WebSocket is then closed with
+// 1013 (try again later).
+func (c *conn) retryLater(after time.Duration, msg, reason string) *protobufs.ServerToAgent {
+	c.srv.countReject(reason)
+	resp := &protobufs.ServerToAgent{ErrorResponse: &protobufs.ServerErrorResponse{
+		Type:         protobufs.ServerErrorResponseType_ServerErrorResponseType_Unavailable,
+		ErrorMessage: msg,
+		Details:      &protobufs.ServerErrorResponse_RetryInfo{RetryInfo: &protobufs.RetryInfo{RetryAfterNanoseconds: uint64(after)}},
+	}}
+	if c.plainHTTP() {
+		return resp
+	}
+	_ = c.send(resp)
+	_ = c.ws.CloseWith(wsconn.CloseTryAgainLater, reason)
 	return nil
 }
 

@@ -207,7 +207,8 @@ func TestRefusalsAreLoggedPerSource(t *testing.T) {
 	var buf syncBuffer
 	rec := &recorder{}
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	_, addr := newTestEndpoint(t, log, Metrics{Reject: rec.reject}, Options{})
+	// A budget that does not refill while the test runs.
+	_, addr := newTestEndpoint(t, log, Metrics{Reject: rec.reject}, Options{FailureRate: 1e-6, FailureBurst: 20})
 	const n = 300
 	statuses := map[int]int{}
 	for range n {

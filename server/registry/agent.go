@@ -34,6 +34,7 @@ type agent struct {
 	nextSeq      uint64
 	lastMsgSeq   uint64
 	seqKnown     bool
+	persisted    bool // its row has been written (the identity binding is durable)
 	extra        []byte
 	// remoteUntil: connected to another instance sharing the database,
 	// online until this lease ends (see remote.go).

@@ -13,8 +13,10 @@ func (r *Registry) loop() {
 	defer close(r.done)
 	fast := time.NewTicker(r.opts.FlushInterval)
 	slow := time.NewTicker(r.opts.SeenInterval)
+	prune := time.NewTicker(r.opts.PruneInterval)
 	defer fast.Stop()
 	defer slow.Stop()
+	defer prune.Stop()
 	for {
 		select {
 		case <-r.stop:
@@ -23,6 +25,8 @@ func (r *Registry) loop() {
 			r.flush(false)
 		case <-slow.C:
 			r.flush(true)
+		case <-prune.C:
+			r.prune()
 		}
 	}
 }
@@ -34,11 +38,15 @@ func (r *Registry) flush(withSeen bool) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	r.mu.Lock()
-	if len(r.pendingRows) == 0 && len(r.pendingEvents) == 0 && (!withSeen || len(r.pendingSeen) == 0) {
+	if len(r.pendingRows) == 0 && len(r.pendingEvents) == 0 && len(r.pendingDeletes) == 0 && (!withSeen || len(r.pendingSeen) == 0) {
 		r.mu.Unlock()
 		return nil
 	}
 	b := store.Batch{KeepEvent: MaxEvents, Events: map[[16]byte][]store.Event{}}
+	for _, uid := range r.pendingDeletes {
+		b.Delete = append(b.Delete, uid)
+	}
+	r.pendingDeletes = nil
 	for uid := range r.pendingRows {
 		if a, ok := r.agents[uid]; ok {
 			b.Agents = append(b.Agents, a.record())
@@ -75,6 +83,13 @@ func (r *Registry) flush(withSeen bool) error {
 		r.requeue(b)
 		return err
 	}
+	r.mu.Lock()
+	for _, rec := range b.Agents {
+		if a, ok := r.agents[uuid.UUID(rec.UID)]; ok {
+			a.persisted = true
+		}
+	}
+	r.mu.Unlock()
 	return nil
 }
 
@@ -90,6 +105,9 @@ func (r *Registry) requeue(b store.Batch) {
 	}
 	for uid, evs := range b.Events {
 		r.pendingEvents[uuid.UUID(uid)] = append(evs, r.pendingEvents[uuid.UUID(uid)]...)
+	}
+	for _, uid := range b.Delete {
+		r.pendingDeletes = append(r.pendingDeletes, uuid.UUID(uid))
 	}
 }
 

@@ -25,6 +25,13 @@ type Options struct {
 	SeenInterval time.Duration
 	// HTTPOnlineWindow: a plain-HTTP agent counts as online this long after a poll.
 	HTTPOnlineWindow time.Duration
+	// NewAgentsPerMinute bounds the new instance UIDs one credential may
+	// register per minute (a burst of as many); 0 is no bound.
+	NewAgentsPerMinute int
+	// PruneAfter forgets agents offline for longer (see prune.go); 0 never.
+	PruneAfter time.Duration
+	// PruneInterval is how often offline agents are looked for; default 1 h.
+	PruneInterval time.Duration
 	// Now is the clock (tests).
 	Now func() time.Time
 }
@@ -38,6 +45,9 @@ func (o *Options) defaults() {
 	}
 	if o.HTTPOnlineWindow <= 0 {
 		o.HTTPOnlineWindow = 90 * time.Second
+	}
+	if o.PruneInterval <= 0 {
+		o.PruneInterval = time.Hour
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -64,9 +74,11 @@ type Registry struct {
 	pendingRows   map[uuid.UUID]struct{}      // guarded by mu
 	pendingSeen   map[uuid.UUID]struct{}      // guarded by mu
 	pendingEvents map[uuid.UUID][]store.Event // guarded by mu
-	messages      intern.Table                // guarded by mu; event messages repeat across the fleet
-	observers     []Observer                  // guarded by mu
-	watchers      []Observer                  // guarded by mu; see Watch
+	// pendingDeletes are pruned agents still to remove from the store.
+	pendingDeletes []uuid.UUID  // guarded by mu
+	messages       intern.Table // guarded by mu; event messages repeat across the fleet
+	observers      []Observer   // guarded by mu
+	watchers       []Observer   // guarded by mu; see Watch
 	// order holds the UIDs sorted, unsorted those registered since (see page.go).
 	order    []uuid.UUID // guarded by mu
 	unsorted []uuid.UUID // guarded by mu
@@ -74,6 +86,8 @@ type Registry struct {
 	flushMu sync.Mutex // serialises writes to the store
 	stop    chan struct{}
 	done    chan struct{}
+
+	registrations *registrationLimit // nil without a bound
 }
 
 // TokenInfo answers what the registry needs to know about enrollment tokens.
@@ -98,6 +112,7 @@ func Load(ctx context.Context, st store.Agents, tokens TokenInfo, log *slog.Logg
 		pendingEvents: map[uuid.UUID][]store.Event{},
 		stop:          make(chan struct{}),
 		done:          make(chan struct{}),
+		registrations: newRegistrationLimit(opts.NewAgentsPerMinute, opts.Now),
 	}
 	recs, events, err := st.LoadAgents(ctx, MaxEvents)
 	if err != nil {
@@ -108,6 +123,11 @@ func Load(ctx context.Context, st store.Agents, tokens TokenInfo, log *slog.Logg
 	for _, a := range r.build(recs, events) {
 		r.agents[a.uid] = a
 		r.noteNewLocked(a.uid)
+		if len(a.descBytes) > MaxDescriptionBytes+4096 {
+			// Stored unbounded by an earlier version: store what is kept.
+			a.descBytes = encodeDescription(a.identifying, a.nonIdent)
+			r.pendingRows[a.uid] = struct{}{}
+		}
 	}
 	go r.loop()
 	return r, nil
@@ -116,7 +136,7 @@ func Load(ctx context.Context, st store.Agents, tokens TokenInfo, log *slog.Logg
 // build turns stored records into agents: decoding descriptions and
 // health, applying the attribute rules and labels. The records are
 // independent, so they are split among GOMAXPROCS goroutines; the agents
-// live in one array, as the registry never removes an agent.
+// live in one array (a pruned agent is cleared, see prune.go).
 func (r *Registry) build(recs []store.Agent, events map[[16]byte][]store.Event) []*agent {
 	all := make([]agent, len(recs))
 	out := make([]*agent, len(recs))
@@ -146,6 +166,7 @@ func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, event
 		descBytes:    rec.Description,
 		capabilities: rec.Capabilities,
 		tokenLabels:  rec.TokenLabels,
+		persisted:    true,
 		firstSeen:    rec.FirstSeen,
 		lastSeen:     rec.LastSeen,
 		events:       events,
@@ -229,6 +250,11 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 	}
 	changed := false
 	if !ok {
+		if wait, ok := r.registrations.allow(cred); !ok {
+			r.mu.Unlock()
+			r.registrations.logRefusal(r.log, cred)
+			return res, &RegistrationLimitError{Credential: cred, RetryAfter: wait}
+		}
 		a = &agent{uid: uid, cred: cred, kind: KindUnknown, firstSeen: now, tokenLabels: map[string]string{}}
 		r.agents[uid] = a
 		r.noteNewLocked(uid)
@@ -261,7 +287,7 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 
 	if d := msg.AgentDescription; d != nil {
 		ds := describe(d)
-		a.descBytes, _ = marshal(d)
+		a.descBytes = ds.encoded()
 		a.identifying, a.nonIdent, a.hasDesc = ds.identifying, ds.nonIdentifying, true
 		for _, w := range ds.warnings {
 			r.addEventLocked(a, now, w.typ, w.msg)
@@ -276,7 +302,11 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 		changed = true
 	}
 	if msg.Health != nil {
-		a.health = msg.Health
+		var note string
+		a.health, note = boundHealth(msg.Health)
+		if note != "" {
+			r.addEventLocked(a, now, EventHealthLimit, note)
+		}
 		r.pendingRows[uid] = struct{}{}
 	}
 	if changed {
@@ -291,7 +321,13 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 	} else {
 		r.pendingSeen[uid] = struct{}{}
 	}
+	durable := a.persisted
 	r.mu.Unlock()
+	if !durable {
+		if err := r.makeDurable(uid); err != nil {
+			return res, err
+		}
+	}
 	if changed {
 		r.notify(uid)
 	}

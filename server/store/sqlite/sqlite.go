@@ -204,7 +204,7 @@ func (d *DB) loadEvents(ctx context.Context, keepEvents int) (map[[16]byte][]sto
 }
 
 func (d *DB) Write(ctx context.Context, b store.Batch) (err error) {
-	if len(b.Agents) == 0 && len(b.LastSeen) == 0 && len(b.Events) == 0 {
+	if len(b.Delete) == 0 && len(b.Agents) == 0 && len(b.LastSeen) == 0 && len(b.Events) == 0 {
 		return nil
 	}
 	tx, err := d.db.BeginTx(ctx, nil)
@@ -216,6 +216,13 @@ func (d *DB) Write(ctx context.Context, b store.Batch) (err error) {
 			tx.Rollback()
 		}
 	}()
+	for _, uid := range b.Delete {
+		for _, q := range []string{`DELETE FROM events WHERE uid = ?`, `DELETE FROM config_assignments WHERE uid = ?`, `DELETE FROM agents WHERE uid = ?`} {
+			if _, err := tx.ExecContext(ctx, q, uid[:]); err != nil {
+				return fmt.Errorf("forget agent %x: %w", uid, err)
+			}
+		}
+	}
 	if len(b.Agents) > 0 {
 		st, err := tx.PrepareContext(ctx, `INSERT INTO agents(uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra)
 			VALUES(?,?,?,?,?,?,?,?,?,?,?)
