@@ -159,6 +159,7 @@ type Server struct {
 
 	estateMu sync.Mutex
 	estate   *estate.Estate // guarded by estateMu
+	bg       backgroundReload
 	onEstate []func(*estate.Estate)
 	// estateErr is the last reload's error (nil after a good one), and
 	// triedRev the revision it tried; guarded by estateMu.
@@ -388,7 +389,7 @@ func (s *Server) ReloadEstate() error {
 	}
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
-	e, err := estate.Load(s.opts.Estate)
+	e, err := loadEstate(s.opts.Estate)
 	if err != nil {
 		rev, _ := estate.Revision(s.opts.Estate)
 		s.estateMu.Lock()
@@ -459,7 +460,7 @@ func (s *Server) pollEstate() {
 		s.estateMu.Unlock()
 		if !current && !tried {
 			s.log.Info("estate revision changed; reloading", "revision", rev)
-			_ = s.ReloadEstate()
+			s.reloadInBackground()
 		}
 	}
 }
@@ -467,6 +468,9 @@ func (s *Server) pollEstate() {
 func (s *Server) applyEstate(e *estate.Estate) {
 	s.estateMu.Lock()
 	defer s.estateMu.Unlock()
+	if s.closing.Load() {
+		return // a reload that ended during shutdown: the parts are closing
+	}
 	s.estate = e
 	s.estateErr, s.triedRev = nil, ""
 	s.estateLoaded.Store(true)
@@ -541,6 +545,8 @@ func (s *Server) AdminToken() string { return s.adminToken }
 // state flushed, database closed. It honours ctx for in-flight requests.
 func (s *Server) Close(ctx context.Context) error {
 	s.closing.Store(true)
+	s.estateMu.Lock() // an estate being applied is applied before the parts close
+	s.estateMu.Unlock()
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.console.Close() // ends live streams, which would hold the admin listener's shutdown
 	var errs []error
@@ -605,7 +611,7 @@ func Run(ctx context.Context, opts Options, reload <-chan struct{}) error {
 	for {
 		select {
 		case <-reload:
-			_ = s.ReloadEstate()
+			s.reloadInBackground()
 			continue
 		case <-ctx.Done():
 		}
