@@ -200,8 +200,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.plainPublic() {
 		opts.Log.Warn("OpAMP is served without TLS on an address other hosts can reach (--insecure-listen)", "listen", opts.Listen)
 	}
-	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
+	if err := prepareDataDir(opts.DataDir, opts.Log); err != nil {
+		return nil, err
 	}
 	s := &Server{opts: opts, log: opts.Log, opampMux: http.NewServeMux(), stop: make(chan struct{})}
 	var err error
@@ -664,7 +664,7 @@ func adminToken(opts Options) (string, error) {
 		if tok == "" {
 			return "", fmt.Errorf("admin token file %s is empty", path)
 		}
-		return tok, nil
+		return tok, checkAdminToken(path, tok, generate, opts.Log)
 	}
 	if !generate || !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("admin token: %w", err)

@@ -231,6 +231,10 @@ func (s *Server) Serve(ln net.Listener, mux http.Handler, tlsConfig *tls.Config)
 		ln = tls.NewListener(ln, tlsConfig)
 	}
 	s.mu.Lock()
+	if s.closed { // Close ran before Serve: nothing to serve
+		s.mu.Unlock()
+		return ln.Close()
+	}
 	s.http = &http.Server{
 		Handler:           mux,
 		ConnContext:       s.connContext,
