@@ -173,6 +173,11 @@ func loadPartial(path string, getenv func(string) (string, bool)) (*Config, erro
 		return nil, fmt.Errorf("read config: %w", err)
 	}
 	cfg, problems := parse(data, &env)
+	if data != nil {
+		if err := checkConfigFile(path); err != nil {
+			problems = append([]error{err}, problems...)
+		}
+	}
 	if len(problems) > 0 {
 		return cfg, &Error{File: source, Problems: problems}
 	}
