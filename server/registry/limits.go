@@ -129,12 +129,20 @@ func limitMessage(msg string) string {
 }
 
 // joinLimited joins items with ", " within about MaxEventMessage-len(prefix)
-// bytes, ending with "… and N more" when they do not all fit.
+// bytes, each cut to 64 bytes, ending with "… and N more" when they do not
+// all fit.
 func joinLimited(prefix string, items []string) string {
 	var b strings.Builder
 	b.WriteString(prefix)
 	budget := MaxEventMessage - 40
 	for i, it := range items {
+		if len(it) > 64 {
+			cut := 60
+			for cut > 0 && !utf8.RuneStart(it[cut]) {
+				cut--
+			}
+			it = it[:cut] + "…"
+		}
 		if b.Len()+len(it)+2 > budget {
 			fmt.Fprintf(&b, "… and %d more", len(items)-i)
 			break
