@@ -209,8 +209,12 @@ func (r *reader) frame(h header, payload []byte, emit func(byte, []byte) error) 
 	}
 }
 
-// held is what the reader keeps of unfinished frames and messages.
-func (r *reader) held() int { return len(r.pend) + len(r.frag) }
+// held is the memory the reader keeps for unfinished frames and messages
+// (allocated, not only filled).
+func (r *reader) held() int { return cap(r.pend) + cap(r.frag) }
+
+// received is what has arrived of unfinished frames and messages.
+func (r *reader) received() int { return len(r.pend) + len(r.frag) }
 
 // unfinished reports whether a frame or a fragmented message has begun.
 func (r *reader) unfinished() bool { return len(r.pend) > 0 || r.in }

@@ -8,8 +8,10 @@ import (
 // A message that has begun to arrive holds memory until it is complete. So
 // once begun it must be complete within Options.MessageTimeout and arrive at
 // Options.MinMessageRate at least (checked after messageGrace), or the
-// connection is closed with 1008; and the bytes of unfinished messages of
-// all connections together stay under Options.MaxPendingBytes: past it the
+// connection is closed with 1008; and the memory held for unfinished
+// messages of all connections together stays under Options.MaxPendingBytes
+// (what is allocated for them, which the frame's announced length never
+// makes more than what has arrived, doubled): past it the
 // connection holding the most is closed with 1013 (try again later), then
 // the next, until the total fits.
 
@@ -33,7 +35,7 @@ func (c *Conn) track(n int) {
 		c.msgBytes.Store(0)
 	} else if c.msgStart.Load() == 0 {
 		c.msgStart.Store(time.Now().UnixNano())
-		c.msgBytes.Store(int64(c.r.held()))
+		c.msgBytes.Store(int64(c.r.received()))
 	} else {
 		c.msgBytes.Add(int64(n))
 	}

@@ -51,8 +51,8 @@ type Options struct {
 	// none) applies to a message after its first 5 s.
 	MessageTimeout time.Duration
 	MinMessageRate int64
-	// MaxPendingBytes bounds the bytes of unfinished messages held for all
-	// connections together; default 128 MiB.
+	// MaxPendingBytes bounds the memory held for unfinished messages of all
+	// connections together; default 64 MiB.
 	MaxPendingBytes int64
 	// OnDrop, when set, is told each time the poller drops a connection by
 	// itself (Drop* reasons), e.g. to count them.
@@ -85,7 +85,7 @@ func (o *Options) defaults() {
 		o.MinMessageRate = 1 << 10
 	}
 	if o.MaxPendingBytes <= 0 {
-		o.MaxPendingBytes = 128 << 20
+		o.MaxPendingBytes = 64 << 20
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
