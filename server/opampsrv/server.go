@@ -97,9 +97,6 @@ type Options struct {
 	// are not logged one by one. Defaults 1 and 20.
 	FailureRate  float64
 	FailureBurst int
-	// Poller tunes the WebSocket poller (zero fields: wsconn's defaults);
-	// its size, idle and send bounds come from the fields above.
-	Poller wsconn.Options
 }
 
 func (o *Options) defaults() {
@@ -172,12 +169,13 @@ func New(reg *registry.Registry, auth Authenticator, log *slog.Logger, metrics M
 	}
 	s.plain = s.limitHTTPBody(http.HandlerFunc(h))
 	s.connContext = cc
-	po := opts.Poller
-	po.MaxMessageSize, po.IdleTimeout, po.SendTimeout, po.Log = opts.MaxMessageSize, opts.ReadTimeout, opts.SendTimeout, log
-	if po.OnDrop == nil {
-		po.OnDrop = s.countReject
-	}
-	s.poller = wsconn.NewPoller(po)
+	s.poller = wsconn.NewPoller(wsconn.Options{
+		MaxMessageSize: opts.MaxMessageSize,
+		IdleTimeout:    opts.ReadTimeout,
+		SendTimeout:    opts.SendTimeout,
+		OnDrop:         s.countReject,
+		Log:            log,
+	})
 	s.handler = http.HandlerFunc(s.route)
 	return s, nil
 }
