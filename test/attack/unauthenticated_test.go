@@ -72,19 +72,7 @@ func TestUnauthenticatedBodies(t *testing.T) {
 		}
 	}
 	during = max(during, d.rss())
-	open := 0
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for _, nc := range conns {
-		wg.Go(func() {
-			if !closed(nc, 10*time.Second) {
-				mu.Lock()
-				open++
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
+	open := stillOpen(conns, 10*time.Second)
 	figure(t, "1 000 unauthenticated attackers with a started 8 MiB gzip body: RSS %s, at most %s during the attack (+%s), goal < 50 MB; connections still open after 10 s: %d",
 		mib(before), mib(during), mib(during-before), open)
 	if open > 0 {
@@ -214,19 +202,7 @@ func TestIdleSockets(t *testing.T) {
 		conns = append(conns, nc)
 	}
 	start := time.Now()
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	open := 0
-	for _, nc := range conns {
-		wg.Go(func() {
-			if !closed(nc, 20*time.Second) {
-				mu.Lock()
-				open++
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
+	open := stillOpen(conns, 20*time.Second)
 	figure(t, "2 000 idle sockets: all closed after %s (header timeout 10 s), %d left open", time.Since(start).Round(100*time.Millisecond), open)
 	if open > 0 {
 		t.Errorf("%d idle sockets still open after 20 s", open)

@@ -12,6 +12,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -246,6 +248,21 @@ func closed(nc net.Conn, within time.Duration) bool {
 			return !ok || !ne.Timeout()
 		}
 	}
+}
+
+// stillOpen counts the connections the server has not ended within d.
+func stillOpen(conns []net.Conn, within time.Duration) int {
+	var open atomic.Int64
+	var wg sync.WaitGroup
+	for _, nc := range conns {
+		wg.Go(func() {
+			if !closed(nc, within) {
+				open.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	return int(open.Load())
 }
 
 func has(s string, subs ...string) bool {
