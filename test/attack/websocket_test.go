@@ -248,4 +248,3 @@ func fmtEvents(a agentView) string {
 	}
 	return b.String()
 }
-
