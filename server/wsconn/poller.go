@@ -149,16 +149,19 @@ func (s *conns) add(c *Conn, h Handler) (ok bool, err error) {
 	return true, nil
 }
 
-// finish ends c: OnClose, then the socket is closed and forgotten.
+// finish ends c: what it held of unfinished messages is released, OnClose
+// is called, then the socket is closed and forgotten. Releasing first
+// means the poller's total no longer counts c once its handler hears of
+// the end.
 func (s *conns) finish(c *Conn, err error) {
 	c.closing.Store(true)
 	if errors.Is(err, errPeerClosed) {
 		err = nil
 	}
-	c.h.OnClose(c, err)
-	c.release()
 	s.unhold(c)
 	c.r.release()
+	c.h.OnClose(c, err)
+	c.release()
 	s.mu.Lock()
 	delete(s.live, c.id)
 	if s.closed && len(s.live) == 0 && s.empty != nil {
