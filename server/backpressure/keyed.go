@@ -56,11 +56,21 @@ func NewKeyed(o KeyedOptions) *Keyed {
 }
 
 // Allow takes one token from key's bucket and reports whether there was one.
-func (k *Keyed) Allow(key string) bool {
+func (k *Keyed) Allow(key string) bool { return k.take(key, 1) }
+
+// Available reports whether key's bucket holds a token, without taking it:
+// for budgets spent only by what fails (take with Allow when it does).
+func (k *Keyed) Available(key string) bool { return k.take(key, 0) }
+
+// take takes n (0 or 1) tokens from key's bucket when it has at least one.
+func (k *Keyed) take(key string, n float64) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	now := k.now()
 	b, ok := k.buckets[key]
+	if !ok && n == 0 && len(k.buckets) < k.maxKeys {
+		return true // a new key's bucket starts full: nothing to keep yet
+	}
 	if !ok {
 		if len(k.buckets) >= k.maxKeys {
 			k.forgetFullLocked(now)
@@ -77,7 +87,7 @@ func (k *Keyed) Allow(key string) bool {
 	if b.tokens < 1 {
 		return false
 	}
-	b.tokens--
+	b.tokens -= n
 	return true
 }
 

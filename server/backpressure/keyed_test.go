@@ -41,6 +41,32 @@ func TestKeyed(t *testing.T) {
 	}
 }
 
+// Available looks without spending: a budget spent only by failures.
+func TestKeyedAvailable(t *testing.T) {
+	now := time.Unix(1000, 0)
+	k := NewKeyed(KeyedOptions{Rate: 0.5, Burst: 2, MaxKeys: 4, Now: func() time.Time { return now }})
+	for range 5 {
+		if !k.Available("a") {
+			t.Fatal("a new key has its burst")
+		}
+	}
+	if len(k.buckets) != 0 {
+		t.Fatalf("looking kept %d buckets, want none", len(k.buckets))
+	}
+	k.Allow("a")
+	k.Allow("a")
+	if k.Available("a") {
+		t.Fatal("a spent its burst of 2 but still has a token")
+	}
+	if !k.Available("b") {
+		t.Fatal("b pays for a's spending")
+	}
+	now = now.Add(2 * time.Second)
+	if !k.Available("a") || !k.Available("a") {
+		t.Fatal("a after 2 s at 0.5/s: one token back, and looking must not spend it")
+	}
+}
+
 func TestSourceKey(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{"192.0.2.7:4711", "192.0.2.7"},
