@@ -15,8 +15,10 @@
 //	  records a pending marker (fsync'ed) and swaps the binary; the updater
 //	  is asked to exit (RequestRestart) so the service manager starts the
 //	  new binary
-//	health gate (at that start): the running updater reports the offered
-//	  version
+//	health gate (from that start, while the updater runs): the running
+//	  updater reports the offered version and stays up StableFor; a binary
+//	  started more than MaxStarts times without getting there (it crashes,
+//	  the service manager restarts it) is rolled back
 //	commit: the marker is removed
 //	rollback: the saved binary is put back and the updater asked to exit
 //	  again, so the old one runs
@@ -42,7 +44,9 @@ type Pending struct {
 	Hash string `json:"hash"` // hex SHA-256 of the new binary artifact
 	// OfferHash is the offer's PackageAvailable.hash (hex), reported as
 	// server_offered_hash; "" in markers written before it existed.
-	OfferHash  string    `json:"offer_hash,omitempty"`
+	OfferHash string `json:"offer_hash,omitempty"`
+	// Starts counts the starts of the new binary while it is judged.
+	Starts     int       `json:"starts,omitempty"`
 	Executable string    `json:"executable"`
 	Backup     string    `json:"backup"`
 	Applied    time.Time `json:"applied"`
@@ -171,6 +175,17 @@ func (u *Updater) Restore() (bool, error) {
 		return true, fmt.Errorf("selfupdate: restore %s: %w", backup, err)
 	}
 	return true, journal.SyncDir(filepath.Dir(u.exe))
+}
+
+// CountStart records one more start of the new binary in the marker and
+// returns the count (0 when nothing is pending).
+func (u *Updater) CountStart() (int, error) {
+	p, err := u.Pending()
+	if err != nil || p == nil {
+		return 0, err
+	}
+	p.Starts++
+	return p.Starts, writePending(u.markerPath(), p)
 }
 
 // Finish forgets the pending update (confirmed or rolled back).
