@@ -200,6 +200,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.plainPublic() {
 		opts.Log.Warn("OpAMP is served without TLS on an address other hosts can reach (--insecure-listen)", "listen", opts.Listen)
 	}
+	if !isLoopback(opts.AdminListen) {
+		opts.Log.Warn("the admin API and console are served without TLS on an address other hosts can reach: "+
+			"the admin token and console sessions cross the network in clear text; keep --admin-listen on loopback "+
+			"or end TLS in front of it", "admin_listen", opts.AdminListen)
+	}
 	if err := prepareDataDir(opts.DataDir, opts.Log); err != nil {
 		return nil, err
 	}

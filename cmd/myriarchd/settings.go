@@ -72,7 +72,7 @@ var settings = []setting{
 		usage: "OpAMP listen address (path /v1/opamp) and artifact downloads; not loopback needs TLS or --insecure-listen",
 		field: func(c *serveConfig) any { return &c.Listen }},
 	{flag: "admin-listen", arg: "ADDR",
-		usage: "admin API listen address (also /metrics, /healthz, /readyz)",
+		usage: "admin API listen address (also /metrics, /healthz, /readyz); plain HTTP: not loopback is warned about",
 		field: func(c *serveConfig) any { return &c.AdminListen }},
 	{flag: "estate", arg: "DIR",
 		usage: "estate directory (inventory, fleets, packages, Blueprints under teams/); none: no fleets",
