@@ -58,6 +58,11 @@ func TestBadFlagsAreRefused(t *testing.T) {
 		{"artifacts dir", func(f []string) []string { return withFlag(f, "--artifacts", "/nonexistent") }, "no such directory"},
 		{"artifacts scheme", func(f []string) []string { return withFlag(f, "--artifacts", "ftp://127.0.0.1/x") }, "only http:// and https://"},
 		{"no key", func(f []string) []string { return withoutFlag(f, "--minisign-key") }, "--minisign-key is required"},
+		{"mirror URL", func(f []string) []string {
+			return append(f, "--catalog-mirrors", "ok.example.com,https://x.example.com/a")
+		},
+			`--catalog-mirrors "https://x.example.com/a": a host, host:port or *.example.com, not a URL`},
+		{"mirror wildcard", func(f []string) []string { return append(f, "--catalog-mirrors", "*example.com") }, "not a URL"},
 		{"bad key", func(f []string) []string { return withFlag(f, "--minisign-key", "RWnotakey") }, "not a minisign public key"},
 		{"bad key file", func(f []string) []string { return withFlag(f, "--minisign-key", keyFile) }, "not a minisign public key"},
 		{"purge without uninstall", func(f []string) []string { return append(f, "--purge") }, "--purge only goes with --uninstall"},

@@ -24,6 +24,10 @@ Artifacts (from -Artifacts DIR or an http(s) URL), for ARCH amd64|arm64:
 each next to <name>.sha256 and <name>.minisig. Signatures are checked with minisign.exe,
 which must be on PATH (https://jedisct1.github.io/minisign/).
 
+The updater's configuration lets package downloads come from the -Server host only, and
+from the hosts given with -CatalogMirrors (comma-separated: host, host:port or
+*.example.com) for catalog entries with url: and their redirects.
+
 The token is never printed; files holding it are readable by SYSTEM and Administrators only.
 #>
 [CmdletBinding(PositionalBinding = $false)]
@@ -42,6 +46,7 @@ param(
     [string]$CollectorVersion,
     [string]$Artifacts,
     [string]$MinisignKey,
+    [string]$CatalogMirrors,
     [string]$Root,
     [switch]$NoStart,
     [switch]$DryRun,
@@ -237,6 +242,12 @@ if (-not $Uninstall) {
     elseif ($Server -notmatch '^(ws|wss|http|https)://') { Add-Problem "-Server `"$Server`": must be a ws://, wss://, http:// or https:// URL" }
     elseif ($Server -notmatch '^[a-z]+://[^/?]+') { Add-Problem "-Server `"$Server`": has no host" }
 
+    foreach ($m in ($CatalogMirrors -split ',' | Where-Object { $CatalogMirrors })) {
+        if ($m -notmatch '^(\*\.)?[A-Za-z0-9.:\[\]-]+$' -or $m -match '://' -or $m -match ':$') {
+            Add-Problem "-CatalogMirrors `"$m`": a host, host:port or *.example.com, not a URL"
+        }
+    }
+
     $TokenSet = $PSBoundParameters.ContainsKey('Token')
     if ($TokenSet -and $TokenFile) { Add-Problem '-Token and -TokenFile: give only one of them' }
     elseif ($TokenFile) {
@@ -346,6 +357,14 @@ $UpdExe = Join-Path $BinDir 'myriarch-updater.exe'
 
 function Q([string]$Value) { return '"' + ($Value -replace '\\', '\\' -replace '"', '\"') + '"' }
 
+# The host of -Server (without user or port): artifact downloads come from it.
+function Get-ServerHost {
+    $h = ($Server -replace '^[a-z]+://', '') -replace '[/?].*$', ''
+    $h = $h -replace '^.*@', ''
+    if ($h -match '^(\[.*\])(:\d*)?$') { return $Matches[1] }
+    return ($h -replace ':[^:]*$', '')
+}
+
 function Get-Endpoint {
     if ($Server -match '^[a-z]+://[^/]+/.') { return $Server }
     return ($Server.TrimEnd('/') + '/v1/opamp')
@@ -397,7 +416,10 @@ function Get-UpdaterYaml {
     if ($Mode -eq 'binary') { $lines += @('  control: service', "  service: $SupervisorService") }
     $lines += @('collector:', "  package: $CollectorPackage", "  root: $(Q $CollDir)", "  executable: $CollectorExe")
     if ($Mode -eq 'container') { $lines += @('container:', "  name: $ContainerName") }
-    $lines += @('trust:', '  minisign_public_keys:', "    - `"$MinisignKey`"", '  require_signature: true', "state_dir: $(Q $State)")
+    $lines += @('trust:', '  minisign_public_keys:', "    - `"$MinisignKey`"", '  require_signature: true',
+        '  download_hosts:', "    - $(Q (Get-ServerHost))")
+    if ($CatalogMirrors) { foreach ($m in ($CatalogMirrors -split ',')) { $lines += "    - $(Q $m)" } }
+    $lines += "state_dir: $(Q $State)"
     return (($lines -join "`n") + "`n")
 }
 

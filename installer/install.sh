@@ -49,7 +49,7 @@ Usage: install.sh --server URL (--token TOKEN | --token-file FILE)
                   [--site-region REGION] --site-timezone TZ --environment ENV
                   [--mode binary|container] --collector-version V
                   --artifacts DIR|URL --minisign-key KEY|FILE
-                  [--root DIR] [--no-start] [--dry-run]
+                  [--catalog-mirrors HOST[,HOST...]] [--root DIR] [--no-start] [--dry-run]
        install.sh --uninstall [--purge] [--root DIR] [--no-start] [--dry-run]
 
   --server URL            OpAMP endpoint (ws, wss, http or https); /v1/opamp is added
@@ -67,6 +67,9 @@ Usage: install.sh --server URL (--token TOKEN | --token-file FILE)
   --collector-version V   collector version to install (binary mode)
   --artifacts DIR|URL     where the signed artifacts are
   --minisign-key KEY      minisign public key (RW...) or a file holding it
+  --catalog-mirrors HOSTS hosts besides the server's that package downloads may come from
+                          (the catalog's url: entries and their redirects), comma-separated:
+                          host, host:port or *.example.com; the updater refuses any other
   --root DIR              install under DIR (tests, non-root installs); needs --no-start
   --no-start              do not register or start services
   --dry-run               print the plan, change nothing
@@ -94,7 +97,7 @@ die() {
 # ---------------------------------------------------------------- flags
 
 SERVER='' TOKEN='' TOKEN_SET=0 TOKEN_FILE='' SITE_ID='' SITE_ID_SET=0 SITE_TYPE='' SITE_NAME='' SITE_COUNTRY=''
-SITE_REGION='' SITE_TIMEZONE='' ENVIRONMENT='' MODE=binary COLLECTOR_VERSION='' ARTIFACTS='' MINISIGN_KEY=''
+SITE_REGION='' SITE_TIMEZONE='' ENVIRONMENT='' MODE=binary COLLECTOR_VERSION='' ARTIFACTS='' MINISIGN_KEY='' MIRRORS=''
 ROOT='' ROOT_SET=0 NO_START=0 DRY_RUN=0 UNINSTALL=0 PURGE=0 HELP=0
 
 # value and switch are used by the flag table below: value takes the flag's value from
@@ -160,6 +163,7 @@ parse_flags() {
 		--collector-version) value && COLLECTOR_VERSION=$val ;;
 		--artifacts) value && ARTIFACTS=$val ;;
 		--minisign-key) value && MINISIGN_KEY=$val ;;
+		--catalog-mirrors) value && MIRRORS=$val ;;
 		--root) value && ROOT=$val && ROOT_SET=1 ;;
 		--no-start) switch && NO_START=1 ;;
 		--dry-run) switch && DRY_RUN=1 ;;
@@ -287,6 +291,15 @@ validate_install() {
 		*) err "--server \"$SERVER\": must be a ws://, wss://, http:// or https:// URL" ;;
 		esac
 	fi
+
+	old_ifs=$IFS
+	IFS=,
+	for m in $MIRRORS; do
+		case $m in
+		'' | *://* | *[!A-Za-z0-9.:*\[\]-]* | ?*\** | \* | \*[!.]* | *:) err "--catalog-mirrors \"$m\": a host, host:port or *.example.com, not a URL" ;;
+		esac
+	done
+	IFS=$old_ifs
 
 	if [ "$TOKEN_SET" = 1 ] && [ -n "$TOKEN_FILE" ]; then
 		err "--token and --token-file: give only one of them"
@@ -458,6 +471,21 @@ yq() {
 	esac
 }
 
+# server_host is the host of --server (without user or port): artifact downloads
+# come from it.
+server_host() {
+	h=${SERVER#*://}
+	h=${h%%/*}
+	h=${h%%\?*}
+	h=${h##*@}
+	case $h in
+	\[*\]:*) h=${h%:*} ;;
+	\[*) ;;
+	*:*) h=${h%:*} ;;
+	esac
+	printf '%s' "$h"
+}
+
 endpoint() {
 	rest=${SERVER#*://}
 	case $rest in
@@ -544,6 +572,16 @@ trust:
   minisign_public_keys:
     - "$MINISIGN_KEY"
   require_signature: true
+  download_hosts:
+    - "$(yq "$(server_host)")"
+EOF
+	old_ifs=$IFS
+	IFS=,
+	for m in $MIRRORS; do
+		printf '    - "%s"\n' "$(yq "$m")"
+	done
+	IFS=$old_ifs
+	cat <<EOF
 state_dir: "$(yq "$STATE")"
 EOF
 }

@@ -72,3 +72,26 @@ func TestInsecureListenWarns(t *testing.T) {
 		t.Fatalf("no warning naming the address:\n%s", logs.String())
 	}
 }
+
+// The admin listener has no TLS: on an address other hosts reach, the
+// start warns that the admin token crosses the network in clear text; on
+// loopback it says nothing.
+func TestPublicAdminListenWarns(t *testing.T) {
+	for _, tc := range []struct {
+		admin string
+		warns bool
+	}{{"0.0.0.0:0", true}, {"127.0.0.1:0", false}} {
+		var logs bytes.Buffer
+		s, err := server.New(context.Background(), server.Options{DataDir: t.TempDir(), Listen: "127.0.0.1:0", AdminListen: tc.admin,
+			Log: slog.New(slog.NewTextHandler(&logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(logs.String(), "admin_listen="+tc.admin); got != tc.warns {
+			t.Errorf("admin on %s: warned %v, want %v:\n%s", tc.admin, got, tc.warns, logs.String())
+		}
+	}
+}

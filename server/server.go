@@ -69,6 +69,12 @@ type Options struct {
 	// loopback (e.g. behind a TLS-terminating proxy).
 	InsecureListen bool
 	Log            *slog.Logger
+
+	// RegistrationsPerMinute bounds the new agents one credential may
+	// register per minute; 0 is no bound.
+	RegistrationsPerMinute int
+	// PruneAfter forgets agents offline for longer; 0 keeps them.
+	PruneAfter time.Duration
 }
 
 // Validate reports every problem with the options.
@@ -100,6 +106,12 @@ func (o *Options) Validate() error {
 	}
 	if o.Heartbeat < 0 {
 		errs = append(errs, fmt.Errorf("--heartbeat must not be negative, got %s", o.Heartbeat))
+	}
+	if o.RegistrationsPerMinute < 0 {
+		errs = append(errs, fmt.Errorf("--registrations-per-minute must not be negative, got %d", o.RegistrationsPerMinute))
+	}
+	if o.PruneAfter < 0 {
+		errs = append(errs, fmt.Errorf("--prune-after must not be negative, got %s", o.PruneAfter))
 	}
 	if o.Listen != "" && o.plainPublic() && !o.InsecureListen {
 		errs = append(errs, fmt.Errorf("--listen %s is not a loopback address and no TLS is configured: "+
@@ -147,6 +159,7 @@ type Server struct {
 
 	estateMu sync.Mutex
 	estate   *estate.Estate // guarded by estateMu
+	bg       backgroundReload
 	onEstate []func(*estate.Estate)
 	// estateErr is the last reload's error (nil after a good one), and
 	// triedRev the revision it tried; guarded by estateMu.
@@ -188,8 +201,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.plainPublic() {
 		opts.Log.Warn("OpAMP is served without TLS on an address other hosts can reach (--insecure-listen)", "listen", opts.Listen)
 	}
-	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
+	if !isLoopback(opts.AdminListen) {
+		opts.Log.Warn("the admin API and console are served without TLS on an address other hosts can reach: "+
+			"the admin token and console sessions cross the network in clear text; keep --admin-listen on loopback "+
+			"or end TLS in front of it", "admin_listen", opts.AdminListen)
+	}
+	if err := prepareDataDir(opts.DataDir, opts.Log); err != nil {
+		return nil, err
 	}
 	s := &Server{opts: opts, log: opts.Log, opampMux: http.NewServeMux(), stop: make(chan struct{})}
 	var err error
@@ -211,7 +229,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.closeStore()
 		return nil, err
 	}
-	if s.registry, err = registry.Load(ctx, db, s.tokens, s.log.With("component", "registry"), s.registryOptions()); err != nil {
+	ro := s.registryOptions()
+	ro.NewAgentsPerMinute, ro.PruneAfter = opts.RegistrationsPerMinute, opts.PruneAfter
+	if s.registry, err = registry.Load(ctx, db, s.tokens, s.log.With("component", "registry"), ro); err != nil {
 		s.closeStore()
 		return nil, err
 	}
@@ -228,7 +248,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	})
 	admission := backpressure.New(backpressure.Options{Rate: admissionRate})
 	s.opamp, err = opampsrv.New(s.registry, s.tokens, s.log.With("component", "opamp"),
-		opampsrv.Metrics{Message: s.metrics.Message, Reject: s.metrics.Reject},
+		opampsrv.Metrics{Message: s.metrics.Message, Reject: s.metrics.Reject, Replaced: s.metrics.Replaced},
 		opampsrv.Options{Heartbeat: opts.Heartbeat, Gate: func() (int, int) {
 			if ok, wait := admission.Admit(); !ok {
 				// Round up: a Retry-After of 0 would invite an immediate retry.
@@ -377,7 +397,7 @@ func (s *Server) ReloadEstate() error {
 	}
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
-	e, err := estate.Load(s.opts.Estate)
+	e, err := loadEstate(s.opts.Estate)
 	if err != nil {
 		rev, _ := estate.Revision(s.opts.Estate)
 		s.estateMu.Lock()
@@ -448,7 +468,7 @@ func (s *Server) pollEstate() {
 		s.estateMu.Unlock()
 		if !current && !tried {
 			s.log.Info("estate revision changed; reloading", "revision", rev)
-			_ = s.ReloadEstate()
+			s.reloadInBackground()
 		}
 	}
 }
@@ -456,6 +476,9 @@ func (s *Server) pollEstate() {
 func (s *Server) applyEstate(e *estate.Estate) {
 	s.estateMu.Lock()
 	defer s.estateMu.Unlock()
+	if s.closing.Load() {
+		return // a reload that ended during shutdown: the parts are closing
+	}
 	s.estate = e
 	s.estateErr, s.triedRev = nil, ""
 	s.estateLoaded.Store(true)
@@ -530,6 +553,8 @@ func (s *Server) AdminToken() string { return s.adminToken }
 // state flushed, database closed. It honours ctx for in-flight requests.
 func (s *Server) Close(ctx context.Context) error {
 	s.closing.Store(true)
+	s.estateMu.Lock() // an estate being applied is applied before the parts close
+	s.estateMu.Unlock()
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.console.Close() // ends live streams, which would hold the admin listener's shutdown
 	var errs []error
@@ -594,7 +619,7 @@ func Run(ctx context.Context, opts Options, reload <-chan struct{}) error {
 	for {
 		select {
 		case <-reload:
-			_ = s.ReloadEstate()
+			s.reloadInBackground()
 			continue
 		case <-ctx.Done():
 		}
@@ -647,7 +672,7 @@ func adminToken(opts Options) (string, error) {
 		if tok == "" {
 			return "", fmt.Errorf("admin token file %s is empty", path)
 		}
-		return tok, nil
+		return tok, checkAdminToken(path, tok, generate, opts.Log)
 	}
 	if !generate || !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("admin token: %w", err)

@@ -92,6 +92,11 @@ type TrustConfig struct {
 	MinisignPublicKeys []string `yaml:"minisign_public_keys"`
 	RequireSignature   bool     `yaml:"require_signature"`
 	AllowDowngrade     bool     `yaml:"allow_downgrade"`
+	// DownloadHosts are the only hosts package downloads (and their
+	// redirects) may go to: "host", "host:port" or "*.example.com". Empty
+	// (the default) trusts any host the server names in an offer, which is
+	// safe only as far as signatures are required.
+	DownloadHosts []string `yaml:"download_hosts"`
 }
 
 // LogConfig selects the log level (debug|info|warn|error) and format (text|json).

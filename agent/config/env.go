@@ -43,14 +43,9 @@ var environment = []envVar{
 	{EnvVar: EnvVar{"MYRIARCH_STATE_DIR", "state_dir", "the state directory"},
 		apply: func(c *Config, v string) { c.StateDir = v }},
 	{EnvVar: EnvVar{"MYRIARCH_MINISIGN_PUBLIC_KEYS", "trust.minisign_public_keys", "comma-separated keys"},
-		apply: func(c *Config, v string) {
-			c.Trust.MinisignPublicKeys = nil
-			for k := range strings.SplitSeq(v, ",") {
-				if k = strings.TrimSpace(k); k != "" {
-					c.Trust.MinisignPublicKeys = append(c.Trust.MinisignPublicKeys, k)
-				}
-			}
-		}},
+		apply: func(c *Config, v string) { c.Trust.MinisignPublicKeys = commaList(v) }},
+	{EnvVar: EnvVar{"MYRIARCH_DOWNLOAD_HOSTS", "trust.download_hosts", "comma-separated hosts"},
+		apply: func(c *Config, v string) { c.Trust.DownloadHosts = commaList(v) }},
 }
 
 // Environment lists the variables that override the configuration file.
@@ -173,6 +168,11 @@ func loadPartial(path string, getenv func(string) (string, bool)) (*Config, erro
 		return nil, fmt.Errorf("read config: %w", err)
 	}
 	cfg, problems := parse(data, &env)
+	if data != nil {
+		if err := checkConfigFile(path); err != nil {
+			problems = append([]error{err}, problems...)
+		}
+	}
 	if len(problems) > 0 {
 		return cfg, &Error{File: source, Problems: problems}
 	}
@@ -194,4 +194,15 @@ func (o *overrides) setting(path string) (envVar, bool) {
 		}
 	}
 	return envVar{}, false
+}
+
+// commaList splits a comma-separated variable, dropping empty items.
+func commaList(v string) []string {
+	var out []string
+	for k := range strings.SplitSeq(v, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
 }

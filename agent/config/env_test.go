@@ -69,7 +69,11 @@ func TestEnvOverrides(t *testing.T) {
 		}},
 		{"container mode over the file", fileWithToken, map[string]string{
 			"MYRIARCH_MODE": "container", "MYRIARCH_CONTAINER_NAME": "collector", "MYRIARCH_MINISIGN_PUBLIC_KEYS": " " + testKey + ", ",
+			"MYRIARCH_DOWNLOAD_HOSTS": "opamp.example.com, *.mirror.example.com",
 		}, func(t *testing.T, c *Config) {
+			if !slices.Equal(c.Trust.DownloadHosts, []string{"opamp.example.com", "*.mirror.example.com"}) {
+				t.Errorf("download hosts = %q", c.Trust.DownloadHosts)
+			}
 			want(t, "mode", c.Mode, ModeContainer)
 			want(t, "container.name", c.Container.Name, "collector")
 			if !slices.Equal(c.Trust.MinisignPublicKeys, []string{testKey}) {

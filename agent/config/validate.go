@@ -11,6 +11,7 @@ import (
 
 	"aead.dev/minisign"
 
+	"github.com/myriarch/myriarch/agent/download"
 	"github.com/myriarch/myriarch/internal/yamlstrict"
 )
 
@@ -67,6 +68,11 @@ func (c *Config) Validate() error {
 		}
 	}
 
+	for i, h := range c.Trust.DownloadHosts {
+		if _, err := download.ParseHostPattern(h); err != nil {
+			add(fmt.Sprintf("trust.download_hosts[%d]", i), "%v", err)
+		}
+	}
 	for i, k := range c.Trust.MinisignPublicKeys {
 		var pk minisign.PublicKey
 		if err := pk.UnmarshalText([]byte(strings.TrimSpace(k))); err != nil {
@@ -115,6 +121,8 @@ func (s *ServerConfig) validate(add func(path, format string, args ...any)) {
 	case s.TokenFile != "":
 		if _, err := ReadToken(s.TokenFile); err != nil {
 			add("server.token_file", "%v", err)
+		} else if why := tokenFileWritable(s.TokenFile); why != "" {
+			add("server.token_file", "%s", why)
 		}
 	case strings.ContainsAny(s.Token, "\r\n"):
 		add("server.token", "must be a single line")

@@ -88,15 +88,7 @@ func New(opts Options) (Fetcher, error) {
 			DisableCompression: true,
 		}
 	}
-	client := &http.Client{
-		Transport: tr,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= o.MaxRedirects {
-				return fmt.Errorf("%w (%d, last %s)", ErrTooManyRedirects, len(via), req.URL.Redacted())
-			}
-			return nil
-		},
-	}
+	client := &http.Client{Transport: tr, CheckRedirect: checkRedirect(o)}
 	return &fetcher{o: o, client: client}, nil
 }
 
@@ -282,9 +274,12 @@ func (d *fetcher) attempt(ctx context.Context, t *transfer) error {
 			hreq.Header.Set("If-Range", t.validtor)
 		}
 	}
+	if err := allowHost(d.o.AllowedHosts, hreq.URL); err != nil {
+		return permanent(err)
+	}
 	resp, err := d.client.Do(hreq)
 	if err != nil {
-		if errors.Is(err, ErrTooManyRedirects) {
+		if errors.Is(err, ErrTooManyRedirects) || errors.Is(err, ErrHostNotAllowed) {
 			return permanent(err)
 		}
 		return withCause(ctx, err)

@@ -53,6 +53,11 @@ type Options struct {
 	FreeSpaceFactor int
 	// MaxRedirects bounds redirect chains; a loop fails at once.
 	MaxRedirects int
+	// AllowedHosts, when not empty, are the only hosts a download (its URL
+	// and every redirect) may go to; empty allows any host. Whatever it
+	// says, the request's headers are never sent across a redirect to
+	// another origin.
+	AllowedHosts []HostPattern
 	// FreeSpace reports the free bytes of the file system holding dir.
 	// Nil uses the operating system; tests inject small values.
 	FreeSpace func(dir string) (uint64, error)
@@ -84,6 +89,11 @@ func (o Options) Validate() error {
 	neg("backoff_max", int64(o.BackoffMax))
 	neg("free_space_factor", int64(o.FreeSpaceFactor))
 	neg("max_redirects", int64(o.MaxRedirects))
+	for _, h := range o.AllowedHosts {
+		if _, err := ParseHostPattern(string(h)); err != nil {
+			errs = append(errs, fmt.Errorf("download.allowed_hosts: %w", err))
+		}
+	}
 	if o.ProgressInterval < 0 || o.ProgressInterval > 5*time.Second {
 		errs = append(errs, fmt.Errorf("download.progress_interval: must be within (0, 5s], got %s", o.ProgressInterval))
 	}

@@ -86,6 +86,14 @@ type (
 	Reconciler interface {
 		Reconcile(ctx context.Context, lost bool) error
 	}
+	// LiveGater judges a version activated by a restart while it runs
+	// (the updater itself must stay up a while): a health gate replayed at
+	// start runs in the worker, not in Recover, so the updater connects
+	// and reports meanwhile. The package counts as being installed until
+	// the gate ends.
+	LiveGater interface {
+		GatesLive() bool
+	}
 	// Adopter returns a transaction an older updater left without a
 	// journal record (nil when there is none), so it is recovered like any
 	// other.

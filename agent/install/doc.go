@@ -33,7 +33,10 @@
 // and is a crash point. Engine.Recover replays an unfinished transaction at
 // start: abandoned when its new version never ran, judged by the health
 // gate when it was started, finished when it passed, rolled back when a
-// rollback was under way. For crash tests, MYRIARCH_TEST_CRASH_AT=<crash
+// rollback was under way. A back-end whose new version is the restarted
+// updater itself (LiveGater) is judged by the worker while the updater
+// runs, so that a new updater that crashes or is restarted before it has
+// stayed up a while is caught at its next starts and rolled back. For crash tests, MYRIARCH_TEST_CRASH_AT=<crash
 // point> makes the updater kill itself at the point (CrashAtEnv,
 // CrashModeEnv); each back-end lists its points (Description.CrashPoints),
 // and agent/install/installtest runs the contract suite every back-end

@@ -54,6 +54,7 @@ type Engine struct {
 	allHash  []byte                              // guarded by mu
 	queue    []job                               // guarded by mu
 	running  *job                                // guarded by mu; the job the worker runs
+	live     *Txn                                // guarded by mu; a replayed gate the worker runs first (LiveGater)
 	rep      Reporter                            // guarded by mu
 	started  bool                                // guarded by mu; Recover was called
 	closed   bool                                // guarded by mu
@@ -208,6 +209,20 @@ func (e *Engine) isInstalledLocked(b *backend, p *protobufs.PackageAvailable) bo
 // worker runs queued jobs one at a time until ctx ends.
 func (e *Engine) worker(ctx context.Context) {
 	defer e.wg.Done()
+	e.mu.Lock()
+	t := e.live
+	e.live = nil
+	e.mu.Unlock()
+	if t != nil {
+		e.gateAndCommit(ctx, t)
+		e.mu.Lock()
+		e.running = nil
+		e.mu.Unlock()
+		e.publish(true)
+		if ctx.Err() != nil {
+			return // stopping, or restarting into a restored binary
+		}
+	}
 	for {
 		e.mu.Lock()
 		if len(e.queue) == 0 {

@@ -125,6 +125,13 @@ func (e *Engine) replay(ctx context.Context, rec *journal.Record) {
 	case Abandon:
 		e.abandon(ctx, t)
 	case Gate:
+		if lg, ok := b.Backend.(LiveGater); ok && lg.GatesLive() {
+			e.mu.Lock()
+			e.live = t
+			e.running = &job{b: b, pkg: offeredBy(rec)}
+			e.mu.Unlock()
+			return // the worker runs the gate first
+		}
 		e.gateAndCommit(ctx, t)
 	case Commit:
 		e.commit(ctx, t)

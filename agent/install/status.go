@@ -55,6 +55,9 @@ func (e *Engine) settleLocked() {
 		case protobufs.PackageStatusEnum_PackageStatusEnum_Installed, protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed:
 			continue
 		}
+		if e.running != nil && e.running.b == e.byName[name] {
+			continue // its gate runs live (LiveGater): still installing
+		}
 		st.DownloadDetails = nil
 		if b := e.byName[name]; b != nil && b.installed.matches(hex.EncodeToString(st.GetServerOfferedHash())) {
 			st.Status, st.ErrorMessage = protobufs.PackageStatusEnum_PackageStatusEnum_Installed, ""

@@ -153,3 +153,10 @@ func unhex(s string) []byte {
 	b, _ := hex.DecodeString(s)
 	return b
 }
+
+// offeredBy is the offer a journal record installs, as far as telling it
+// apart from another offer needs: its version and hashes.
+func offeredBy(rec *journal.Record) *protobufs.PackageAvailable {
+	return &protobufs.PackageAvailable{Version: rec.Version, Hash: unhex(rec.OfferHash),
+		File: &protobufs.DownloadableFile{ContentHash: unhex(rec.Hash)}}
+}

@@ -7,8 +7,10 @@
 package journal
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,7 +18,15 @@ import (
 
 // WriteFile atomically replaces path with data (temp file + fsync + rename
 // + directory fsync).
-func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
+func WriteFile(path string, data []byte, perm os.FileMode) error {
+	return WriteFrom(path, bytes.NewReader(data), perm)
+}
+
+// WriteFrom is WriteFile streaming from r: path holds either what it held
+// or all of r, never part of it, and is never missing (a binary replaced
+// while it runs keeps running from its old inode). Temporary files are
+// named "."+base+".*.tmp" in path's directory.
+func WriteFrom(path string, r io.Reader, perm os.FileMode) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
@@ -29,7 +39,7 @@ func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
 			os.Remove(tmp)
 		}
 	}()
-	if _, err = f.Write(data); err != nil {
+	if _, err = io.Copy(f, r); err != nil {
 		return fmt.Errorf("journal: write %s: %w", tmp, err)
 	}
 	if err = f.Chmod(perm); err != nil && runtime.GOOS != "windows" {

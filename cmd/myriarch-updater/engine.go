@@ -100,7 +100,7 @@ func newEngine(cfg *config.Config, log *slog.Logger, build func(install.Options)
 		log.Warn("package installation not enabled", "err", err)
 		return nil
 	}
-	eng, err := build(installOptions(cfg, download.Options{Transport: tr}))
+	eng, err := build(installOptions(cfg, download.Options{Transport: tr, AllowedHosts: cfg.Trust.HostPatterns()}))
 	if err != nil {
 		log.Warn("package installation not enabled", "err", err)
 		return nil

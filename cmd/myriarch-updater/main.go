@@ -167,7 +167,8 @@ func load(path string, stderr io.Writer) (*config.Config, bool) {
 }
 
 func cmdValidate(path string, stdout, stderr io.Writer) int {
-	if _, ok := load(path, stderr); !ok {
+	cfg, ok := load(path, stderr)
+	if !ok {
 		return 1
 	}
 	source := path
@@ -177,6 +178,9 @@ func cmdValidate(path string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "config %s: valid\n", source)
 	if vars := config.EnvInUse(); len(vars) > 0 {
 		fmt.Fprintf(stdout, "overridden by the environment: %s\n", strings.Join(vars, ", "))
+	}
+	for _, w := range config.Warnings(path, cfg) {
+		fmt.Fprintf(stdout, "warning: %s\n", w)
 	}
 	return 0
 }
@@ -193,6 +197,9 @@ func cmdRun(ctx context.Context, path string, stderr io.Writer) int {
 		return 1
 	}
 	log := out.Logger(cfg.Log.NewHandler, stderr)
+	for _, w := range config.Warnings(path, cfg) {
+		log.Warn("configuration: " + w)
+	}
 	err = service.Run(ctx, log, func(ctx context.Context) error { return runUpdater(ctx, cfg, log) })
 	var restart *restartRequest
 	switch {

@@ -62,7 +62,7 @@ func agentsCmd(args []string, stdout, stderr io.Writer) int {
 func agentsList(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("agents list", "agents list [--kind KIND] [--json] [flags]",
 		"Lists every registered agent, online or not, a page of the admin API at a time.")
-	client := adminclient.Flags(c.fs)
+	client := clientFlags(c.fs)
 	kind := c.fs.String("kind", "", "only agents of this `KIND`: collector, updater, bridge or unknown")
 	asJSON := c.fs.Bool("json", false, "print JSON")
 	if code, done := c.parse(args, stdout, stderr); done {
@@ -131,7 +131,7 @@ func agentsList(args []string, stdout, stderr io.Writer) int {
 
 func agentsShow(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("agents show", "agents show [flags] UID", "Prints one agent as the admin API shows it, with its event history.")
-	client := adminclient.Flags(c.fs)
+	client := clientFlags(c.fs)
 	if code, done := c.parse(args, stdout, stderr); done {
 		return code
 	}

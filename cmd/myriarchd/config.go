@@ -26,6 +26,8 @@ func bindFlags(fs *flag.FlagSet, cfg *serveConfig) {
 			fs.BoolVar(p, s.flag, *p, s.usage)
 		case *time.Duration:
 			fs.DurationVar(p, s.flag, *p, s.usage)
+		case *int:
+			fs.IntVar(p, s.flag, *p, s.usage)
 		default:
 			panic(fmt.Sprintf("setting %s: unsupported type %T", s.flag, p))
 		}
@@ -120,6 +122,12 @@ func parseValue(p any, v string) error {
 			return want
 		}
 		*p = d
+	case *int:
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return want
+		}
+		*p = n
 	default:
 		panic(fmt.Sprintf("unsupported setting type %T", p))
 	}

@@ -29,7 +29,7 @@ func envOf(m map[string]string) func(string) (string, bool) {
 // The keys the packaged default config is written with.
 func TestSettingKeysAreFixed(t *testing.T) {
 	want := []string{"data_dir", "store", "listen", "admin_listen", "estate", "estate_poll", "tls_cert", "tls_key", "client_ca",
-		"admin_token_file", "public_url", "heartbeat", "log_format", "log_level", "insecure_listen"}
+		"admin_token_file", "public_url", "heartbeat", "registrations_per_minute", "prune_after", "log_format", "log_level", "insecure_listen"}
 	var keys, envs []string
 	for i := range settings {
 		s := &settings[i]

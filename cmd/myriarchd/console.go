@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"time"
-
-	"github.com/myriarch/myriarch/internal/adminclient"
 )
 
 const consoleUsage = `usage: myriarchd console <subcommand> [flags]
@@ -31,7 +29,7 @@ func consoleCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	c := newCommand("console link", "console link [flags]",
 		"Prints a one-time login link to the console; the secret is in the URL's fragment, which browsers never send to a server.")
-	client := adminclient.Flags(c.fs)
+	client := clientFlags(c.fs)
 	if code, done := c.parse(args[1:], stdout, stderr); done {
 		return code
 	}

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +63,20 @@ func TestCLIAgainstServer(t *testing.T) {
 	code, out, errs = cli("console", "link")
 	if code != 0 || !strings.HasPrefix(out, "http://"+s.AdminAddr().String()+"/login#token=") || !strings.Contains(errs, "one-time login link") {
 		t.Fatalf("console link: %d %q %q", code, out, errs)
+	}
+	// The server's own config file says where it is: admin_listen (every
+	// interface reached on loopback) and data_dir, flags and variables
+	// unset; a bad file is named.
+	_, port, _ := net.SplitHostPort(s.AdminAddr().String())
+	cfgFile := filepath.Join(t.TempDir(), "myriarchd.yaml")
+	os.WriteFile(cfgFile, []byte("admin_listen: 0.0.0.0:"+port+"\ndata_dir: "+dataDir+"\n"), 0o600)
+	var cout, cerr bytes.Buffer
+	if code := run([]string{"agents", "list", "--config", cfgFile}, &cout, &cerr); code != 0 || !strings.HasPrefix(cout.String(), "INSTANCE UID") {
+		t.Fatalf("agents list --config: %d %s %s", code, cout.String(), cerr.String())
+	}
+	os.WriteFile(cfgFile, []byte("admin_listen: [\n"), 0o600)
+	if code := run([]string{"token", "list", "--config", cfgFile}, &cout, &cerr); code != 1 || !strings.Contains(cerr.String(), cfgFile) {
+		t.Fatalf("token list with a broken --config: %d %s", code, cerr.String())
 	}
 	code, _, errs = cli("agents", "show", "00000000-0000-0000-0000-000000000000")
 	if code != 1 || !strings.Contains(errs, "404") {

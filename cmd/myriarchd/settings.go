@@ -32,6 +32,10 @@ func defaultServeConfig() serveConfig {
 			Listen:      "127.0.0.1:4320",
 			AdminListen: "127.0.0.1:4321",
 			Heartbeat:   30 * time.Second,
+			// A site enrolling more hosts at once with one token sees them
+			// registered over a few minutes.
+			RegistrationsPerMinute: 1000,
+			PruneAfter:             30 * 24 * time.Hour,
 		},
 		LogFormat: "text",
 		LogLevel:  "info",
@@ -68,7 +72,7 @@ var settings = []setting{
 		usage: "OpAMP listen address (path /v1/opamp) and artifact downloads; not loopback needs TLS or --insecure-listen",
 		field: func(c *serveConfig) any { return &c.Listen }},
 	{flag: "admin-listen", arg: "ADDR",
-		usage: "admin API listen address (also /metrics, /healthz, /readyz)",
+		usage: "admin API listen address (also /metrics, /healthz, /readyz); plain HTTP: not loopback is warned about",
 		field: func(c *serveConfig) any { return &c.AdminListen }},
 	{flag: "estate", arg: "DIR",
 		usage: "estate directory (inventory, fleets, packages, Blueprints under teams/); none: no fleets",
@@ -94,6 +98,12 @@ var settings = []setting{
 	{flag: "heartbeat", arg: "DURATION",
 		usage: "heartbeat interval offered to agents",
 		field: func(c *serveConfig) any { return &c.Heartbeat }},
+	{flag: "registrations-per-minute", arg: "N",
+		usage: "new agents (instance UIDs) one credential may register per minute, a burst of as many; more are told to retry later; 0: no bound",
+		field: func(c *serveConfig) any { return &c.RegistrationsPerMinute }},
+	{flag: "prune-after", arg: "DURATION",
+		usage: "forget agents offline for longer than this (each logged); 0: keep them",
+		field: func(c *serveConfig) any { return &c.PruneAfter }},
 	{flag: "log-format", arg: "FORMAT", choices: []string{"text", "json"},
 		usage: "log format",
 		field: func(c *serveConfig) any { return &c.LogFormat }},
@@ -143,6 +153,8 @@ func (s *setting) value(cfg *serveConfig) string {
 		return strconv.FormatBool(*p)
 	case *time.Duration:
 		return p.String()
+	case *int:
+		return strconv.Itoa(*p)
 	}
 	panic(fmt.Sprintf("setting %s: unsupported type %T", s.flag, s.field(cfg)))
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/myriarch/myriarch/internal/adminclient"
-
 	"encoding/json"
 	"fmt"
 	"io"
@@ -60,7 +58,7 @@ func tokenCmd(args []string, stdout, stderr io.Writer) int {
 func tokenCreate(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("token create", "token create --name NAME [--label key=value]... [flags]",
 		"Creates an enrollment token and prints it as JSON; its secret is shown this once.")
-	client := adminclient.Flags(c.fs)
+	client := clientFlags(c.fs)
 	name := c.fs.String("name", "", "token name (required)")
 	labels := labelFlags{}
 	c.fs.Var(labels, "label", "label `KEY=VALUE` of the agents enrolling with it (repeatable)")
@@ -88,7 +86,7 @@ func tokenCreate(args []string, stdout, stderr io.Writer) int {
 
 func tokenList(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("token list", "token list [--json] [flags]", "Lists the enrollment tokens, revoked ones included, never their secrets.")
-	client := adminclient.Flags(c.fs)
+	client := clientFlags(c.fs)
 	asJSON := c.fs.Bool("json", false, "print JSON")
 	if code, done := c.parse(args, stdout, stderr); done {
 		return code
@@ -128,7 +126,7 @@ func tokenList(args []string, stdout, stderr io.Writer) int {
 
 func tokenRevoke(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("token revoke", "token revoke [flags] ID", "Revokes a token: agents enrolled with it are disconnected and refused from then on.")
-	client := adminclient.Flags(c.fs)
+	client := clientFlags(c.fs)
 	if code, done := c.parse(args, stdout, stderr); done {
 		return code
 	}

@@ -29,16 +29,45 @@ type Client struct {
 // Flags adds the connection flags every client command shares (--admin,
 // --admin-token-file, --data-dir and their MYRIARCH_* variables); the
 // returned function makes the client once the flags are parsed.
-func Flags(fs *flag.FlagSet) func() (*Client, error) {
-	addr := fs.String("admin", envOr("MYRIARCH_ADMIN", "http://127.0.0.1:4321"), "admin API base `URL` (env MYRIARCH_ADMIN)")
-	tokenFile := fs.String("admin-token-file", envOr("MYRIARCH_ADMIN_TOKEN_FILE", ""), "admin token `FILE` (env MYRIARCH_ADMIN_TOKEN_FILE; default <data-dir>/admin.token; MYRIARCH_ADMIN_TOKEN holds the token itself)")
-	dataDir := fs.String("data-dir", envOr("MYRIARCH_DATA_DIR", DefaultDataDir), "server data `DIR` whose admin.token to read (env MYRIARCH_DATA_DIR)")
+func Flags(fs *flag.FlagSet) func() (*Client, error) { return FlagsWith(fs, nil) }
+
+// Settings say where a client finds the server.
+type Settings struct {
+	Admin     string // admin API base URL
+	TokenFile string // admin token file ("" = <DataDir>/admin.token)
+	DataDir   string
+}
+
+// FlagsWith is Flags with a source between the environment and the
+// defaults: file (nil: none) is called once the flags are parsed, e.g. to
+// read the server's own configuration file. A flag wins over its
+// variable, the variable over file, file over the default.
+func FlagsWith(fs *flag.FlagSet, file func() (Settings, error)) func() (*Client, error) {
+	admin := fs.String("admin", "", "admin API base `URL` (env MYRIARCH_ADMIN; default http://127.0.0.1:4321)")
+	tokenFile := fs.String("admin-token-file", "", "admin token `FILE` (env MYRIARCH_ADMIN_TOKEN_FILE; default <data-dir>/admin.token; MYRIARCH_ADMIN_TOKEN holds the token itself)")
+	dataDir := fs.String("data-dir", "", "server data `DIR` whose admin.token to read (env MYRIARCH_DATA_DIR; default "+DefaultDataDir+")")
 	return func() (*Client, error) {
+		var f Settings
+		if file != nil {
+			var err error
+			if f, err = file(); err != nil {
+				return nil, err
+			}
+		}
+		pick := func(flagVal, env, fileVal, def string) string {
+			for _, v := range []string{flagVal, os.Getenv(env), fileVal} {
+				if v != "" {
+					return v
+				}
+			}
+			return def
+		}
+		base := pick(*admin, "MYRIARCH_ADMIN", f.Admin, "http://127.0.0.1:4321")
 		tok := os.Getenv("MYRIARCH_ADMIN_TOKEN")
 		if tok == "" {
-			path := *tokenFile
+			path := pick(*tokenFile, "MYRIARCH_ADMIN_TOKEN_FILE", f.TokenFile, "")
 			if path == "" {
-				path = filepath.Join(*dataDir, "admin.token")
+				path = filepath.Join(pick(*dataDir, "MYRIARCH_DATA_DIR", f.DataDir, DefaultDataDir), "admin.token")
 			}
 			data, err := os.ReadFile(path)
 			if err != nil {
@@ -46,15 +75,8 @@ func Flags(fs *flag.FlagSet) func() (*Client, error) {
 			}
 			tok = strings.TrimSpace(string(data))
 		}
-		return &Client{base: strings.TrimRight(*addr, "/"), token: tok, http: &http.Client{Timeout: 30 * time.Second}}, nil
+		return &Client{base: strings.TrimRight(base, "/"), token: tok, http: &http.Client{Timeout: 30 * time.Second}}, nil
 	}
-}
-
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
 }
 
 // Do sends a request and decodes a 2xx JSON answer into out (a *[]byte

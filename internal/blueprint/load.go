@@ -39,6 +39,37 @@ func Load(roots ...string) (*Estate, error) {
 	return LoadSources(srcs)
 }
 
+// checkFile refuses what the load must not read: special files (a FIFO
+// would block it) and symbolic links that leave the source root. A link
+// is followed only on a root read from the operating system's file
+// system, and only to a regular file inside the root; the message never
+// says more about its target.
+func (src Source) checkFile(p string, mode fs.FileMode) string {
+	switch {
+	case mode.IsRegular():
+		return ""
+	case mode&fs.ModeSymlink == 0:
+		return "not a regular file (special files are not read)"
+	case src.osDir == "":
+		return "a symbolic link (not followed here)"
+	}
+	root, err := filepath.EvalSymlinks(src.osDir)
+	if err != nil {
+		return "cannot resolve the source root"
+	}
+	target, err := filepath.EvalSymlinks(filepath.Join(src.osDir, filepath.FromSlash(p)))
+	if err != nil {
+		return "a symbolic link that does not resolve"
+	}
+	if rel, err := filepath.Rel(root, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "a symbolic link that resolves outside the source root (not read)"
+	}
+	if st, err := os.Stat(target); err != nil || !st.Mode().IsRegular() {
+		return "a symbolic link to something that is not a regular file (not read)"
+	}
+	return ""
+}
+
 type objectKind int
 
 const (
@@ -168,6 +199,10 @@ func scanRoot(src Source, found func(*job)) ([]*job, LoadErrors) {
 		}
 		ext := path.Ext(p)
 		if ext != ".yaml" && ext != ".yml" {
+			return nil
+		}
+		if msg := src.checkFile(p, d.Type()); msg != "" {
+			es = append(es, LoadError{File: joinPath(src.Dir, p), Message: msg})
 			return nil
 		}
 		// teams/<team>/<kind>/<file>, split without allocating.

@@ -3,6 +3,7 @@
 package blueprint
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -19,7 +20,9 @@ func readOSFile(dir, rel string, buf []byte) ([]byte, error) {
 	var fd int
 	var err error
 	for {
-		fd, err = syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		// Non-blocking: a FIFO put in the file's place since the walk
+		// checked it must not hang the load (the fstat below refuses it).
+		fd, err = syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 		if err != syscall.EINTR {
 			break
 		}
@@ -28,6 +31,13 @@ func readOSFile(dir, rel string, buf []byte) ([]byte, error) {
 		return buf, fmt.Errorf("cannot read: %w", &fs.PathError{Op: "open", Path: rel, Err: err})
 	}
 	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return buf, fmt.Errorf("cannot read: %w", &fs.PathError{Op: "fstat", Path: rel, Err: err})
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return buf, errors.New("not a regular file (special files are not read)")
+	}
 	return fill(buf, func(p []byte) (int, error) {
 		for {
 			n, err := syscall.Read(fd, p)

@@ -1,11 +1,11 @@
 // Package artifacts serves the estate's package files to agents on the OpAMP
 // listener, with HTTP Range support, to agents presenting their own credential.
-// Only files the catalog references are served, never the rest of the estate.
+// Only files the catalog references are served, never the rest of the estate,
+// and only as regular files inside the estate directory (links resolved).
 package artifacts
 
 import (
 	"net/http"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -76,14 +76,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	f, err := os.Open(filepath.Join(root, filepath.FromSlash(rel)))
+	// Opened inside the estate: a link out of it (or a FIFO) is not served.
+	f, err := estate.OpenFile(root, rel)
 	if err != nil {
 		http.NotFound(w, r)
 		return
 	}
 	defer f.Close()
 	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
+	if err != nil {
 		http.NotFound(w, r)
 		return
 	}

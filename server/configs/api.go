@@ -73,7 +73,7 @@ func strp(s string) *string {
 func (e *Engine) Decorate(a *registry.Agent, j *admin.Agent) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.decorate(a, j)
+	e.decorateLocked(a, j)
 }
 
 // DecorateBatch implements admin.BatchDecorator.
@@ -81,12 +81,12 @@ func (e *Engine) DecorateBatch(as []registry.Agent, js []*admin.Agent) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for i := range as {
-		e.decorate(&as[i], js[i])
+		e.decorateLocked(&as[i], js[i])
 	}
 }
 
-// decorate fills the assignment; caller holds e.mu.
-func (e *Engine) decorate(a *registry.Agent, j *admin.Agent) {
+// decorateLocked fills the assignment; caller holds e.mu.
+func (e *Engine) decorateLocked(a *registry.Agent, j *admin.Agent) {
 	if a.Kind != registry.KindCollector && a.Kind != registry.KindBridge {
 		return
 	}

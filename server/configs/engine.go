@@ -205,6 +205,19 @@ func (e *Engine) Close() {
 	})
 }
 
+// forget drops an agent the registry pruned (its stored assignment went
+// with it); bodies only it named are collected at the next estate change.
+// Caller holds e.mu.
+func (e *Engine) forget(uid uuid.UUID) {
+	r := e.records[uid]
+	if r == nil {
+		return
+	}
+	e.uncount(r)
+	delete(e.records, uid)
+	delete(e.dirty, uid)
+}
+
 // absorb records an agent's facts; it reports whether the agent is one the
 // engine configures. Caller holds e.mu.
 func (e *Engine) absorb(a registry.Agent) bool {
@@ -234,7 +247,11 @@ func (e *Engine) AgentChanged(uid uuid.UUID) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	a, ok := e.reg.Peek(uid)
-	if !ok || !e.absorb(a) {
+	if !ok {
+		e.forget(uid)
+		return
+	}
+	if !e.absorb(a) {
 		return
 	}
 	if !e.lead {

@@ -461,3 +461,34 @@ func TestAppliedButNotEffective(t *testing.T) {
 		t.Fatalf("sync %s with every component effective", r.syncState())
 	}
 }
+
+// An agent the registry prunes is forgotten by the engine too.
+func TestPrunedAgentIsForgotten(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	col := uuid.New()
+	h.connect(col, "site.type=edge", "site.id=s1")
+	h.rec(col)
+	h.reg.Disconnected(col)
+	h.clk.add(31 * 24 * time.Hour)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h.e.mu.Lock()
+		_, ok := h.e.records[col]
+		h.e.mu.Unlock()
+		if !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the pruned agent's record stays")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.e.mu.Lock()
+	defer h.e.mu.Unlock()
+	for _, f := range h.e.fleets {
+		if f.waves.Has(col) {
+			t.Fatal("the pruned agent is still counted in a wave")
+		}
+	}
+}

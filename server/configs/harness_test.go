@@ -162,7 +162,8 @@ func (h *harness) open() {
 	}
 	h.db = &countingStore{DB: db}
 	h.reg, err = registry.Load(context.Background(), db, nil, slog.New(slog.DiscardHandler),
-		registry.Options{FlushInterval: time.Hour, SeenInterval: time.Hour, Now: h.clk.now})
+		registry.Options{FlushInterval: time.Hour, SeenInterval: time.Hour, Now: h.clk.now,
+			PruneAfter: 30 * 24 * time.Hour, PruneInterval: 10 * time.Millisecond})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -4,13 +4,21 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/myriarch/myriarch/server/admin"
+	"github.com/myriarch/myriarch/server/backpressure"
 )
 
 const (
+	// Failed logins per source address (an IPv4 address or an IPv6 /64):
+	// loginBurst at once, then one per loginRefill; past that a login is
+	// refused before the token is compared, so guessing costs time.
+	loginBurst  = 10
+	loginRefill = 6 * time.Second
+
 	sessionCookie = "myriarch_console"
 	loginCookie   = "myriarch_login" // CSRF of the login form, before a session exists
 	maxFormBytes  = 64 << 10
@@ -140,6 +148,11 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 			Message: "The login form expired or came from elsewhere; try again."})
 		return
 	}
+	src := backpressure.SourceKey(r.RemoteAddr)
+	if !c.logins.Available(src) {
+		c.refuseLogin(w, r, src, next)
+		return
+	}
 	tok := strings.TrimSpace(r.PostForm.Get("token"))
 	how := ""
 	switch {
@@ -148,6 +161,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	case tok != "" && c.sessions.useLink(tok):
 		how = "login link"
 	default:
+		c.logins.Allow(src) // a failed guess spends the source's budget
 		c.log.Warn("console login refused", "remote", r.RemoteAddr)
 		c.showLogin(w, r, http.StatusUnauthorized, loginData{CSRF: secret(), Next: next, Bad: true,
 			Message: "Wrong token, or a login link that was used or expired."})
@@ -172,4 +186,16 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request, s *session) {
 func (c *Console) createLink(w http.ResponseWriter, _ *http.Request) {
 	k, exp := c.sessions.newLink()
 	admin.WriteJSON(w, http.StatusCreated, map[string]any{"path": "/login#token=" + k, "expiresAt": exp.UTC()})
+}
+
+// refuseLogin answers a login from a source whose failed attempts spent
+// its budget (429, with when to try again), logged at most once a minute
+// per source.
+func (c *Console) refuseLogin(w http.ResponseWriter, r *http.Request, src, next string) {
+	if c.loginLog.Allow(src) {
+		c.log.Warn("console logins refused: too many failed attempts", "source", src)
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int(loginRefill/time.Second)))
+	c.showLogin(w, r, http.StatusTooManyRequests, loginData{CSRF: secret(), Next: next, Bad: true,
+		Message: "Too many failed logins from your address; try again in a few seconds."})
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/myriarch/myriarch/server/console"
 )
 
 func TestNothingWithoutLogin(t *testing.T) {
@@ -100,6 +102,36 @@ func TestLogin(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Failed logins spend their source's budget; once it is spent, logins from
+// that source are refused before the token is compared, even the right one.
+func TestLoginGuessesAreLimited(t *testing.T) {
+	e := newEnv(t)
+	b := e.browser()
+	refused := 0
+	for range console.LoginBurst + 5 {
+		resp := b.login("myradm_guess")
+		if resp.StatusCode == http.StatusTooManyRequests {
+			if ra := resp.Header.Get("Retry-After"); ra == "" {
+				t.Errorf("429 without Retry-After")
+			}
+			break
+		}
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("wrong token: %d", resp.StatusCode)
+		}
+		refused++
+	}
+	if refused != console.LoginBurst {
+		t.Fatalf("%d wrong tokens compared before refusing, want %d", refused, console.LoginBurst)
+	}
+	if resp := b.login(e.srv.AdminToken()); resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("the right token from a source out of budget: %d, want 429", resp.StatusCode)
+	}
+	if resp, _ := b.do("GET", "/", nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("a session opened while refused: %d", resp.StatusCode)
+	}
 }
 
 func TestOneTimeLoginLink(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/server/admin"
+	"github.com/myriarch/myriarch/server/backpressure"
 )
 
 // Options configure a Console.
@@ -49,6 +50,8 @@ type Console struct {
 	hub      *hub
 	streams  *streamLimit
 	mux      *http.ServeMux
+	logins   *backpressure.Keyed // failed logins per source
+	loginLog *backpressure.Keyed // refusals logged per source
 }
 
 // New builds the console; Mount puts it on the admin API; Close ends it.
@@ -70,6 +73,8 @@ func New(opts Options) *Console {
 		hub:      newHub(opts.LiveInterval),
 		streams:  newStreamLimit(),
 		mux:      http.NewServeMux(),
+		logins:   backpressure.NewKeyed(backpressure.KeyedOptions{Rate: 1 / loginRefill.Seconds(), Burst: loginBurst, Now: opts.Now}),
+		loginLog: backpressure.NewKeyed(backpressure.KeyedOptions{Rate: 1.0 / 60, Burst: 1, Now: opts.Now}),
 	}
 	c.routes()
 	return c

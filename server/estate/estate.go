@@ -60,9 +60,11 @@ func (e *LoadError) Error() string {
 	return "estate has errors:\n  " + strings.Join(msgs, "\n  ")
 }
 
-// problems collects errors during one load.
+// problems collects errors during one load; fs is the estate directory,
+// through which every file is read (see confine.go).
 type problems struct {
 	root string
+	fs   *os.Root
 	list []Problem
 }
 
@@ -83,7 +85,12 @@ func Load(dir string) (*Estate, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("estate %s: not a directory", dir)
 	}
-	ps := &problems{root: dir}
+	fsRoot, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("estate %s: %w", dir, err)
+	}
+	defer fsRoot.Close()
+	ps := &problems{root: dir, fs: fsRoot}
 	e := &Estate{Dir: dir}
 	// The revision is read first: a change during the load then shows as a
 	// new revision at the next look, never as an old one over new content.
@@ -135,7 +142,7 @@ func yamlFiles(ps *problems, dir string) []string {
 
 // parseFile reads one single-document YAML file: its bytes and root node.
 func parseFile(ps *problems, path string) ([]byte, *yaml.Node, bool) {
-	data, err := os.ReadFile(path)
+	data, err := ps.readFile(path)
 	if err != nil {
 		ps.add(path, 0, "cannot read: %v", err)
 		return nil, nil, false
@@ -157,6 +164,9 @@ func parseFile(ps *problems, path string) ([]byte, *yaml.Node, bool) {
 	}
 	if len(doc.Content) == 0 || (doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null") {
 		ps.add(path, 0, "empty file")
+		return nil, nil, false
+	}
+	if !checkSize(ps, path, doc.Content[0]) {
 		return nil, nil, false
 	}
 	return data, doc.Content[0], true

@@ -3,6 +3,7 @@ package estate
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -146,7 +147,7 @@ func loadPackage(ps *problems, root, dirName, path string) (PackageVersion, bool
 		if a.Executable == "" {
 			ps.add(path, line, "%s: executable is required", where)
 		}
-		checkSource(ps, root, path, line, where, a.File, a.URL, a.SHA256)
+		checkSource(ps, path, line, where, a.File, a.URL, a.SHA256)
 	}
 	if im := pv.Image; im != nil {
 		line := keyLine(node, "image")
@@ -159,15 +160,16 @@ func loadPackage(ps *problems, root, dirName, path string) (PackageVersion, bool
 			}
 		}
 		if ar := im.Archive; ar != nil {
-			checkSource(ps, root, path, line, "image.archive", ar.File, ar.URL, ar.SHA256)
+			checkSource(ps, path, line, "image.archive", ar.File, ar.URL, ar.SHA256)
 		}
 	}
 	return pv, len(ps.list) == bad
 }
 
 // checkSource validates a file-or-url artifact and, for estate files, that
-// the file exists inside the estate and has the declared SHA-256.
-func checkSource(ps *problems, root, path string, line int, where, file, rawURL, sum string) {
+// the file exists inside the estate (links resolved) and has the declared
+// SHA-256. A file outside the estate is named so, with no digest.
+func checkSource(ps *problems, path string, line int, where, file, rawURL, sum string) {
 	switch {
 	case file == "" && rawURL == "":
 		ps.add(path, line, "%s: needs file or url", where)
@@ -191,8 +193,12 @@ func checkSource(ps *problems, root, path string, line int, where, file, rawURL,
 		ps.add(path, line, "%s: file %q must be a path inside the estate", where, file)
 		return
 	}
-	got, err := fileSHA256(filepath.Join(root, clean))
-	if err != nil {
+	got, err := fileSHA256(ps, clean)
+	switch {
+	case errors.Is(err, ErrOutsideEstate):
+		ps.add(path, line, "%s: file %s resolves outside the estate", where, file)
+		return
+	case err != nil:
 		ps.add(path, line, "%s: file %s: %v", where, file, err)
 		return
 	}
@@ -210,28 +216,26 @@ func childNode(m *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// fileSHA256 hashes estate files, remembering results by size and mtime so
-// reloads do not rehash unchanged artifacts.
-func fileSHA256(path string) (string, error) {
-	st, err := os.Stat(path)
+// fileSHA256 hashes an estate file (rel to the estate), opened inside it,
+// remembering results by size and mtime so reloads do not rehash unchanged
+// artifacts.
+func fileSHA256(ps *problems, rel string) (string, error) {
+	f, err := openIn(ps.fs, ps.root, rel)
 	if err != nil {
 		return "", err
 	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("not a regular file")
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
 	}
-	key := hashKey{path, st.Size(), st.ModTime()}
+	key := hashKey{filepath.Join(ps.root, rel), st.Size(), st.ModTime()}
 	hashCache.Lock()
 	sum, ok := hashCache.m[key]
 	hashCache.Unlock()
 	if ok {
 		return sum, nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", err

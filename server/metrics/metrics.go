@@ -30,6 +30,7 @@ type Metrics struct {
 	reg      *prometheus.Registry
 	messages prometheus.Counter
 	rejects  *prometheus.CounterVec
+	replaced prometheus.Counter
 }
 
 // New creates the instruments.
@@ -42,6 +43,10 @@ func New(src Sources) *Metrics {
 		rejects: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "myriarch_opamp_rejects_total", Help: "Refused connections and messages, by reason.",
 		}, []string{"reason"}),
+		replaced: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "myriarch_opamp_connections_replaced_total",
+			Help: "Agent WebSocket connections closed because a newer one with the same instance UID and credential arrived.",
+		}),
 	}
 	build := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "myriarch_build_info",
@@ -49,7 +54,7 @@ func New(src Sources) *Metrics {
 		ConstLabels: prometheus.Labels{"version": buildinfo.Version, "goversion": runtime.Version()},
 	})
 	build.Set(1)
-	m.reg.MustRegister(m.messages, m.rejects, build,
+	m.reg.MustRegister(m.messages, m.rejects, m.replaced, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if src.Connected != nil {
 		m.reg.MustRegister(&connectedCollector{fn: src.Connected})
@@ -68,6 +73,9 @@ func (m *Metrics) Message() { m.messages.Inc() }
 
 // Reject counts one refusal.
 func (m *Metrics) Reject(reason string) { m.rejects.WithLabelValues(reason).Inc() }
+
+// Replaced counts one replaced agent connection.
+func (m *Metrics) Replaced() { m.replaced.Inc() }
 
 // Handler serves the text exposition format.
 func (m *Metrics) Handler() http.Handler {

@@ -265,8 +265,9 @@ func (e *Engine) AgentChanged(uid uuid.UUID) {
 		testHookPeeked()
 	}
 	if !ok {
-		e.mu.Unlock()
-		return
+		// Pruned from the registry: forget it as an agent of no kind
+		// (records, counts and pairing claims go).
+		a = registry.Agent{UID: uid, Kind: registry.KindUnknown}
 	}
 	work := e.absorbLocked(a)
 	if e.lead {

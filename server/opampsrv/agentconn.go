@@ -54,10 +54,17 @@ func (c *conn) handle(msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
 
 	res, err := s.reg.Report(uid, c.cred, msg, c.plainHTTP(), first && !c.plainHTTP())
 	var conflict *registry.ConflictError
-	if errors.As(err, &conflict) {
+	var limited *registry.RegistrationLimitError
+	switch {
+	case errors.As(err, &conflict):
 		s.log.Warn("identity conflict", "agent", uid, "credential_kind", c.cred.Kind, "credential", c.cred.ID)
 		return c.fail(protobufs.ServerErrorResponseType_ServerErrorResponseType_BadRequest,
 			"this instance UID is registered with another credential", "identity_conflict")
+	case errors.As(err, &limited):
+		return c.retryLater(limited.RetryAfter, "this credential has registered as many new agents as it may for now; retry later", "registration_rate")
+	case err != nil: // registry.ErrNotDurable
+		s.log.Error("agent registration not persisted; the agent is asked to retry", "agent", uid, "err", err)
+		return c.retryLater(5*time.Second, "the registration could not be stored; retry later", "not_durable")
 	}
 	if first {
 		c.mu.Lock()
@@ -69,8 +76,7 @@ func (c *conn) handle(msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
 			s.byUID[uid] = c
 			s.mu.Unlock()
 			if old != nil && old != c {
-				// The agent reconnected before we noticed its old socket died.
-				old.close()
+				s.replaced(uid, old, c)
 			}
 		}
 	}
@@ -125,9 +131,27 @@ func (c *conn) fail(typ protobufs.ServerErrorResponseType, msg, reason string) *
 	return nil
 }
 
-// send writes one message as OpAMP frames it over WebSocket: a varint
+// retryLater answers that the server cannot take the agent now: an
+// Unavailable error with when to retry; a WebSocket is then closed with
+// 1013 (try again later).
+func (c *conn) retryLater(after time.Duration, msg, reason string) *protobufs.ServerToAgent {
+	c.srv.countReject(reason)
+	resp := &protobufs.ServerToAgent{ErrorResponse: &protobufs.ServerErrorResponse{
+		Type:         protobufs.ServerErrorResponseType_ServerErrorResponseType_Unavailable,
+		ErrorMessage: msg,
+		Details:      &protobufs.ServerErrorResponse_RetryInfo{RetryInfo: &protobufs.RetryInfo{RetryAfterNanoseconds: uint64(after)}},
+	}}
+	if c.plainHTTP() {
+		return resp
+	}
+	_ = c.send(resp)
+	_ = c.ws.CloseWith(wsconn.CloseTryAgainLater, reason)
+	return nil
+}
+
+// send queues one message as OpAMP frames it over WebSocket: a varint
 // header (0) and the protobuf. A peer that does not take it within the send
-// timeout is disconnected.
+// timeout, or lets its queue fill, is disconnected.
 func (c *conn) send(msg *protobufs.ServerToAgent) error {
 	if c.ws == nil {
 		return errors.New("not a websocket")
@@ -137,11 +161,27 @@ func (c *conn) send(msg *protobufs.ServerToAgent) error {
 	if err != nil {
 		return fmt.Errorf("marshal message for %s: %w", c.uid, err)
 	}
-	if err := c.ws.WriteMessage(b); err != nil {
+	if err := c.ws.WriteOwned(b); err != nil {
 		c.srv.log.Debug("send failed; connection closed", "agent", c.uid, "err", err)
 		return err
 	}
 	return nil
+}
+
+// replaced ends old, an open WebSocket of uid that c replaces: an agent
+// that reconnected before its old socket was noticed dead, or another
+// process using its identity with the same credential (a copied site
+// token). Either way it is recorded, logged and counted, so the second
+// case can be noticed.
+func (s *Server) replaced(uid uuid.UUID, old, c *conn) {
+	oldAddr, newAddr := old.ws.RemoteAddr().String(), c.ws.RemoteAddr().String()
+	s.reg.AddEvent(uid, registry.EventConnectionReplaced,
+		fmt.Sprintf("a connection from %s replaced the open one from %s (same credential)", newAddr, oldAddr))
+	s.log.Info("agent connection replaced by a newer one", "agent", uid, "old", oldAddr, "new", newAddr)
+	if s.metrics.Replaced != nil {
+		s.metrics.Replaced()
+	}
+	_ = old.ws.CloseWith(CloseReplaced, "replaced by a newer connection of this agent")
 }
 
 func (c *conn) close() {

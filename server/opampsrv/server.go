@@ -1,11 +1,20 @@
 // Package opampsrv is myriarchd's OpAMP endpoint. WebSockets are served by
 // wsconn (one epoll set for every agent socket instead of opamp-go's
 // goroutine per connection); plain-HTTP polls by opamp-go's server package.
-// Over both it authenticates before any OpAMP traffic, bounds message
-// sizes, drops agents silent for three heartbeats, bounds every send in
-// time, announces the server's capabilities and a heartbeat interval in the
-// first response, asks for full state when its copy may be stale, and
-// closes every connection on shutdown.
+// Over both it authenticates from the request headers before reading any
+// body or spending any admission budget, bounds message sizes and the time
+// a body may take, drops agents silent for three heartbeats, bounds every
+// send in time, announces the server's capabilities and a heartbeat
+// interval in the first response, asks for full state when its copy may be
+// stale, and closes every connection on shutdown.
+//
+// Refused requests are answered at once and their connection closed.
+// Refusals of one source address beyond a small budget get 429 and are no
+// longer logged one by one (one line, then a count a minute). A second
+// WebSocket of an agent (same instance UID and credential) replaces the
+// first: the old one is closed with close code 4000 (CloseReplaced), and
+// the replacement is recorded as a connection_replaced event of the agent
+// and counted.
 package opampsrv
 
 import (
@@ -27,6 +36,7 @@ import (
 	opampserver "github.com/open-telemetry/opamp-go/server"
 	"github.com/open-telemetry/opamp-go/server/types"
 
+	"github.com/myriarch/myriarch/server/backpressure"
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/store"
 	"github.com/myriarch/myriarch/server/wsconn"
@@ -58,7 +68,13 @@ type Hook interface {
 type Metrics struct {
 	Message func()
 	Reject  func(reason string)
+	// Replaced counts agent connections replaced by a newer one.
+	Replaced func()
 }
+
+// CloseReplaced is the WebSocket close code of a connection replaced by a
+// newer connection of the same agent (instance UID and credential).
+const CloseReplaced = 4000
 
 // Options configure the endpoint.
 type Options struct {
@@ -66,11 +82,21 @@ type Options struct {
 	ReadTimeout    time.Duration // default 3 × Heartbeat
 	SendTimeout    time.Duration // watchdog on one send; default 10 s
 	MaxMessageSize int64         // default 8 MiB
-	// Gate may refuse a new WebSocket connection before authentication
+	// Gate may refuse a new, authenticated WebSocket connection
 	// (backpressure): it returns an HTTP status and Retry-After seconds, or
 	// 0 to admit. Plain-HTTP polls are not gated: each is one short request
 	// and the steady poll rate of a large fleet would exhaust any storm budget.
 	Gate func() (status int, retryAfter int)
+	// BodyTimeout bounds reading one plain-HTTP body; default 30 s. A body
+	// must also arrive at MinBodyRate bytes/s (default 1 KiB/s, -1 for
+	// none) after its first 5 s, and no read may wait more than 10 s.
+	BodyTimeout time.Duration
+	MinBodyRate int64
+	// FailureRate and FailureBurst are each source address's budget of
+	// refused authentications per second; beyond it requests get 429 and
+	// are not logged one by one. Defaults 1 and 20.
+	FailureRate  float64
+	FailureBurst int
 }
 
 func (o *Options) defaults() {
@@ -86,6 +112,18 @@ func (o *Options) defaults() {
 	if o.MaxMessageSize <= 0 {
 		o.MaxMessageSize = 8 << 20
 	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = 30 * time.Second
+	}
+	if o.MinBodyRate == 0 {
+		o.MinBodyRate = 1 << 10
+	}
+	if o.FailureRate <= 0 {
+		o.FailureRate = 1
+	}
+	if o.FailureBurst <= 0 {
+		o.FailureBurst = 20
+	}
 }
 
 // Server is the OpAMP endpoint. Create with New, serve with Serve, stop with Close.
@@ -97,6 +135,9 @@ type Server struct {
 	metrics Metrics
 
 	hooks []Hook
+
+	failures *backpressure.Keyed // refused authentications per source
+	refusals *refusalLog
 
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
@@ -116,6 +157,8 @@ func New(reg *registry.Registry, auth Authenticator, log *slog.Logger, metrics M
 	s := &Server{
 		opts: opts, log: log, auth: auth, reg: reg, metrics: metrics,
 		conns: map[*conn]struct{}{}, byUID: map[uuid.UUID]*conn{},
+		failures: backpressure.NewKeyed(backpressure.KeyedOptions{Rate: opts.FailureRate, Burst: opts.FailureBurst}),
+		refusals: newRefusalLog(log),
 	}
 	// WebSockets are ours (wsconn: no goroutine per idle agent); plain-HTTP
 	// polls go through opamp-go.
@@ -130,18 +173,42 @@ func New(reg *registry.Registry, auth Authenticator, log *slog.Logger, metrics M
 		MaxMessageSize: opts.MaxMessageSize,
 		IdleTimeout:    opts.ReadTimeout,
 		SendTimeout:    opts.SendTimeout,
+		OnDrop:         s.countReject,
 		Log:            log,
 	})
 	s.handler = http.HandlerFunc(s.route)
 	return s, nil
 }
 
+// route admits a request from its headers alone, then serves it as a
+// plain-HTTP poll or a WebSocket.
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
-	if isPlainHTTP(r) {
-		s.plain.ServeHTTP(w, r)
+	cred, no := s.admit(r)
+	if no != nil {
+		for k, v := range no.header {
+			w.Header().Set(k, v)
+		}
+		// Nothing of the request is read: its body, if any, stays unread
+		// and the connection ends with the answer.
+		w.Header().Set("Connection", "close")
+		w.WriteHeader(no.status)
 		return
 	}
-	s.serveWebSocket(w, r)
+	if isPlainHTTP(r) {
+		s.plain.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), credKey{}, cred)))
+		return
+	}
+	s.serveWebSocket(w, r, cred)
+}
+
+// credKey carries an admitted plain-HTTP request's credential to onConnecting.
+type credKey struct{}
+
+// countReject counts one refusal (also the poller's own drops).
+func (s *Server) countReject(reason string) {
+	if s.metrics.Reject != nil {
+		s.metrics.Reject(reason)
+	}
 }
 
 func isPlainHTTP(r *http.Request) bool {
@@ -162,12 +229,19 @@ func (s *Server) Serve(ln net.Listener, mux http.Handler, tlsConfig *tls.Config)
 		ln = tls.NewListener(ln, tlsConfig)
 	}
 	s.mu.Lock()
+	if s.closed { // Close ran before Serve: nothing to serve
+		s.mu.Unlock()
+		return ln.Close()
+	}
 	s.http = &http.Server{
 		Handler:           mux,
 		ConnContext:       s.connContext,
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * s.opts.ReadTimeout,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		// What a connection may make the server hold before its request is
+		// authenticated: OpAMP requests carry a few short headers.
+		MaxHeaderBytes: MaxHeaderBytes,
+		IdleTimeout:    2 * s.opts.ReadTimeout,
+		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	hs := s.http
 	s.mu.Unlock()
@@ -193,14 +267,20 @@ func (s *Server) Close(ctx context.Context) error {
 	return err
 }
 
-// limitHTTPBody bounds plain-HTTP request bodies, decompressing gzip here so
-// a compressed body cannot expand past the bound inside opamp-go.
+// MaxHeaderBytes bounds the request line and headers of one request.
+const MaxHeaderBytes = 8 << 10
+
+// limitHTTPBody bounds plain-HTTP request bodies in bytes and in time,
+// decompressing gzip here so a compressed body cannot expand past the bound
+// inside opamp-go. Requests reach it authenticated.
 func (s *Server) limitHTTPBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body := io.Reader(http.MaxBytesReader(w, r.Body, s.opts.MaxMessageSize))
+		timed := newTimedBody(r.Body, http.NewResponseController(w), s.opts.BodyTimeout, s.opts.MinBodyRate)
+		body := io.Reader(http.MaxBytesReader(w, timed, s.opts.MaxMessageSize))
 		if r.Header.Get("Content-Encoding") == "gzip" {
 			zr, err := gzip.NewReader(body)
 			if err != nil {
+				w.Header().Set("Connection", "close")
 				s.reject(w, http.StatusBadRequest, "bad_gzip")
 				return
 			}
@@ -208,10 +288,19 @@ func (s *Server) limitHTTPBody(next http.Handler) http.Handler {
 			r.Header.Del("Content-Encoding")
 		}
 		data, err := io.ReadAll(io.LimitReader(body, s.opts.MaxMessageSize+1))
-		if err != nil || int64(len(data)) > s.opts.MaxMessageSize {
+		var slow *slowBodyError
+		switch {
+		case errors.As(err, &slow):
+			w.Header().Set("Connection", "close")
+			s.log.Debug("plain-HTTP body too slow; refused", "remote", r.RemoteAddr, "err", err)
+			s.reject(w, http.StatusRequestTimeout, "slow_body")
+			return
+		case err != nil || int64(len(data)) > s.opts.MaxMessageSize:
+			w.Header().Set("Connection", "close")
 			s.reject(w, http.StatusRequestEntityTooLarge, "too_large")
 			return
 		}
+		timed.done()
 		r.Body = io.NopCloser(bytes.NewReader(data))
 		next.ServeHTTP(w, r)
 	})
@@ -224,8 +313,11 @@ func (s *Server) reject(w http.ResponseWriter, status int, reason string) {
 	w.WriteHeader(status)
 }
 
-// admit decides whether a request may speak OpAMP: not while shutting
-// down, not past the gate (WebSockets only), not without a credential.
+// admit decides, from the request's headers, whether it may speak OpAMP:
+// not while shutting down, not without a credential, and (WebSockets only)
+// not past the gate. The credential is checked first, so requests without
+// one never spend the admission budget of the agents that have one; they
+// spend their source address's budget of failures instead.
 func (s *Server) admit(r *http.Request) (store.Credential, *refusal) {
 	s.mu.Lock()
 	closed := s.closed
@@ -233,24 +325,30 @@ func (s *Server) admit(r *http.Request) (store.Credential, *refusal) {
 	if closed {
 		return store.Credential{}, s.refusal("shutting_down", http.StatusServiceUnavailable, map[string]string{"Retry-After": "5"})
 	}
+	cred, err := s.auth.Authenticate(r)
+	if err != nil {
+		src := backpressure.SourceKey(r.RemoteAddr)
+		if !s.failures.Allow(src) {
+			return store.Credential{}, s.refusal("unauthorized_throttled", http.StatusTooManyRequests,
+				map[string]string{"Retry-After": "60", "WWW-Authenticate": `Bearer realm="myriarch"`})
+		}
+		s.refusals.refused(src, r.RemoteAddr, err)
+		return store.Credential{}, s.refusal("unauthorized", http.StatusUnauthorized, map[string]string{"WWW-Authenticate": `Bearer realm="myriarch"`})
+	}
 	if s.opts.Gate != nil && !isPlainHTTP(r) {
 		if status, retry := s.opts.Gate(); status != 0 {
 			return store.Credential{}, s.refusal("backpressure", status, map[string]string{"Retry-After": fmt.Sprint(retry)})
 		}
 	}
-	cred, err := s.auth.Authenticate(r)
-	if err != nil {
-		s.log.Info("refused agent connection", "remote", r.RemoteAddr, "reason", err)
-		return store.Credential{}, s.refusal("unauthorized", http.StatusUnauthorized, map[string]string{"WWW-Authenticate": `Bearer realm="myriarch"`})
-	}
 	return cred, nil
 }
 
-// onConnecting admits a plain-HTTP poll (opamp-go's callback).
+// onConnecting accepts a plain-HTTP poll (opamp-go's callback) that route
+// has admitted.
 func (s *Server) onConnecting(r *http.Request) types.ConnectionResponse {
-	cred, no := s.admit(r)
-	if no != nil {
-		return types.ConnectionResponse{Accept: false, HTTPStatusCode: no.status, HTTPResponseHeader: no.header}
+	cred, ok := r.Context().Value(credKey{}).(store.Credential)
+	if !ok { // not through route: never admitted
+		return types.ConnectionResponse{Accept: false, HTTPStatusCode: http.StatusUnauthorized}
 	}
 	c := &conn{srv: s, cred: cred}
 	return types.ConnectionResponse{
@@ -268,16 +366,8 @@ func (s *Server) onConnecting(r *http.Request) types.ConnectionResponse {
 	}
 }
 
-// serveWebSocket admits and upgrades a WebSocket, then hands it to the poller.
-func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
-	cred, no := s.admit(r)
-	if no != nil {
-		for k, v := range no.header {
-			w.Header().Set(k, v)
-		}
-		w.WriteHeader(no.status)
-		return
-	}
+// serveWebSocket upgrades an admitted WebSocket and hands it to the poller.
+func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request, cred store.Credential) {
 	wc, err := wsconn.Upgrade(w, r)
 	if err != nil {
 		if s.metrics.Reject != nil {

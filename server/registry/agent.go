@@ -34,6 +34,7 @@ type agent struct {
 	nextSeq      uint64
 	lastMsgSeq   uint64
 	seqKnown     bool
+	persisted    bool // its row has been written (the identity binding is durable)
 	extra        []byte
 	// instance: the instance sharing the database its WebSocket is open
 	// to, as its row says ("" none); remoteUntil: connected to another

@@ -13,8 +13,10 @@ func (r *Registry) loop() {
 	defer close(r.done)
 	fast := time.NewTicker(r.opts.FlushInterval)
 	slow := time.NewTicker(r.opts.SeenInterval)
+	prune := time.NewTicker(r.opts.PruneInterval)
 	defer fast.Stop()
 	defer slow.Stop()
+	defer prune.Stop()
 	for {
 		select {
 		case <-r.stop:
@@ -23,6 +25,8 @@ func (r *Registry) loop() {
 			r.flush(false)
 		case <-slow.C:
 			r.flush(true)
+		case <-prune.C:
+			r.prune()
 		}
 	}
 }
@@ -35,11 +39,15 @@ func (r *Registry) flush(withSeen bool) error {
 	defer r.flushMu.Unlock()
 	r.mu.Lock()
 	if len(r.pendingRows) == 0 && len(r.pendingEvents) == 0 && len(r.pendingReports) == 0 && len(r.pendingConns) == 0 &&
-		(!withSeen || len(r.pendingSeen) == 0) {
+		len(r.pendingDeletes) == 0 && (!withSeen || len(r.pendingSeen) == 0) {
 		r.mu.Unlock()
 		return nil
 	}
 	b := store.Batch{KeepEvent: MaxEvents, Events: map[[16]byte][]store.Event{}}
+	for _, uid := range r.pendingDeletes {
+		b.Delete = append(b.Delete, uid)
+	}
+	r.pendingDeletes = nil
 	for uid := range r.pendingRows {
 		if a, ok := r.agents[uid]; ok {
 			b.Agents = append(b.Agents, a.record())
@@ -106,6 +114,13 @@ func (r *Registry) flush(withSeen bool) error {
 		r.requeue(b)
 		return err
 	}
+	r.mu.Lock()
+	for _, rec := range b.Agents {
+		if a, ok := r.agents[uuid.UUID(rec.UID)]; ok {
+			a.persisted = true
+		}
+	}
+	r.mu.Unlock()
 	r.forgetWritten(b.Events)
 	return nil
 }
@@ -166,6 +181,9 @@ func (r *Registry) requeue(b store.Batch) {
 		if newer, ok := r.pendingReports[k]; !ok || newer.At.Before(rep.At) {
 			r.pendingReports[k] = rep
 		}
+	}
+	for _, uid := range b.Delete {
+		r.pendingDeletes = append(r.pendingDeletes, uuid.UUID(uid))
 	}
 }
 

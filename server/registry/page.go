@@ -10,7 +10,8 @@ import (
 
 // The registry keeps its UIDs in order so listings page through them
 // without sorting every agent per request. New registrations go to an
-// unsorted tail that the next listing merges in; agents are never removed.
+// unsorted tail that the next listing merges in; pruning builds a new order
+// without the pruned (see prune.go).
 
 // noteNewLocked records a new UID; caller holds r.mu for writing.
 func (r *Registry) noteNewLocked(uid uuid.UUID) {
@@ -92,7 +93,7 @@ func (r *Registry) AppendPage(dst []Agent, q PageQuery) (page []Agent, more bool
 	now := r.opts.Now()
 	for _, uid := range order[start:] {
 		a := r.agents[uid]
-		if q.Kind != "" && a.kind != q.Kind {
+		if a == nil || (q.Kind != "" && a.kind != q.Kind) { // nil: pruned since order was taken
 			continue
 		}
 		if q.Limit > 0 && len(page) == limit {

@@ -1,8 +1,6 @@
 package registry
 
 import (
-	"strings"
-
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/proto"
 
@@ -16,6 +14,9 @@ type described struct {
 	identifying, nonIdentifying map[string]string
 	warnings                    []eventDraft
 }
+
+// encoded is what is stored of it (see encodeDescription).
+func (d described) encoded() []byte { return encodeDescription(d.identifying, d.nonIdentifying) }
 
 type eventDraft struct{ typ, msg string }
 
@@ -31,7 +32,7 @@ func describe(d *protobufs.AgentDescription) described {
 	dropped := append(append([]string(nil), id.LabelKeys...), non.LabelKeys...)
 	if len(dropped) > 0 {
 		out.warnings = append(out.warnings, eventDraft{EventLabelAttributeDropped,
-			"dropped agent-reported attributes in the server's labels. namespace: " + strings.Join(dropped, ", ")})
+			joinLimited("dropped agent-reported attributes in the server's labels. namespace: ", dropped)})
 	}
 	if id.Dropped > 0 {
 		out.warnings = append(out.warnings, eventDraft{EventAttributeLimit,
@@ -40,6 +41,11 @@ func describe(d *protobufs.AgentDescription) described {
 	if non.Dropped > 0 {
 		out.warnings = append(out.warnings, eventDraft{EventAttributeLimit,
 			itoa(non.Dropped) + " non-identifying attributes dropped beyond the limit of " + itoa(attributes.MaxPerList)})
+	}
+	if n, size := fitDescription(out.identifying, out.nonIdentifying); n > 0 {
+		out.warnings = append(out.warnings, eventDraft{EventAttributeLimit,
+			itoa(n) + " attributes (" + itoa(size) + " bytes) dropped, the largest first: the description exceeds the limit of " +
+				itoa(MaxDescriptionBytes) + " bytes"})
 	}
 	return out
 }

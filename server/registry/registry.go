@@ -30,6 +30,13 @@ type Options struct {
 	ConnectedSeenInterval time.Duration
 	// HTTPOnlineWindow: a plain-HTTP agent counts as online this long after a poll.
 	HTTPOnlineWindow time.Duration
+	// NewAgentsPerMinute bounds the new instance UIDs one credential may
+	// register per minute (a burst of as many); 0 is no bound.
+	NewAgentsPerMinute int
+	// PruneAfter forgets agents offline for longer (see prune.go); 0 never.
+	PruneAfter time.Duration
+	// PruneInterval is how often offline agents are looked for; default 1 h.
+	PruneInterval time.Duration
 	// Now is the clock (tests).
 	Now func() time.Time
 	// Instance, when set, names this instance among those sharing the
@@ -48,6 +55,9 @@ func (o *Options) defaults() {
 	}
 	if o.HTTPOnlineWindow <= 0 {
 		o.HTTPOnlineWindow = 90 * time.Second
+	}
+	if o.PruneInterval <= 0 {
+		o.PruneInterval = time.Hour
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -84,6 +94,8 @@ type Registry struct {
 	pendingReports map[reportKey]store.Report
 	pendingConns   map[uuid.UUID]bool
 	live           map[string]time.Time
+	// pendingDeletes are pruned agents still to remove from the store.
+	pendingDeletes []uuid.UUID  // guarded by mu
 	messages       intern.Table // guarded by mu; event messages repeat across the fleet
 	observers      []Observer   // guarded by mu
 	watchers       []Observer   // guarded by mu; see Watch
@@ -94,6 +106,8 @@ type Registry struct {
 	flushMu sync.Mutex // serialises writes to the store
 	stop    chan struct{}
 	done    chan struct{}
+
+	registrations *registrationLimit // nil without a bound
 }
 
 // TokenInfo answers what the registry needs to know about enrollment tokens.
@@ -120,6 +134,7 @@ func Load(ctx context.Context, st store.Agents, tokens TokenInfo, log *slog.Logg
 		pendingConns:   map[uuid.UUID]bool{},
 		stop:           make(chan struct{}),
 		done:           make(chan struct{}),
+		registrations:  newRegistrationLimit(opts.NewAgentsPerMinute, opts.Now),
 	}
 	r.history, _ = st.(store.History)
 	recs, events, err := st.LoadAgents(ctx, MaxEvents)
@@ -131,6 +146,11 @@ func Load(ctx context.Context, st store.Agents, tokens TokenInfo, log *slog.Logg
 	for _, a := range r.build(recs, events) {
 		r.agents[a.uid] = a
 		r.noteNewLocked(a.uid)
+		if len(a.descBytes) > MaxDescriptionBytes+4096 {
+			// Stored unbounded by an earlier version: store what is kept.
+			a.descBytes = encodeDescription(a.identifying, a.nonIdent)
+			r.pendingRows[a.uid] = struct{}{}
+		}
 	}
 	go r.loop()
 	return r, nil
@@ -139,7 +159,7 @@ func Load(ctx context.Context, st store.Agents, tokens TokenInfo, log *slog.Logg
 // build turns stored records into agents: decoding descriptions and
 // health, applying the attribute rules and labels. The records are
 // independent, so they are split among GOMAXPROCS goroutines; the agents
-// live in one array, as the registry never removes an agent.
+// live in one array (a pruned agent is cleared, see prune.go).
 func (r *Registry) build(recs []store.Agent, events map[[16]byte][]store.Event) []*agent {
 	all := make([]agent, len(recs))
 	out := make([]*agent, len(recs))
@@ -170,6 +190,7 @@ func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, event
 		capabilities: rec.Capabilities,
 		tokenLabels:  rec.TokenLabels,
 		instance:     rec.Instance,
+		persisted:    true,
 		firstSeen:    rec.FirstSeen,
 		lastSeen:     rec.LastSeen,
 		events:       events,
@@ -253,6 +274,11 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 	}
 	changed := false
 	if !ok {
+		if wait, ok := r.registrations.allow(cred); !ok {
+			r.mu.Unlock()
+			r.registrations.logRefusal(r.log, cred)
+			return res, &RegistrationLimitError{Credential: cred, RetryAfter: wait}
+		}
 		a = &agent{uid: uid, cred: cred, kind: KindUnknown, firstSeen: now, tokenLabels: map[string]string{}}
 		r.agents[uid] = a
 		r.noteNewLocked(uid)
@@ -289,7 +315,7 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 
 	if d := msg.AgentDescription; d != nil {
 		ds := describe(d)
-		a.descBytes, _ = marshal(d)
+		a.descBytes = ds.encoded()
 		a.identifying, a.nonIdent, a.hasDesc = ds.identifying, ds.nonIdentifying, true
 		for _, w := range ds.warnings {
 			r.addEventLocked(a, now, w.typ, w.msg)
@@ -304,7 +330,11 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 		changed = true
 	}
 	if msg.Health != nil {
-		a.health = msg.Health
+		var note string
+		a.health, note = boundHealth(msg.Health)
+		if note != "" {
+			r.addEventLocked(a, now, EventHealthLimit, note)
+		}
 		r.pendingRows[uid] = struct{}{}
 	}
 	if changed {
@@ -319,7 +349,13 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 	} else {
 		r.pendingSeen[uid] = struct{}{}
 	}
+	durable := a.persisted
 	r.mu.Unlock()
+	if !durable {
+		if err := r.makeDurable(uid); err != nil {
+			return res, err
+		}
+	}
 	if changed {
 		r.notify(uid)
 	}

@@ -58,9 +58,13 @@ type Agent struct {
 	Instance string
 }
 
-// Batch is one write-behind flush: agents to upsert, events to append and the
-// per-agent event bound to enforce.
+// Batch is one write-behind flush: agents to forget, agents to upsert,
+// events to append and the per-agent event bound to enforce.
 type Batch struct {
+	// Delete removes agents with everything stored about them (events,
+	// configuration assignments); applied before Agents, so an agent
+	// forgotten and registered again in one batch is stored anew.
+	Delete [][16]byte
 	Agents []Agent
 	// LastSeen updates rows without rewriting them (coalesced heartbeats).
 	LastSeen  map[[16]byte]time.Time

@@ -92,6 +92,8 @@ func ValidateName(name string) error {
 		return fmt.Errorf("name: %d characters, at most 128", utf8.RuneCountInString(name))
 	case strings.IndexFunc(name, unicode.IsSpace) >= 0:
 		return fmt.Errorf("name %q: must not contain whitespace", name)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return fmt.Errorf("name %q: must not contain control characters", name)
 	}
 	return nil
 }
@@ -119,6 +121,9 @@ func ValidateLabels(labels map[string]string) error {
 		}
 		if !utf8.ValidString(k) || !utf8.ValidString(v) {
 			errs = append(errs, fmt.Errorf("labels.%q: key and value must be valid UTF-8", k))
+		}
+		if strings.IndexFunc(k, unicode.IsControl) >= 0 || strings.IndexFunc(v, unicode.IsControl) >= 0 {
+			errs = append(errs, fmt.Errorf("labels.%q: key and value must not contain control characters (NUL, newlines, escapes)", k))
 		}
 		if m := utf8.RuneCountInString(v); m > MaxLabelValLen {
 			errs = append(errs, fmt.Errorf("labels.%s: value has %d characters, at most %d", k, m, MaxLabelValLen))

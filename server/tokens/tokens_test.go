@@ -52,6 +52,8 @@ func TestValidateLabels(t *testing.T) {
 		{"equals", map[string]string{"a=b": "x"}, []string{"'='"}},
 		{"long value", map[string]string{"k": strings.Repeat("v", 254)}, []string{"254 characters, at most 253"}},
 		{"every violation", map[string]string{"a b": strings.Repeat("v", 300), "c=d": "x"}, []string{"whitespace", "'='", "300 characters"}},
+		{"NUL in a key", map[string]string{"a\x00b": "x"}, []string{"control characters"}},
+		{"escape in a value", map[string]string{"k": "\x1b[31mred"}, []string{"control characters"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

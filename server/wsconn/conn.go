@@ -3,12 +3,12 @@ package wsconn
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // ErrClosed is returned by writes on a connection that is closing.
@@ -25,11 +25,23 @@ type Conn struct {
 	id      uint64
 	h       Handler
 	r       reader
+	srv     *conns // the poller serving it; nil before Serve
 	sendTTL time.Duration
 
-	wmu        sync.Mutex
 	closing    atomic.Bool
 	lastActive atomic.Int64 // unix nanoseconds of the last complete frame
+	// msgStart is when the unfinished message began to arrive (unix
+	// nanoseconds, 0 when none is unfinished), msgBytes what has arrived
+	// since, held the bytes of it counted in the poller's total.
+	msgStart, msgBytes, held atomic.Int64
+
+	wmu      sync.Mutex
+	wq       []outFrame // guarded by wmu
+	wqBytes  int        // guarded by wmu
+	writing  bool       // a writer drains wq; guarded by wmu
+	wdead    bool       // the socket failed or was shut down for writes; guarded by wmu
+	wlast    bool       // the last frame (our close) is queued; guarded by wmu
+	released bool       // the poller is done with the socket; guarded by wmu
 
 	// Value is for the handler's own per-connection state.
 	Value any
@@ -38,36 +50,37 @@ type Conn struct {
 // RemoteAddr is the peer's address.
 func (c *Conn) RemoteAddr() net.Addr { return c.nc.RemoteAddr() }
 
-// WriteMessage sends p as one binary message. A write that does not finish
-// within the poller's send timeout closes the connection, so a peer that
-// stops reading cannot hold a sender.
-func (c *Conn) WriteMessage(p []byte) error { return c.write(opBinary, p, c.sendTTL) }
+// WriteMessage queues a copy of p as one binary message and returns at
+// once: it never waits for the peer. A message that the peer does not take
+// within the poller's send timeout, or that does not fit in the
+// connection's queue, closes the connection, so a peer that stops reading
+// can neither hold a sender nor make the server hold what is sent to it.
+func (c *Conn) WriteMessage(p []byte) error { return c.WriteOwned(append([]byte(nil), p...)) }
 
-func (c *Conn) write(op byte, p []byte, timeout time.Duration) error {
-	if c.closing.Load() {
-		return ErrClosed
-	}
-	var hb [10]byte
-	hdr := appendHeader(hb[:0], op, len(p))
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_ = c.nc.SetWriteDeadline(time.Now().Add(timeout))
-	bufs := net.Buffers{hdr, p}
-	if _, err := bufs.WriteTo(c.nc); err != nil {
-		_ = c.Close()
-		return fmt.Errorf("websocket write to %s: %w", c.nc.RemoteAddr(), err)
-	}
-	return nil
+// WriteOwned is WriteMessage without the copy: p is handed over and must
+// not be used by the caller afterwards.
+func (c *Conn) WriteOwned(p []byte) error {
+	return c.enqueue(outFrame{op: opBinary, p: p, timeout: c.sendTTL}, false)
 }
 
-// closeFrame sends a close frame with code and reason, best effort: the
+// closeTimeout bounds the write of a close frame or a pong.
+const closeTimeout = time.Second
+
+// closeFrame queues a close frame with code and reason, best effort: the
 // connection is being torn down either way.
-func (c *Conn) closeFrame(code int, reason string) {
+func (c *Conn) closeFrame(code int, reason string, last bool) error {
+	return c.enqueue(outFrame{op: opClose, p: closePayload(code, reason), timeout: closeTimeout, last: last}, true)
+}
+
+func closePayload(code int, reason string) []byte {
 	if len(reason) > 123 {
 		reason = reason[:123]
+		for len(reason) > 0 && !utf8.ValidString(reason) {
+			reason = reason[:len(reason)-1] // cut on a rune boundary
+		}
 	}
 	p := binary.BigEndian.AppendUint16(make([]byte, 0, 2+len(reason)), uint16(code))
-	_ = c.write(opClose, append(p, reason...), time.Second)
+	return append(p, reason...)
 }
 
 // Close ends the connection without a close frame; the handler's OnClose
@@ -76,6 +89,11 @@ func (c *Conn) Close() error {
 	if !c.closing.CompareAndSwap(false, true) {
 		return nil
 	}
+	return c.terminate()
+}
+
+// terminate ends the socket's traffic so that its reader sees the end.
+func (c *Conn) terminate() error {
 	if c.raw != nil {
 		// The poller owns the descriptor. A shut-down socket reads as EOF,
 		// which wakes the worker that then delivers OnClose and closes it:
@@ -85,10 +103,17 @@ func (c *Conn) Close() error {
 	return c.nc.Close()
 }
 
-// CloseWith sends a close frame with code and reason, then closes.
+// CloseWith sends a close frame with code and reason, then closes: the
+// frame is queued behind what was sent before, and the connection ends
+// once it is written (or could not be within a second).
 func (c *Conn) CloseWith(code int, reason string) error {
-	c.closeFrame(code, reason)
-	return c.Close()
+	if !c.closing.CompareAndSwap(false, true) {
+		return nil
+	}
+	if err := c.closeFrame(code, reason, true); err != nil {
+		return c.terminate()
+	}
+	return nil
 }
 
 // touch records activity for the idle timeout.
@@ -98,10 +123,12 @@ func (c *Conn) touch() { c.lastActive.Store(time.Now().UnixNano()) }
 // returns errPeerClosed after a close frame, a *ProtocolError for a
 // violation (already answered with a close frame), or nil.
 func (c *Conn) consume(data []byte) error {
+	n := len(data)
 	err := c.r.feed(data, c.dispatch)
+	c.track(n)
 	var pe *ProtocolError
 	if errors.As(err, &pe) {
-		c.closeFrame(pe.Code, pe.Reason)
+		_ = c.closeFrame(pe.Code, pe.Reason, false)
 	}
 	return err
 }
@@ -117,26 +144,47 @@ func (c *Conn) dispatch(op byte, p []byte) error {
 			c.h.OnMessage(c, p)
 		}
 	case opPing:
-		_ = c.write(opPong, p, time.Second)
+		// p is only valid during this call: the pong gets a copy.
+		_ = c.enqueue(outFrame{op: opPong, p: append([]byte(nil), p...), timeout: closeTimeout}, true)
 	case opClose:
+		if err := checkClosePayload(p); err != nil {
+			return err
+		}
 		code := CloseNormal
 		if len(p) >= 2 {
 			code = int(binary.BigEndian.Uint16(p))
-			if !sendableCloseCode(code) {
-				code = CloseProtocolError
-			}
 		}
-		c.closeFrame(code, "")
+		_ = c.closeFrame(code, "", false)
 		return errPeerClosed
 	}
 	return nil
 }
 
+// checkClosePayload checks a peer's close frame (RFC 6455 §5.5.1, §7.4):
+// empty, or a code that may be sent followed by a UTF-8 reason.
+func checkClosePayload(p []byte) error {
+	switch {
+	case len(p) == 0:
+		return nil
+	case len(p) == 1:
+		return protoErr(CloseProtocolError, "close frame with a 1-byte payload (a code takes 2)")
+	}
+	if code := int(binary.BigEndian.Uint16(p)); !sendableCloseCode(code) {
+		return protoErr(CloseProtocolError, "close code %d may not be sent", code)
+	}
+	if !utf8.Valid(p[2:]) {
+		return protoErr(CloseInvalidData, "close reason is not valid UTF-8")
+	}
+	return nil
+}
+
 // sendableCloseCode reports whether code may appear in a close frame
-// (RFC 6455 §7.4): 1005, 1006 and 1015 are reserved for local use.
+// (RFC 6455 §7.4 and the IANA registry): 1004, 1005, 1006 and 1015 are
+// reserved; 1000–1003 and 1007–1014 are defined; 3000–4999 are for
+// libraries, frameworks and applications.
 func sendableCloseCode(code int) bool {
 	switch {
-	case code >= 1000 && code <= 1003, code >= 1007 && code <= 1011:
+	case code >= 1000 && code <= 1003, code >= 1007 && code <= 1014:
 		return true
 	default:
 		return code >= 3000 && code <= 4999

@@ -346,6 +346,12 @@ func closeScenario(name string, code int, reason string, want ...int) scenario {
 	return s
 }
 
+// withCodes marks s as a violation answered with codes.
+func withCodes(s scenario, codes ...int) scenario {
+	s.codes = codes
+	return s
+}
+
 func violation(name string, frag int, send func(c wsClient) error, codes ...int) scenario {
 	s := scenario{name: name, frag: frag, codes: codes, run: func(c wsClient) (outcome, error) {
 		// The server may close while the client still writes: a write
@@ -391,8 +397,8 @@ func scenarios() []scenario {
 		closeScenario("close 4999 (private)", 4999, "x", 4999),
 		closeScenario("close without a status", -1, "", 1000),
 		// RFC 6455 §8.1: a reason that is not UTF-8 fails the connection
-		// (1007); answering the close with the peer's code also ends it.
-		closeScenario("close with an invalid UTF-8 reason", 1000, string(invalidUTF8), 1000, 1007),
+		// with 1007, a protocol error for the handler.
+		withCodes(closeScenario("close with an invalid UTF-8 reason", 1000, string(invalidUTF8), 1007), 1007),
 		violation("text message", 0, func(c wsClient) error { _, err := c.send([]byte("hello"), true, 0, false); return err },
 			CloseUnsupportedData),
 		violation("fragmented text message", 2, func(c wsClient) error { _, err := c.send([]byte("hello there"), true, 2, false); return err },

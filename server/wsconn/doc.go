@@ -16,6 +16,14 @@
 // accepted through NewListener, and every connection on systems without
 // epoll, are read on a goroutine each with the same frame reader.
 //
+// Writes are queued per connection and written by a goroutine that lives
+// only while something is queued (see writer.go), so a peer that stops
+// reading never holds a worker. A message that has begun to arrive must
+// finish in bounded time and at a minimum rate, and the bytes of unfinished
+// messages of all connections are bounded together (see limits.go).
+//
 // It speaks what OpAMP needs: binary messages (fragmented or not),
-// ping/pong and close; no extensions and no subprotocols.
+// ping/pong and close; no extensions and no subprotocols. Close frames
+// from peers are checked (RFC 6455 §5.5.1, §7.4): a 1-byte payload or a
+// reserved code is answered with 1002, a reason that is not UTF-8 with 1007.
 package wsconn

@@ -15,13 +15,15 @@ const (
 	opPong         = 0xA
 )
 
-// Close codes (RFC 6455 §7.4.1) this package sends.
+// Close codes (RFC 6455 §7.4.1 and the IANA registry) this package sends.
 const (
 	CloseNormal          = 1000
 	CloseProtocolError   = 1002
 	CloseUnsupportedData = 1003
-	ClosePolicy          = 1008
+	CloseInvalidData     = 1007 // a close reason that is not UTF-8
+	ClosePolicy          = 1008 // a message too slow to arrive
 	CloseTooBig          = 1009
+	CloseTryAgainLater   = 1013 // shed: the server holds too many unfinished messages
 )
 
 // ProtocolError is a violation by the peer; Code is the close code it is answered with.
@@ -142,7 +144,7 @@ type reader struct {
 func (r *reader) feed(data []byte, emit func(op byte, payload []byte) error) error {
 	buf := data
 	if len(r.pend) > 0 {
-		r.pend = append(r.pend, data...)
+		r.pend = r.grow(r.pend, data)
 		buf = r.pend
 	}
 	for len(buf) > 0 {
@@ -206,6 +208,38 @@ func (r *reader) frame(h header, payload []byte, emit func(byte, []byte) error) 
 		return emit(h.op, payload)
 	}
 }
+
+// held is the memory the reader keeps for unfinished frames and messages
+// (allocated, not only filled).
+func (r *reader) held() int { return cap(r.pend) + cap(r.frag) }
+
+// received is what has arrived of unfinished frames and messages.
+func (r *reader) received() int { return len(r.pend) + len(r.frag) }
+
+// unfinished reports whether a frame or a fragmented message has begun.
+func (r *reader) unfinished() bool { return len(r.pend) > 0 || r.in }
+
+// grow appends data to pend. Capacity doubles as usual, but never past the
+// end of the frame pend holds when its header is known, so a large frame
+// costs its own size and not up to twice that.
+func (r *reader) grow(pend, data []byte) []byte {
+	need := len(pend) + len(data)
+	if need <= cap(pend) {
+		return append(pend, data...)
+	}
+	want := max(2*cap(pend), need)
+	if h, ok, err := parseHeader(pend); ok && err == nil && h.length <= r.max {
+		if end := h.size + int(h.length); end >= need && end < want {
+			want = end
+		}
+	}
+	out := make([]byte, len(pend), want)
+	copy(out, pend)
+	return append(out, data...)
+}
+
+// release drops what the reader holds (the connection ended).
+func (r *reader) release() { r.pend, r.frag, r.in = nil, nil, false }
 
 // keep stores the unparsed rest for the next feed, releasing memory when
 // nothing is left.

@@ -11,8 +11,8 @@ import (
 
 // Handler receives one connection's messages. Calls for one Conn never
 // overlap, and OnClose comes last and exactly once. Handlers run on the
-// poller's workers: they may write to any Conn, but should not block on
-// anything slower than a write.
+// poller's workers: they may write to any Conn (writes are queued and never
+// wait for the peer), but should not block.
 type Handler interface {
 	// OnMessage gets a complete binary message; msg is valid only during
 	// the call.
@@ -43,8 +43,24 @@ type Options struct {
 	IdleTimeout    time.Duration // default 90 s
 	SendTimeout    time.Duration // one write; default 10 s
 	Workers        int           // readers of ready sockets (epoll); default 64
-	Log            *slog.Logger
+	// MaxQueuedBytes bounds what waits to be written to one connection
+	// beside the message being written; default 8 MiB.
+	MaxQueuedBytes int64
+	// MessageTimeout bounds the time from a message's first byte to its
+	// last; default 30 s. MinMessageRate (bytes/s; default 1 KiB/s, -1 for
+	// none) applies to a message after its first 5 s.
+	MessageTimeout time.Duration
+	MinMessageRate int64
+	// MaxPendingBytes bounds the memory held for unfinished messages of all
+	// connections together; default 64 MiB.
+	MaxPendingBytes int64
+	// OnDrop, when set, is told each time the poller drops a connection by
+	// itself (Drop* reasons), e.g. to count them.
+	OnDrop func(reason string)
+	Log    *slog.Logger
 }
+
+const defaultMaxQueuedBytes = 8 << 20
 
 func (o *Options) defaults() {
 	if o.MaxMessageSize <= 0 {
@@ -58,6 +74,18 @@ func (o *Options) defaults() {
 	}
 	if o.Workers <= 0 {
 		o.Workers = 64
+	}
+	if o.MaxQueuedBytes <= 0 {
+		o.MaxQueuedBytes = defaultMaxQueuedBytes
+	}
+	if o.MessageTimeout <= 0 {
+		o.MessageTimeout = 30 * time.Second
+	}
+	if o.MinMessageRate == 0 {
+		o.MinMessageRate = 1 << 10
+	}
+	if o.MaxPendingBytes <= 0 {
+		o.MaxPendingBytes = 64 << 20
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -79,6 +107,10 @@ type conns struct {
 	stop     chan struct{}
 	sweeping sync.WaitGroup
 	finished atomic.Int64
+
+	pending atomic.Int64   // bytes of unfinished messages, all connections
+	shedMu  sync.Mutex     // one shedder at a time
+	writers sync.WaitGroup // connections' writer goroutines
 }
 
 func newConns(opts Options) *conns {
@@ -93,7 +125,7 @@ func newConns(opts Options) *conns {
 // handshake) are consumed here, before any worker can see c; ok is false
 // when they already ended it.
 func (s *conns) add(c *Conn, h Handler) (ok bool, err error) {
-	c.h, c.sendTTL = h, s.opts.SendTimeout
+	c.h, c.srv, c.sendTTL = h, s, s.opts.SendTimeout
 	c.r.max = s.opts.MaxMessageSize
 	c.touch()
 	s.mu.Lock()
@@ -117,14 +149,19 @@ func (s *conns) add(c *Conn, h Handler) (ok bool, err error) {
 	return true, nil
 }
 
-// finish ends c: OnClose, then the socket is closed and forgotten.
+// finish ends c: what it held of unfinished messages is released, OnClose
+// is called, then the socket is closed and forgotten. Releasing first
+// means the poller's total no longer counts c once its handler hears of
+// the end.
 func (s *conns) finish(c *Conn, err error) {
 	c.closing.Store(true)
 	if errors.Is(err, errPeerClosed) {
 		err = nil
 	}
+	s.unhold(c)
+	c.r.release()
 	c.h.OnClose(c, err)
-	_ = c.nc.Close()
+	c.release()
 	s.mu.Lock()
 	delete(s.live, c.id)
 	if s.closed && len(s.live) == 0 && s.empty != nil {
@@ -159,20 +196,23 @@ func (s *conns) readLoop(c *Conn) {
 // sweep closes connections that have been idle too long.
 func (s *conns) sweep() {
 	defer s.sweeping.Done()
-	every := min(max(s.opts.IdleTimeout/4, 50*time.Millisecond), 10*time.Second)
+	every := min(max(min(s.opts.IdleTimeout, s.opts.MessageTimeout)/4, 50*time.Millisecond), 10*time.Second)
 	t := time.NewTicker(every)
 	defer t.Stop()
-	var idle []*Conn
+	var idle, slow []*Conn
+	var why []string
 	for {
 		select {
 		case <-s.stop:
 			return
 		case now := <-t.C:
 			limit := now.Add(-s.opts.IdleTimeout).UnixNano()
-			idle = idle[:0]
+			idle, slow, why = idle[:0], slow[:0], why[:0]
 			s.mu.Lock()
 			for _, c := range s.live {
-				if c.lastActive.Load() < limit {
+				if r := s.slowMessage(c, now.UnixNano()); r != "" {
+					slow, why = append(slow, c), append(why, r)
+				} else if c.lastActive.Load() < limit {
 					idle = append(idle, c)
 				}
 			}
@@ -181,7 +221,16 @@ func (s *conns) sweep() {
 				s.opts.Log.Debug("closing idle websocket", "remote", c.RemoteAddr())
 				_ = c.Close()
 			}
+			for i, c := range slow {
+				if c.closing.Load() {
+					continue
+				}
+				s.opts.Log.Debug("closing websocket: message too slow", "remote", c.RemoteAddr(), "reason", why[i])
+				s.dropped(DropSlowMessage)
+				_ = c.CloseWith(ClosePolicy, why[i])
+			}
 			clear(idle)
+			clear(slow)
 		}
 	}
 }
@@ -207,11 +256,18 @@ func (s *conns) closeAll(ctx context.Context) error {
 	for _, c := range all {
 		_ = c.Close()
 	}
-	if empty == nil {
-		return nil
+	if empty != nil {
+		select {
+		case <-empty:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
+	// Writers end within their frame's deadline once their socket is closed.
+	written := make(chan struct{})
+	go func() { s.writers.Wait(); close(written) }()
 	select {
-	case <-empty:
+	case <-written:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -245,3 +301,6 @@ func (s *conns) snapshot() []*Conn {
 	}
 	return out
 }
+
+// pendingBytes is the total of unfinished messages held (tests, diagnostics).
+func (s *conns) pendingBytes() int64 { return s.pending.Load() }

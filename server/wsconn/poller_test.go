@@ -39,8 +39,12 @@ func (e *echo) OnMessage(c *Conn, msg []byte) {
 	e.mu.Lock()
 	e.msgs++
 	e.mu.Unlock()
-	if string(msg) == "close-me" {
+	switch string(msg) {
+	case "close-me":
 		_ = c.Close()
+		return
+	case "big": // a large answer, for peers that do not read
+		_ = c.WriteOwned(make([]byte, 1<<20))
 		return
 	}
 	_ = c.WriteMessage(msg)
@@ -266,6 +270,9 @@ func testPoller(t *testing.T, name string, mk func(Options) Poller, useTLS bool)
 					{clientFrame(true, opText, []byte("hi")), CloseUnsupportedData},
 					{clientFrame(true, opBinary, make([]byte, 1001))[:20], CloseTooBig},
 					{[]byte{0x82, 0x01, 'x'}, CloseProtocolError},
+					{clientFrame(true, opClose, []byte{0x03}), CloseProtocolError},                 // 1-byte close payload
+					{clientFrame(true, opClose, []byte{0x03, 0xec}), CloseProtocolError},           // 1004 is reserved
+					{clientFrame(true, opClose, []byte{0x03, 0xe8, 0xff, 0xfe}), CloseInvalidData}, // reason not UTF-8
 				} {
 					nc, br := f.rawDial(t, nil)
 					nc.Write(tt.frame)

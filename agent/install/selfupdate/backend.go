@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/hashicorp/go-version"
 	"github.com/open-telemetry/opamp-go/protobufs"
@@ -50,6 +51,13 @@ type Options struct {
 	// that the service manager starts the binary now in place: after the
 	// new one was applied, and after a rollback restored the old one.
 	RequestRestart func(reason string)
+	// StableFor is how long the new updater must run after the restart
+	// into it before the update is confirmed (default 1 min).
+	StableFor time.Duration
+	// MaxStarts is how many starts of the new binary may fail to get
+	// there (it crashed, or was stopped) before it is rolled back
+	// (default 3).
+	MaxStarts int
 }
 
 // Validate reports every invalid option.
@@ -57,6 +65,9 @@ func (o Options) Validate() error {
 	var errs []error
 	if _, err := version.NewVersion(o.Version); err != nil {
 		errs = append(errs, fmt.Errorf("updater version %q: %w", o.Version, err))
+	}
+	if o.StableFor < 0 || o.MaxStarts < 0 {
+		errs = append(errs, fmt.Errorf("self-update: stable-for %s and max starts %d must not be negative", o.StableFor, o.MaxStarts))
 	}
 	if o.RequestRestart == nil {
 		errs = append(errs, errors.New("self-update: a restart request function is required"))
@@ -71,6 +82,7 @@ type Backend struct {
 	env       install.Env
 	log       *slog.Logger
 	committed install.Installed // what this process committed, for its hash
+	started   time.Time         // when this updater started (NewBackend)
 }
 
 var _ install.Backend = (*Backend)(nil)
@@ -83,7 +95,13 @@ func NewBackend(opts Options) (*Backend, error) {
 	if opts.VersionArgs == nil {
 		opts.VersionArgs = []string{"--version"}
 	}
-	return &Backend{o: opts, log: slog.New(slog.DiscardHandler)}, nil
+	if opts.StableFor == 0 {
+		opts.StableFor = time.Minute
+	}
+	if opts.MaxStarts == 0 {
+		opts.MaxStarts = 3
+	}
+	return &Backend{o: opts, log: slog.New(slog.DiscardHandler), started: time.Now()}, nil
 }
 
 // Provision implements install.Provisioner.
@@ -164,14 +182,30 @@ func (b *Backend) Activate(_ context.Context, t *install.Txn) error {
 	return install.ErrRestart
 }
 
-// Gate runs at the start after the swap: the running updater must report
-// the offered version.
-func (b *Backend) Gate(_ context.Context, t *install.Txn) error {
+// GatesLive implements install.LiveGater: the new updater is judged while
+// it runs.
+func (b *Backend) GatesLive() bool { return true }
+
+// Gate runs from the start after the swap, beside the running updater: it
+// must report the offered version, not be a binary that keeps being
+// restarted, and stay up StableFor.
+func (b *Backend) Gate(ctx context.Context, t *install.Txn) error {
 	rec := t.Record()
 	if !install.SameVersion(b.o.Version, rec.Version) {
 		return install.Failf(install.Artifact, "after the update the running updater reports version %q, expected %q", b.o.Version, rec.Version)
 	}
-	return nil
+	if p, err := b.u.Pending(); err == nil && p != nil && p.Starts > b.o.MaxStarts {
+		return install.Failf(install.Artifact, "the new updater %s was started %d times without staying up %s (it crashes or is stopped)",
+			rec.Version, p.Starts, b.o.StableFor)
+	}
+	wait := time.NewTimer(b.o.StableFor - time.Since(b.started))
+	defer wait.Stop()
+	select {
+	case <-wait.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err() // judged again at the next start
+	}
 }
 
 // Commit forgets the pending marker: the new binary stays.
@@ -225,8 +259,10 @@ func (b *Backend) Recover(_ context.Context, t *install.Txn) (install.Resume, er
 		if p, err := b.u.Pending(); err != nil || p == nil {
 			return install.Abandon, nil
 		}
+		b.countStart()
 		return install.Gate, nil
 	case cpApplied:
+		b.countStart()
 		return install.Gate, nil
 	case cpRestored:
 		return install.RollBack, nil
@@ -244,6 +280,15 @@ func (b *Backend) Adopt() (*journal.Record, error) {
 	}
 	return &journal.Record{ID: "adopted", Kind: Kind, Package: install.SelfPackage, Version: p.To, Hash: p.Hash,
 		OfferHash: p.OfferHash, Step: cpApplied, PrevVersion: p.From, Started: p.Applied}, nil
+}
+
+// countStart records this start of a binary that is being judged.
+func (b *Backend) countStart() {
+	if n, err := b.u.CountStart(); err != nil {
+		b.log.Warn("the start of the new updater is not counted", "err", err)
+	} else if n > 1 {
+		b.log.Warn("the new updater starts again before its self-update was confirmed", "starts", n, "rolled back after", b.o.MaxStarts)
+	}
 }
 
 func (b *Backend) removeStage(rec *journal.Record) {

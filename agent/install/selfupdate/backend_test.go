@@ -94,8 +94,10 @@ func TestSelfUpdate(t *testing.T) {
 			}
 			eng.Close()
 
-			// The service manager starts the binary now in place.
+			// The service manager starts the binary now in place; it is
+			// judged while it runs.
 			eng = startEngine(t, s, state, restarts)
+			installtest.WaitIdle(t, eng)
 			st := selfStatus(t, eng)
 			if !tc.broken {
 				if st.GetStatus() != stInstalled || st.AgentHasVersion != "0.2.0" || !bytes.Equal(st.ServerOfferedHash, wantOffered) ||
@@ -171,6 +173,7 @@ func TestAdoptsAMarkerWithoutJournal(t *testing.T) {
 			}
 			restarts := make(chan string, 2)
 			eng := startEngine(t, s, state, restarts)
+			installtest.WaitIdle(t, eng)
 			st := selfStatus(t, eng)
 			if st.GetStatus() != tc.status || st.ServerOfferedVersion != "0.2.0" || !bytes.Equal(st.ServerOfferedHash, sum[:]) {
 				t.Fatalf("status %v, want %v for 0.2.0 naming the content hash", st, tc.status)

@@ -139,7 +139,7 @@ func engineFor(cfg json.RawMessage, log *slog.Logger, restart func(string), mod 
 	if v == "" {
 		return nil, fmt.Errorf("%s reports no version", c.Exe)
 	}
-	b, err := NewBackend(Options{Version: v, Executable: c.Exe, RequestRestart: restart})
+	b, err := NewBackend(Options{Version: v, Executable: c.Exe, RequestRestart: restart, StableFor: 300 * time.Millisecond})
 	if err != nil {
 		return nil, err
 	}

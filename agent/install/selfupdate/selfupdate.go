@@ -1,9 +1,11 @@
 // Package selfupdate is the install back-end for the updater itself (the
 // TopLevel package "myriarch-updater"): it replaces the running updater's
-// executable with a verified new binary (github.com/minio/selfupdate does
-// the rename dance, including Windows, where a running .exe can be renamed
-// but not deleted) and confirms or rolls back the replacement at the next
-// start.
+// executable with a verified new binary and confirms or rolls back the
+// replacement at the next start. On Unix the old binary is hard-linked to
+// the backup and the new one renamed over the executable in one step, so
+// the executable is never missing; on Windows, where a running .exe can be
+// renamed but not overwritten, github.com/minio/selfupdate does the rename
+// dance (replace_*.go).
 //
 // Its part of the transaction (agent/install runs the rest: admission,
 // download, verification, journal, quarantine, statuses):
@@ -13,15 +15,16 @@
 //	  records a pending marker (fsync'ed) and swaps the binary; the updater
 //	  is asked to exit (RequestRestart) so the service manager starts the
 //	  new binary
-//	health gate (at that start): the running updater reports the offered
-//	  version
+//	health gate (from that start, while the updater runs): the running
+//	  updater reports the offered version and stays up StableFor; a binary
+//	  started more than MaxStarts times without getting there (it crashes,
+//	  the service manager restarts it) is rolled back
 //	commit: the marker is removed
 //	rollback: the saved binary is put back and the updater asked to exit
 //	  again, so the old one runs
 package selfupdate
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -30,8 +33,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	minio "github.com/minio/selfupdate"
 
 	"github.com/myriarch/myriarch/agent/journal"
 )
@@ -43,7 +44,9 @@ type Pending struct {
 	Hash string `json:"hash"` // hex SHA-256 of the new binary artifact
 	// OfferHash is the offer's PackageAvailable.hash (hex), reported as
 	// server_offered_hash; "" in markers written before it existed.
-	OfferHash  string    `json:"offer_hash,omitempty"`
+	OfferHash string `json:"offer_hash,omitempty"`
+	// Starts counts the starts of the new binary while it is judged.
+	Starts     int       `json:"starts,omitempty"`
 	Executable string    `json:"executable"`
 	Backup     string    `json:"backup"`
 	Applied    time.Time `json:"applied"`
@@ -99,7 +102,8 @@ func (u *Updater) backupPath() string {
 
 // Apply replaces the executable with newBinary (already verified by the
 // caller) and records the pending update. On error the old executable is in
-// place (or RollbackError-level trouble is reported in the error).
+// place and nothing is pending, unless the error says putting it back
+// failed too (Windows); the marker then stays for the next start.
 func (u *Updater) Apply(newBinary, from, to, hash, offerHash string) error {
 	backup := u.backupPath()
 	p := &Pending{From: from, To: to, Hash: hash, OfferHash: offerHash, Executable: u.exe, Backup: backup, Applied: time.Now().UTC()}
@@ -117,16 +121,12 @@ func (u *Updater) Apply(newBinary, from, to, hash, offerHash string) error {
 	if st != nil {
 		mode = st.Mode().Perm()
 	}
-	// The old binary moves (rename, never copy) to backup: the running
-	// process keeps its inode, and the backup is byte-identical.
-	os.Remove(backup)
-	err = minio.Apply(f, minio.Options{TargetPath: u.exe, TargetMode: mode, OldSavePath: backup})
-	if err != nil {
-		if rerr := minio.RollbackError(err); rerr != nil {
-			return fmt.Errorf("selfupdate: apply failed and restoring the old binary failed too (%v): %w", rerr, err)
+	// The old binary is kept as backup (see replaceExecutable, per OS).
+	if changed, err := replaceExecutable(f, u.exe, backup, mode); err != nil {
+		if !changed {
+			journal.Remove(u.markerPath()) // nothing to confirm or roll back
 		}
-		journal.Remove(u.markerPath())
-		return fmt.Errorf("selfupdate: apply: %w", err)
+		return err
 	}
 	return journal.SyncDir(filepath.Dir(u.exe))
 }
@@ -161,15 +161,31 @@ func (u *Updater) Restore() (bool, error) {
 	if same, _ := sameContent(backup, u.exe); same {
 		return true, nil
 	}
-	b, err := os.ReadFile(backup)
+	f, err := os.Open(backup)
 	if err != nil {
 		return true, fmt.Errorf("selfupdate: read backup: %w", err)
 	}
-	// OldSavePath empty: the failed binary is deleted (hidden on Windows).
-	if err := minio.Apply(bytes.NewReader(b), minio.Options{TargetPath: u.exe}); err != nil {
+	defer f.Close()
+	mode := os.FileMode(0o755)
+	if st, err := f.Stat(); err == nil {
+		mode = st.Mode().Perm()
+	}
+	// No new backup: the failed binary goes.
+	if _, err := replaceExecutable(f, u.exe, "", mode); err != nil {
 		return true, fmt.Errorf("selfupdate: restore %s: %w", backup, err)
 	}
 	return true, journal.SyncDir(filepath.Dir(u.exe))
+}
+
+// CountStart records one more start of the new binary in the marker and
+// returns the count (0 when nothing is pending).
+func (u *Updater) CountStart() (int, error) {
+	p, err := u.Pending()
+	if err != nil || p == nil {
+		return 0, err
+	}
+	p.Starts++
+	return p.Starts, writePending(u.markerPath(), p)
 }
 
 // Finish forgets the pending update (confirmed or rolled back).

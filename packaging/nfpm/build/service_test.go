@@ -131,7 +131,7 @@ func TestDefaultConfig(t *testing.T) {
 		got[m[i].Value] = m[i+1].Value
 	}
 	wantKeys := []string{"data_dir", "store", "listen", "admin_listen", "estate", "estate_poll", "tls_cert", "tls_key", "client_ca",
-		"admin_token_file", "public_url", "heartbeat", "log_format", "log_level", "insecure_listen"}
+		"admin_token_file", "public_url", "heartbeat", "registrations_per_minute", "prune_after", "log_format", "log_level", "insecure_listen"}
 	slices.Sort(keys)
 	slices.Sort(wantKeys)
 	if !slices.Equal(keys, wantKeys) {

@@ -26,7 +26,7 @@ const chunk = 5000
 // batches lock rows in the same order (a deadlock, should one still
 // happen, is retried).
 func (d *DB) Write(ctx context.Context, b store.Batch) error {
-	if len(b.Agents) == 0 && len(b.LastSeen) == 0 && len(b.Events) == 0 && len(b.Reports) == 0 && len(b.Relayed) == 0 &&
+	if len(b.Delete) == 0 && len(b.Agents) == 0 && len(b.LastSeen) == 0 && len(b.Events) == 0 && len(b.Reports) == 0 && len(b.Relayed) == 0 &&
 		len(b.Connected) == 0 && len(b.Disconnected) == 0 {
 		return nil
 	}
@@ -34,6 +34,17 @@ func (d *DB) Write(ctx context.Context, b store.Batch) error {
 	seen := sortedKeys(b.LastSeen)
 	evUIDs := sortedKeys(b.Events)
 	return d.inTx(ctx, func(tx pgx.Tx) error {
+		if len(b.Delete) > 0 {
+			gone := make([][]byte, len(b.Delete))
+			for i := range b.Delete {
+				gone[i] = b.Delete[i][:]
+			}
+			for _, table := range []string{"events", "relayed_events", "reports", "offers", "config_assignments", "agents"} {
+				if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE uid = ANY($1::bytea[])`, gone); err != nil {
+					return fmt.Errorf("forget agents (%s): %w", table, err)
+				}
+			}
+		}
 		for lo := 0; lo < len(agents); lo += chunk {
 			if err := upsertAgents(ctx, tx, agents[lo:min(lo+chunk, len(agents))]); err != nil {
 				return err

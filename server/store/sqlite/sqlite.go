@@ -9,10 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/myriarch/myriarch/internal/fileperm"
 	"github.com/myriarch/myriarch/internal/intern"
 	"github.com/myriarch/myriarch/server/store"
 	"github.com/myriarch/myriarch/server/tokens"
@@ -28,9 +30,15 @@ type DB struct {
 
 var _ store.Store = (*DB)(nil)
 
-// Open opens (creating if needed) <dir>/myriarch.db and migrates it.
+// Open opens (creating if needed) <dir>/myriarch.db and migrates it. The
+// database and its -wal and -shm files are readable by the server's user
+// only: it is created so (SQLite gives its other files the database's
+// mode), and looser modes are tightened.
 func Open(ctx context.Context, dir string) (*DB, error) {
 	path := filepath.Join(dir, "myriarch.db")
+	if err := private(path); err != nil {
+		return nil, err
+	}
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -205,7 +213,7 @@ func (d *DB) loadEvents(ctx context.Context, keepEvents int) (map[[16]byte][]sto
 }
 
 func (d *DB) Write(ctx context.Context, b store.Batch) (err error) {
-	if len(b.Agents) == 0 && len(b.LastSeen) == 0 && len(b.Events) == 0 && len(b.Reports) == 0 && len(b.Relayed) == 0 &&
+	if len(b.Delete) == 0 && len(b.Agents) == 0 && len(b.LastSeen) == 0 && len(b.Events) == 0 && len(b.Reports) == 0 && len(b.Relayed) == 0 &&
 		len(b.Connected) == 0 && len(b.Disconnected) == 0 {
 		return nil
 	}
@@ -218,6 +226,14 @@ func (d *DB) Write(ctx context.Context, b store.Batch) (err error) {
 			tx.Rollback()
 		}
 	}()
+	for _, uid := range b.Delete {
+		for _, q := range []string{`DELETE FROM events WHERE uid = ?`, `DELETE FROM relayed_events WHERE uid = ?`, `DELETE FROM reports WHERE uid = ?`,
+			`DELETE FROM offers WHERE uid = ?`, `DELETE FROM config_assignments WHERE uid = ?`, `DELETE FROM agents WHERE uid = ?`} {
+			if _, err := tx.ExecContext(ctx, q, uid[:]); err != nil {
+				return fmt.Errorf("forget agent %x: %w", uid, err)
+			}
+		}
+	}
 	if len(b.Agents) > 0 {
 		st, err := tx.PrepareContext(ctx, `INSERT INTO agents(uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra)
 			VALUES(?,?,?,?,?,?,?,?,?,?,?)
@@ -325,6 +341,22 @@ func (d *DB) ListState(ctx context.Context, prefix string) (map[string][]byte, e
 		out[k] = v
 	}
 	return out, rows.Err()
+}
+
+// private creates the database file with mode 0600 when it does not exist
+// and tightens the database's files to 0600.
+func private(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if _, _, err := fileperm.Tighten(p, 0o600); err != nil {
+			return fmt.Errorf("restrict %s to its owner: %w", p, err)
+		}
+	}
+	return nil
 }
 
 func nonNil(b []byte) []byte {

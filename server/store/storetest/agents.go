@@ -128,3 +128,44 @@ func testStaleUpsertIgnored(t *testing.T, h *handle) {
 		t.Fatalf("a row as new as the stored one was not written: %+v", got[cur.UID])
 	}
 }
+
+// testDelete: a deleted agent leaves no row, event, configuration
+// assignment, offer record, report or relayed event; one deleted and registered again in one batch is stored anew.
+func testDelete(t *testing.T, h *handle) {
+	now := time.Unix(1700000000, 0).UTC()
+	gone, back, kept := agent(1, now), agent(2, now), agent(3, now)
+	ev := []store.Event{{Seq: 1, Time: now, Type: "registered", Message: "x"}}
+	must(t, h.db.Write(ctx, store.Batch{Agents: []store.Agent{gone, back, kept},
+		Events: map[[16]byte][]store.Event{gone.UID: ev, back.UID: ev, kept.UID: ev}}))
+	must(t, h.db.WriteConfigs(ctx, store.ConfigBatch{Assignments: map[[16]byte][]byte{gone.UID: []byte(`{"assigned":"h1"}`)}}))
+	must(t, h.db.WriteOffers(ctx, map[[16]byte][]byte{gone.UID: []byte(`{"state":"offered"}`)}))
+	must(t, h.db.Write(ctx, store.Batch{Reports: []store.Report{{UID: gone.UID, Feature: "config", At: now, Data: []byte("r")}},
+		Relayed: map[[16]byte][]store.Event{gone.UID: ev}}))
+	again := back
+	again.Kind, again.LastSeen = "collector", now.Add(-time.Hour) // older: a stale upsert would be ignored
+	must(t, h.db.Write(ctx, store.Batch{Delete: [][16]byte{gone.UID, back.UID}, Agents: []store.Agent{again}}))
+	for _, db := range []store.Store{h.db, h.restart()} {
+		agents, events := loadAll(t, db, 10)
+		if _, ok := agents[gone.UID]; ok || len(events[gone.UID]) != 0 {
+			t.Errorf("deleted agent still stored: %v, %d events", ok, len(events[gone.UID]))
+		}
+		if a, ok := agents[back.UID]; !ok || !sameAgent(a, again) || len(events[back.UID]) != 0 {
+			t.Errorf("agent deleted and registered again: %v %+v, %d events", ok, a, len(events[back.UID]))
+		}
+		if _, ok := agents[kept.UID]; !ok || len(events[kept.UID]) != 1 {
+			t.Error("an agent not deleted was touched")
+		}
+		if as, _, err := db.LoadConfigs(ctx); err != nil || len(as) != 0 {
+			t.Errorf("assignments left of a deleted agent: %v %v", as, err)
+		}
+		if offers, err := db.LoadOffers(ctx); err != nil || len(offers) != 0 {
+			t.Errorf("offer records left of a deleted agent: %v %v", offers, err)
+		}
+		if reports, err := db.LoadReports(ctx, nil); err != nil || len(reports) != 0 {
+			t.Errorf("reports left of a deleted agent: %v %v", reports, err)
+		}
+		if waiting, err := db.RelayedAgents(ctx); err != nil || len(waiting) != 0 {
+			t.Errorf("relayed events left of a deleted agent: %v %v", waiting, err)
+		}
+	}
+}

@@ -26,6 +26,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"Tokens", testTokens},
 		{"AgentsRoundTrip", testAgentsRoundTrip},
 		{"LastSeenOnlyMovesForward", testLastSeen},
+		{"Delete", testDelete},
 		{"StaleUpsertIgnored", testStaleUpsertIgnored},
 		{"EventsBounded", testEventsBounded},
 		{"LoadKeepsNewestEvents", testLoadKeepsNewestEvents},

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestValidateWarns: a configuration under which every offer is refused is
+// valid, and validate says what it will do.
+func TestValidateWarns(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "updater.yaml")
+	body := "server:\n  endpoint: ws://127.0.0.1:4320/v1/opamp\n  token_file: " + filepath.Join(dir, "token") +
+		"\nstate_dir: " + filepath.Join(dir, "state") + "\n"
+	os.WriteFile(filepath.Join(dir, "token"), []byte("t\n"), 0o600)
+	os.WriteFile(cfg, []byte(body), 0o600)
+	code, stdout, stderr := runCmd(t, "validate", "--config", cfg)
+	if code != 0 || !strings.Contains(stdout, "valid") ||
+		!strings.Contains(stdout, "warning: trust: require_signature is true and trust.minisign_public_keys is empty: every package offer will be refused") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+}

@@ -1,0 +1,4 @@
+package console
+
+// LoginBurst is the failed logins a source may make at once (tests).
+const LoginBurst = loginBurst
