@@ -45,9 +45,15 @@ func (d *DB) Write(ctx context.Context, b store.Batch) error {
 				}
 			}
 		}
-		for lo := 0; lo < len(agents); lo += chunk {
-			if err := upsertAgents(ctx, tx, agents[lo:min(lo+chunk, len(agents))]); err != nil {
-				return err
+		full, eventsOnly := splitEventsOnly(agents)
+		for _, rows := range []struct {
+			agents     []store.Agent
+			eventsOnly bool
+		}{{full, false}, {eventsOnly, true}} {
+			for lo := 0; lo < len(rows.agents); lo += chunk {
+				if err := upsertAgents(ctx, tx, rows.agents[lo:min(lo+chunk, len(rows.agents))], rows.eventsOnly); err != nil {
+					return err
+				}
 			}
 		}
 		for lo := 0; lo < len(seen); lo += chunk {
@@ -77,7 +83,22 @@ func (d *DB) Write(ctx context.Context, b store.Batch) error {
 	})
 }
 
-func upsertAgents(ctx context.Context, tx pgx.Tx, agents []store.Agent) error {
+// splitEventsOnly separates the rows written only to accompany events
+// (store.Agent.EventsOnly), keeping each part's order.
+func splitEventsOnly(agents []store.Agent) (full, eventsOnly []store.Agent) {
+	for _, a := range agents {
+		if a.EventsOnly {
+			eventsOnly = append(eventsOnly, a)
+		} else {
+			full = append(full, a)
+		}
+	}
+	return full, eventsOnly
+}
+
+// upsertAgents writes rows newer than (or as new as) the stored ones; with
+// eventsOnly, rows accompanying events, stored only where none is.
+func upsertAgents(ctx context.Context, tx pgx.Tx, agents []store.Agent, eventsOnly bool) error {
 	n := len(agents)
 	var (
 		uids, descs, healths, extras        = make([][]byte, n), make([][]byte, n), make([][]byte, n), make([][]byte, n)
@@ -96,12 +117,16 @@ func upsertAgents(ctx context.Context, tx pgx.Tx, agents []store.Agent) error {
 			labelSet[i] = string(l)
 		}
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO agents(uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra)
-		SELECT * FROM unnest($1::bytea[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::int8[], $7::bytea[], $8::text[], $9::int8[], $10::int8[], $11::bytea[])
-		ON CONFLICT (uid) DO UPDATE SET cred_kind=excluded.cred_kind, cred_id=excluded.cred_id, kind=excluded.kind,
+	conflict := `ON CONFLICT (uid) DO UPDATE SET cred_kind=excluded.cred_kind, cred_id=excluded.cred_id, kind=excluded.kind,
 		description=excluded.description, capabilities=excluded.capabilities, health=excluded.health,
 		token_labels=excluded.token_labels, first_seen=excluded.first_seen, last_seen=excluded.last_seen, extra=excluded.extra
-		WHERE agents.last_seen <= excluded.last_seen`,
+		WHERE agents.last_seen <= excluded.last_seen`
+	if eventsOnly {
+		conflict = `ON CONFLICT (uid) DO NOTHING`
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO agents(uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra)
+		SELECT * FROM unnest($1::bytea[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::int8[], $7::bytea[], $8::text[], $9::int8[], $10::int8[], $11::bytea[])
+		`+conflict,
 		uids, credKinds, credIDs, kinds, descs, caps, healths, labelSet, firsts, lasts, extras)
 	if err != nil {
 		return fmt.Errorf("agents: %w", err)

@@ -235,8 +235,9 @@ func (d *DB) Write(ctx context.Context, b store.Batch) (err error) {
 		}
 	}
 	if len(b.Agents) > 0 {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO agents(uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra)
-			VALUES(?,?,?,?,?,?,?,?,?,?,?)
+		const insert = `INSERT INTO agents(uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra)
+			VALUES(?,?,?,?,?,?,?,?,?,?,?)`
+		st, err := tx.PrepareContext(ctx, insert+`
 			ON CONFLICT(uid) DO UPDATE SET cred_kind=excluded.cred_kind, cred_id=excluded.cred_id, kind=excluded.kind,
 			description=excluded.description, capabilities=excluded.capabilities, health=excluded.health,
 			token_labels=excluded.token_labels, first_seen=excluded.first_seen, last_seen=excluded.last_seen, extra=excluded.extra
@@ -245,7 +246,18 @@ func (d *DB) Write(ctx context.Context, b store.Batch) (err error) {
 			return err
 		}
 		defer st.Close()
+		// A row accompanying events only is stored when missing, never
+		// over the stored one (store.Agent.EventsOnly).
+		missing, err := tx.PrepareContext(ctx, insert+` ON CONFLICT(uid) DO NOTHING`)
+		if err != nil {
+			return err
+		}
+		defer missing.Close()
 		for _, a := range b.Agents {
+			st := st
+			if a.EventsOnly {
+				st = missing
+			}
 			labels, _ := json.Marshal(a.TokenLabels)
 			if a.TokenLabels == nil {
 				labels = []byte("{}")

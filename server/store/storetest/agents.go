@@ -129,6 +129,35 @@ func testStaleUpsertIgnored(t *testing.T, h *handle) {
 	}
 }
 
+// testEventsOnlyRow: a row written only to accompany events (EventsOnly)
+// is stored when the agent has none, and otherwise changes nothing of the
+// stored one, however new its last-seen time: the instance writing it may
+// hold an older copy of an agent connected to another instance.
+func testEventsOnlyRow(t *testing.T, h *handle) {
+	now := time.Unix(1700000000, 0).UTC()
+	cur, missing := agent(1, now), agent(2, now)
+	must(t, h.db.Write(ctx, store.Batch{Agents: []store.Agent{cur}}))
+	stale := cur
+	stale.LastSeen, stale.Description, stale.Kind, stale.EventsOnly = now.Add(time.Minute), []byte("older description"), "updater", true
+	fresh := missing
+	fresh.EventsOnly = true
+	ev := []store.Event{{Seq: 1, Time: now, Type: "offer_offered", Message: "offer up_to_date → offered"}}
+	must(t, h.db.Write(ctx, store.Batch{Agents: []store.Agent{stale, fresh}, KeepEvent: 10,
+		Events: map[[16]byte][]store.Event{cur.UID: ev, missing.UID: ev}}))
+	for _, db := range []store.Store{h.db, h.restart()} {
+		got, events := loadAll(t, db, 10)
+		if !sameAgent(got[cur.UID], cur) {
+			t.Fatalf("a row accompanying events changed the stored one: %+v", got[cur.UID])
+		}
+		if a, ok := got[missing.UID]; !ok || !sameAgent(a, missing) {
+			t.Fatalf("a row accompanying events of an unstored agent: %v %+v", ok, a)
+		}
+		if len(events[cur.UID]) != 1 || len(events[missing.UID]) != 1 {
+			t.Fatalf("events %d and %d, want 1 and 1", len(events[cur.UID]), len(events[missing.UID]))
+		}
+	}
+}
+
 // testDelete: a deleted agent leaves no row, event, configuration
 // assignment, offer record, report or relayed event; one deleted and registered again in one batch is stored anew.
 func testDelete(t *testing.T, h *handle) {

@@ -28,6 +28,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"LastSeenOnlyMovesForward", testLastSeen},
 		{"Delete", testDelete},
 		{"StaleUpsertIgnored", testStaleUpsertIgnored},
+		{"EventsOnlyRow", testEventsOnlyRow},
 		{"EventsBounded", testEventsBounded},
 		{"LoadKeepsNewestEvents", testLoadKeepsNewestEvents},
 		{"EventsExact", testEventsExact},
