@@ -66,5 +66,5 @@ func (r *Registry) tokenLabelsOf(id string) map[string]string {
 	for k, v := range l {
 		out[k] = v
 	}
-	return out
+	return r.labelSets.share(out)
 }

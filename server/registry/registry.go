@@ -108,6 +108,7 @@ type Registry struct {
 	done    chan struct{}
 
 	registrations *registrationLimit // nil without a bound
+	labelSets     labelSets          // equal label maps shared among agents
 }
 
 // TokenInfo answers what the registry needs to know about enrollment tokens.
@@ -188,7 +189,7 @@ func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, event
 		kind:         Kind(rec.Kind),
 		descBytes:    rec.Description,
 		capabilities: rec.Capabilities,
-		tokenLabels:  rec.TokenLabels,
+		tokenLabels:  r.labelSets.share(rec.TokenLabels),
 		instance:     rec.Instance,
 		persisted:    true,
 		firstSeen:    rec.FirstSeen,
@@ -484,7 +485,7 @@ func (r *Registry) relabelLocked(a *agent) {
 	for k, v := range r.inventory.ByUID[a.uid] {
 		labels[k] = v
 	}
-	a.labels = labels
+	a.labels = r.labelSets.share(labels)
 	a.view = attributes.View(a.identifying, a.nonIdent, labels)
 	a.host = a.view[HostKey]
 }
