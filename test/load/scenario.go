@@ -89,15 +89,22 @@ func (r *runner) mem(label string) procSample {
 	gor, _ := r.srv.metric("go_goroutines")
 	r.reportf("  %s: myriarchd RSS %.1f MiB (%.1f KB/agent; Go heap in use %.1f MiB, stacks %.1f MiB, %.0f goroutines), load generator RSS %.1f MiB, %d goroutines\n",
 		label, float64(ps.rssKB)/1024, float64(ps.rssKB)*1.024/float64(r.c.agents), heap/(1<<20), stack/(1<<20), gor, float64(self.rssKB)/1024, runtime.NumGoroutine())
-	if r.c.profileDir != "" {
-		path := filepath.Join(r.c.profileDir, "heap-"+strings.ReplaceAll(label, " ", "-")+".pb.gz")
-		if err := r.srv.saveProfile("heap", path); err != nil {
-			r.reportf("  heap profile: %v\n", err)
-		} else {
-			r.reportf("  heap profile: %s\n", path)
-		}
-	}
+	r.saveHeap(r.srv, label)
 	return ps
+}
+
+// saveHeap saves s's heap profile into -profile (when given), named after
+// the memory sample's label.
+func (r *runner) saveHeap(s *server, label string) {
+	if r.c.profileDir == "" {
+		return
+	}
+	path := filepath.Join(r.c.profileDir, "heap-"+strings.ReplaceAll(label, " ", "-")+".pb.gz")
+	if err := s.saveProfile("heap", path); err != nil {
+		r.reportf("  heap profile: %v\n", err)
+	} else {
+		r.reportf("  heap profile: %s\n", path)
+	}
 }
 
 func (r *runner) ramp(ctx context.Context) error {
