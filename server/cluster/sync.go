@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -427,6 +428,10 @@ func (s *Sync) roleLoop() {
 
 func (s *Sync) lead(ctx context.Context) error {
 	t0 := time.Now()
+	caught, err := s.catchUp(ctx)
+	if err != nil {
+		return err
+	}
 	for _, d := range s.opts.Deciders {
 		if err := d.Lead(ctx); err != nil {
 			return err
@@ -440,8 +445,21 @@ func (s *Sync) lead(ctx context.Context) error {
 		d.ApplyReports(reps)
 	}
 	s.takeRelayed(ctx, nil, true)
-	s.opts.Log.Info("this instance decides rollouts", "reports", len(reps), "took", time.Since(t0).Round(time.Millisecond))
+	s.opts.Log.Info("this instance decides rollouts", "reports", len(reps), "agents caught up", caught, "took", time.Since(t0).Round(time.Millisecond))
 	return nil
+}
+
+// catchUp merges every agent whose row the store holds newer than this
+// instance does, before it decides: the notifications of the last
+// changes other instances wrote (the previous leader's last ones among
+// them) may still be queued, and deciding on older copies would offer
+// collectors again the versions they already run.
+func (s *Sync) catchUp(ctx context.Context) (int, error) {
+	recs, events, err := s.src.LoadAgents(ctx, s.reg.MergeEvents())
+	if err != nil {
+		return 0, fmt.Errorf("reading the agents before deciding: %w", err)
+	}
+	return s.reg.Merge(s.reg.Outdated(recs, events), events, s.leaseUntil), nil
 }
 
 // Close stops the sweeps, and says this instance no longer lives (the

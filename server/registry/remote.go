@@ -1,9 +1,13 @@
 package registry
 
 import (
+	"bytes"
+	"maps"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/protobufs"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/myriarch/myriarch/server/store"
 )
@@ -132,4 +136,48 @@ func (r *Registry) SeenElsewhere(seen map[[16]byte]time.Time, live map[string]ti
 	}
 	r.mu.Unlock()
 	r.notify(changed...)
+}
+
+// Outdated returns those of recs (rows as the store holds them, with
+// their newest events) that Merge would change: agents this instance does
+// not hold, and agents not connected here whose row differs from what it
+// holds (kind, description, capabilities, health, token labels, extra,
+// instance) or that have an event newer than its newest. An instance
+// about to decide for every agent merges them first: the notifications
+// that would bring them may still be queued.
+func (r *Registry) Outdated(recs []store.Agent, events map[[16]byte][]store.Event) []store.Agent {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []store.Agent
+	for i := range recs {
+		rec := &recs[i]
+		a, ok := r.agents[uuid.UUID(rec.UID)]
+		switch {
+		case !ok:
+		case a.conns > 0:
+			continue
+		case a.sameRow(rec) && !newerEvent(events[rec.UID], a.nextSeq):
+			continue
+		}
+		out = append(out, *rec)
+	}
+	return out
+}
+
+// sameRow reports whether rec holds what a does of its row.
+func (a *agent) sameRow(rec *store.Agent) bool {
+	if string(a.kind) != rec.Kind || a.cred != rec.Credential || a.capabilities != rec.Capabilities ||
+		a.instance != rec.Instance || !bytes.Equal(a.descBytes, rec.Description) || !bytes.Equal(a.extra, rec.Extra) ||
+		!maps.Equal(a.tokenLabels, rec.TokenLabels) {
+		return false
+	}
+	if a.health == nil || len(rec.Health) == 0 {
+		return a.health == nil && len(rec.Health) == 0
+	}
+	var h protobufs.ComponentHealth
+	return proto.Unmarshal(rec.Health, &h) == nil && proto.Equal(&h, a.health)
+}
+
+func newerEvent(evs []store.Event, next uint64) bool {
+	return len(evs) > 0 && evs[len(evs)-1].Seq > next
 }

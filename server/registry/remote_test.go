@@ -94,3 +94,65 @@ func TestMergeAndLeases(t *testing.T) {
 		t.Fatal("an agent connected here went offline by a lease sweep")
 	}
 }
+
+// Outdated picks the stored rows Merge would change: unknown agents, and
+// agents not connected here whose row or newest event differs from what
+// the registry holds; never one connected here.
+func TestOutdated(t *testing.T) {
+	now := time.Unix(1700000000, 0).UTC()
+	r, err := Load(context.Background(), &recordingStore{}, nil, slog.New(slog.DiscardHandler),
+		Options{FlushInterval: time.Hour, SeenInterval: time.Hour, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cred := store.Credential{Kind: "token", ID: "t1"}
+	here := uuid.New()
+	if _, err := r.Report(here, cred, &protobufs.AgentToServer{AgentDescription: &protobufs.AgentDescription{}}, false, true); err != nil {
+		t.Fatal(err)
+	}
+	desc := func(version string) []byte {
+		b, _ := marshal(&protobufs.AgentDescription{IdentifyingAttributes: []*protobufs.KeyValue{{Key: "service.version",
+			Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: version}}}}})
+		return b
+	}
+	health, _ := marshal(&protobufs.ComponentHealth{Healthy: true, Status: "ok"})
+	held := store.Agent{UID: uuid.New(), Credential: cred, Kind: "collector", Description: desc("0.149.0"), Health: health,
+		TokenLabels: map[string]string{"site": "edge"}, Extra: []byte(`{"a":1}`), Instance: "b", FirstSeen: now, LastSeen: now}
+	ev := func(seq uint64) []store.Event { return []store.Event{{Seq: seq, Time: now, Type: "t", Message: "m"}} }
+	r.Merge([]store.Agent{held}, map[[16]byte][]store.Event{held.UID: ev(3)}, func(t time.Time) time.Time { return t.Add(time.Minute) })
+
+	changed := func(f func(*store.Agent)) store.Agent { c := held; f(&c); return c }
+	unhealthy, _ := marshal(&protobufs.ComponentHealth{Healthy: false, Status: "down"})
+	tests := []struct {
+		name     string
+		rec      store.Agent
+		event    uint64
+		outdated bool
+	}{
+		{"same row, same newest event", held, 3, false},
+		{"same row, only seen later", changed(func(a *store.Agent) { a.LastSeen = now.Add(time.Hour) }), 3, false},
+		{"newer event", held, 4, true},
+		{"description", changed(func(a *store.Agent) { a.Description = desc("0.149.1") }), 3, true},
+		{"kind", changed(func(a *store.Agent) { a.Kind = "updater" }), 3, true},
+		{"health", changed(func(a *store.Agent) { a.Health = unhealthy }), 3, true},
+		{"no health", changed(func(a *store.Agent) { a.Health = nil }), 3, true},
+		{"token labels", changed(func(a *store.Agent) { a.TokenLabels = map[string]string{"site": "core"} }), 3, true},
+		{"extra", changed(func(a *store.Agent) { a.Extra = []byte(`{"a":2}`) }), 3, true},
+		{"instance", changed(func(a *store.Agent) { a.Instance = "c" }), 3, true},
+		{"unknown agent", changed(func(a *store.Agent) { a.UID = uuid.New() }), 0, true},
+		{"connected here", store.Agent{UID: here, Credential: cred, Kind: "updater", LastSeen: now}, 9, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var events map[[16]byte][]store.Event
+			if tt.event > 0 {
+				events = map[[16]byte][]store.Event{tt.rec.UID: ev(tt.event)}
+			}
+			got := r.Outdated([]store.Agent{tt.rec}, events)
+			if (len(got) == 1) != tt.outdated || len(got) > 1 {
+				t.Fatalf("outdated %v, want %v", len(got) == 1, tt.outdated)
+			}
+		})
+	}
+}
