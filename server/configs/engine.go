@@ -96,7 +96,11 @@ type Engine struct {
 	templates map[string]*template
 	records   map[uuid.UUID]*record
 	fleets    map[string]*fleetRollout
-	bodies    map[string][]byte
+	// stored are the rollout states last read from the store; a follower
+	// gives them to fleets new to it (the leader may have written them
+	// before this instance's estate had the fleet). Guarded by mu.
+	stored map[string]rolloutState
+	bodies map[string][]byte
 	// definedByBody caches definedIDs of desired bodies; guarded by mu.
 	definedByBody map[string][]string
 	// What the next flush writes, guarded by mu.
@@ -166,6 +170,7 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 		return nil, err
 	}
 	e.mu.Lock()
+	e.stored = stored
 	for uid, data := range assignments {
 		var p persisted
 		if err := p.unmarshal(data, e.strs.Bytes); err != nil {
@@ -317,6 +322,9 @@ func (e *Engine) SetEstate(est *estate.Estate) {
 func (e *Engine) setEstateLocked(est *estate.Estate, stored map[string]rolloutState) {
 	e.est = est
 	if !e.lead {
+		if stored == nil {
+			stored = e.stored
+		}
 		e.followFleets(stored)
 		return
 	}

@@ -111,6 +111,12 @@ func (e *Engine) Follow() {
 	}
 	e.lead = false
 	e.dirty, e.newBodies, e.gone = map[uuid.UUID]struct{}{}, map[string][]byte{}, nil
+	// What this instance decided last stands for the store until the
+	// next leader writes.
+	e.stored = map[string]rolloutState{}
+	for name, f := range e.fleets {
+		e.stored[name] = f.rolloutState
+	}
 }
 
 // followFleets rebuilds the fleets of the estate in force to show the
@@ -167,6 +173,7 @@ func (e *Engine) ReloadState(ctx context.Context) error {
 	if e.lead {
 		return nil
 	}
+	e.stored = stored
 	for name, f := range e.fleets {
 		if rs, ok := stored[name]; ok {
 			f.rolloutState = rs

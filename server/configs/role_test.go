@@ -3,6 +3,8 @@ package configs
 import (
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -113,5 +115,36 @@ func waitSends(t *testing.T, s *sender, n int64) {
 			t.Fatalf("%d sends, want %d", s.n.Load(), n)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A follower that learns of a fleet after the leader wrote its rollout
+// state (its estate reloaded later than the leader's) shows that state,
+// not a rollout starting from nothing.
+func TestFollowerTakesTheStateOfAFleetNewToIt(t *testing.T) {
+	h := newHarness(t)
+	fleetFile := filepath.Join(h.dir, "fleets", "edge.yaml")
+	if err := os.Remove(fleetFile); err != nil {
+		t.Fatal(err)
+	}
+	h.startFollowing()
+	if err := h.db.PutState(context.Background(), rolloutKey+"edge", []byte(`{"digest":"d1","paused":true,"failures":2}`)); err != nil {
+		t.Fatal(err)
+	}
+	// The leader's notification of it reaches the follower first.
+	if err := h.e.ReloadState(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.write("fleets/edge.yaml", edgeFleet)
+	h.reload()
+	h.e.mu.Lock()
+	f := h.e.fleets["edge"]
+	var got rolloutState
+	if f != nil {
+		got = f.rolloutState
+	}
+	h.e.mu.Unlock()
+	if want := (rolloutState{Digest: "d1", Paused: true, Failures: 2}); got != want {
+		t.Fatalf("the follower shows %+v, want the leader's %+v", got, want)
 	}
 }

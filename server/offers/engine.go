@@ -107,6 +107,12 @@ type Engine struct {
 	dirty   map[uuid.UUID]struct{} // guarded by mu
 	writes  *writebehind.Writer    // set once by New
 
+	// stored are the rollout states last read from the store (by key); a
+	// follower gives them to fleets new to it, as the leader may have
+	// written them before this instance's estate had the fleet. Guarded
+	// by mu.
+	stored map[string][]byte
+
 	actions *admin.Actions // set once by New
 
 	outbox   *queue
@@ -358,6 +364,7 @@ func (e *Engine) SetEstate(est *estate.Estate) {
 	if !e.lead {
 		// The leader decides with the new estate; until its records come,
 		// this instance shows and delivers what it decided last.
+		e.applyFleetStatesLocked(e.stored)
 		e.recountAllLocked()
 		for upd := range e.offeredTo {
 			e.deliverToLocked(upd, false)

@@ -43,6 +43,7 @@ func (e *Engine) loadFleetStates(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	e.stored = m
 	for k, v := range m {
 		var r rolloutState
 		if json.Unmarshal(v, &r) != nil {

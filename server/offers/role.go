@@ -53,6 +53,7 @@ func (e *Engine) Lead(ctx context.Context) error {
 		return err
 	}
 	e.mu.Lock()
+	e.stored = states
 	e.applyFleetStatesLocked(states)
 	for uid, data := range stored {
 		c := e.collectors[uid]
@@ -88,6 +89,14 @@ func (e *Engine) Follow() {
 	}
 	e.lead = false
 	clear(e.dirty)
+	// What this instance decided last stands for the store until the
+	// next leader writes.
+	e.stored = map[string][]byte{}
+	for name, f := range e.fleets {
+		if b, err := json.Marshal(f.rolloutState); err == nil {
+			e.stored[rolloutKey+name] = b
+		}
+	}
 	clear(e.offeredTo)
 	for _, c := range e.collectors {
 		if c.to != uuid.Nil {
@@ -212,6 +221,7 @@ func (e *Engine) ReloadState(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.lead {
+		e.stored = states
 		e.applyFleetStatesLocked(states)
 	}
 	return nil

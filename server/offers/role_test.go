@@ -217,3 +217,29 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// A follower that learns of a fleet after the leader wrote its rollout
+// state (its estate reloaded later than the leader's) shows that state,
+// not a rollout starting from nothing.
+func TestFollowerTakesTheStateOfAFleetNewToIt(t *testing.T) {
+	st := newSharedStore()
+	follow := newInstance(t, st, true)
+	if err := st.PutState(context.Background(), rolloutKey+"edge", []byte(`{"targetVersion":"0.149.1","paused":true,"failures":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	// The leader's notification of it reaches the follower first.
+	if err := follow.e.ReloadState(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	follow.e.SetEstate(testEstate("0.149.1"))
+	follow.e.mu.Lock()
+	f := follow.e.fleets["edge"]
+	var got rolloutState
+	if f != nil {
+		got = f.rolloutState
+	}
+	follow.e.mu.Unlock()
+	if want := (rolloutState{Target: "0.149.1", Paused: true, Failures: 1}); got != want {
+		t.Fatalf("the follower shows %+v, want the leader's %+v", got, want)
+	}
+}
