@@ -133,8 +133,10 @@ func TestUpdaterAgainstMyriarchd(t *testing.T) {
 		}
 	})
 
-	a := waitAgent(t, s, u.InstanceUID(), "updater with its fields", func(a agentJSON) bool {
-		return a.Kind == "updater" && a.Online && a.Updater["collectorInstanceUid"] != nil
+	// The pairing index learns of a report just after the registry shows
+	// it: wait for both.
+	a := waitAgent(t, s, u.InstanceUID(), "updater with its fields, unlinked for an unknown collector", func(a agentJSON) bool {
+		return a.Kind == "updater" && a.Online && a.Updater["collectorInstanceUid"] != nil && a.Pairing["reason"] == "unknown collector"
 	})
 	want := map[string]string{
 		"installMode":          "binary",
