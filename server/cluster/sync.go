@@ -109,6 +109,12 @@ type Sync struct {
 
 	mismatches int // guarded by mu; consecutive checks that found another estate than the leader's
 
+	// merging orders the merges of agents' rows: each reads the store and
+	// merges before the next reads, so a row read earlier never replaces
+	// one merged meanwhile (a takeover's full read against the changes
+	// handled while it reads).
+	merging sync.Mutex
+
 	roleWake chan struct{}
 	led      bool // the deciders lead; owned by roleLoop
 
@@ -179,28 +185,38 @@ func (s *Sync) Handle(c Change) {
 }
 
 func (s *Sync) mergeAgents(ctx context.Context, c Change) {
+	s.merging.Lock()
+	n, read, err := s.loadAndMergeLocked(ctx, c)
+	s.merging.Unlock()
+	if err != nil {
+		s.opts.Log.Warn("reading agents another instance changed failed", "resync", c.Resync, "err", err)
+		return
+	}
+	if c.Resync {
+		s.opts.Log.Info("agents reloaded from the store", "agents", read, "merged", n)
+		// A report of an agent unknown until now may have been passed over.
+		s.applyReports(ctx, Change{Kind: KindReports, Resync: true})
+	}
+}
+
+// loadAndMergeLocked reads the agents of a change and merges them; it
+// returns how many were merged of how many read. Caller holds s.merging.
+func (s *Sync) loadAndMergeLocked(ctx context.Context, c Change) (merged, read int, err error) {
 	var recs []store.Agent
 	var events map[[16]byte][]store.Event
-	var err error
 	if c.Resync {
 		recs, events, err = s.src.LoadAgents(ctx, s.reg.MergeEvents())
 	} else {
 		uids := parseUIDs(c.IDs)
 		if len(uids) == 0 {
-			return
+			return 0, 0, nil
 		}
 		recs, events, err = s.src.LoadAgentsByUID(ctx, uids, s.reg.MergeEvents())
 	}
 	if err != nil {
-		s.opts.Log.Warn("reading agents another instance changed failed", "resync", c.Resync, "err", err)
-		return
+		return 0, 0, err
 	}
-	n := s.reg.Merge(recs, events, s.leaseUntil)
-	if c.Resync {
-		s.opts.Log.Info("agents reloaded from the store", "agents", len(recs), "merged", n)
-		// A report of an agent unknown until now may have been passed over.
-		s.applyReports(ctx, Change{Kind: KindReports, Resync: true})
-	}
+	return s.reg.Merge(recs, events, s.leaseUntil), len(recs), nil
 }
 
 // applyReports hands the reports of a change to the deciders when this
@@ -455,6 +471,8 @@ func (s *Sync) lead(ctx context.Context) error {
 // them) may still be queued, and deciding on older copies would offer
 // collectors again the versions they already run.
 func (s *Sync) catchUp(ctx context.Context) (int, error) {
+	s.merging.Lock()
+	defer s.merging.Unlock()
 	recs, events, err := s.src.LoadAgents(ctx, s.reg.MergeEvents())
 	if err != nil {
 		return 0, fmt.Errorf("reading the agents before deciding: %w", err)

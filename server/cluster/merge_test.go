@@ -1,0 +1,114 @@
+package cluster
+
+import (
+	"context"
+	"encoding/hex"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/server/registry"
+	"github.com/myriarch/myriarch/server/store"
+	"github.com/myriarch/myriarch/server/store/sqlite"
+)
+
+// heldSource reads agents from a real store; a full read hands back what
+// it read only when released, as a slow read of a whole estate does.
+type heldSource struct {
+	Source // only the agent reads below are used
+	db     *sqlite.DB
+	read   chan struct{} // closed once the full read has read
+	hold   chan struct{} // closed to let it return
+}
+
+func (s *heldSource) LoadAgents(ctx context.Context, keep int) ([]store.Agent, map[[16]byte][]store.Event, error) {
+	recs, events, err := s.db.LoadAgents(ctx, keep)
+	close(s.read)
+	<-s.hold
+	return recs, events, err
+}
+
+func (s *heldSource) LoadAgentsByUID(ctx context.Context, uids [][16]byte, keep int) ([]store.Agent, map[[16]byte][]store.Event, error) {
+	recs, events, err := s.db.LoadAgents(ctx, keep)
+	var out []store.Agent
+	for _, r := range recs {
+		if slices.Contains(uids, r.UID) {
+			out = append(out, r)
+		}
+	}
+	return out, events, err
+}
+
+func openRegistry(t *testing.T) (*registry.Registry, *sqlite.DB) {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.Load(context.Background(), db, nil, slog.New(slog.DiscardHandler), registry.Options{FlushInterval: time.Hour, SeenInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reg.Close(); db.Close() })
+	return reg, db
+}
+
+func reportVersion(t *testing.T, reg *registry.Registry, uid uuid.UUID, version string) {
+	t.Helper()
+	str := func(k, v string) *protobufs.KeyValue {
+		return &protobufs.KeyValue{Key: k, Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: v}}}
+	}
+	msg := &protobufs.AgentToServer{Capabilities: uint64(protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus), AgentDescription: &protobufs.AgentDescription{
+		IdentifyingAttributes:    []*protobufs.KeyValue{str("service.name", "otelcol-contrib"), str("service.version", version)},
+		NonIdentifyingAttributes: []*protobufs.KeyValue{str("host.name", "h1")},
+	}}
+	if _, err := reg.Report(uid, store.Credential{Kind: "token", ID: "t"}, msg, true, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An instance taking over the decisions reads every agent; a change
+// another instance made while that read was under way is not undone by
+// it: the collector keeps the version it reported last.
+func TestTakeoverReadDoesNotUndoChangesMergedMeanwhile(t *testing.T) {
+	other, db := openRegistry(t) // the instance the collector is connected to
+	here, _ := openRegistry(t)
+	src := &heldSource{db: db, read: make(chan struct{}), hold: make(chan struct{})}
+	s := NewSync(src, here, nil, nil, SyncOptions{Lease: time.Minute})
+	col := uuid.New()
+	changed := Change{Kind: KindAgents, IDs: []string{hex.EncodeToString(col[:])}}
+
+	reportVersion(t, other, col, "0.149.0")
+	s.Handle(changed)
+
+	caught := make(chan error, 1)
+	go func() { _, err := s.catchUp(context.Background()); caught <- err }()
+	<-src.read // it read the collector on 0.149.0
+	reportVersion(t, other, col, "0.149.1")
+	handled := make(chan struct{})
+	go func() { s.Handle(changed); close(handled) }()
+	// Merged in any order, the change would be applied now, before the
+	// takeover's read returns; in order it waits for it. The outcome
+	// checked below does not depend on how long this waits.
+	select {
+	case <-handled:
+	case <-time.After(500 * time.Millisecond):
+	}
+	close(src.hold)
+	if err := <-caught; err != nil {
+		t.Fatal(err)
+	}
+	<-handled
+
+	a, ok := here.Peek(col)
+	if !ok || a.Identifying["service.version"] != "0.149.1" {
+		t.Fatalf("after the takeover's read the collector shows %q, want the 0.149.1 it reported last", a.Identifying["service.version"])
+	}
+}
