@@ -322,10 +322,7 @@ func (e *Engine) SetEstate(est *estate.Estate) {
 func (e *Engine) setEstateLocked(est *estate.Estate, stored map[string]rolloutState) {
 	e.est = est
 	if !e.lead {
-		if stored == nil {
-			stored = e.stored
-		}
-		e.followFleets(stored)
+		e.followFleets()
 		return
 	}
 	old := e.fleets

@@ -120,9 +120,10 @@ func (e *Engine) Follow() {
 }
 
 // followFleets rebuilds the fleets of the estate in force to show the
-// leader's records in them, keeping the rollout states known (or stored).
-// Caller holds e.mu; following only.
-func (e *Engine) followFleets(stored map[string]rolloutState) {
+// leader's records in them, keeping the rollout states known (those of
+// fleets new here as last read from the store). Caller holds e.mu;
+// following only.
+func (e *Engine) followFleets() {
 	old := e.fleets
 	e.fleets = map[string]*fleetRollout{}
 	if e.est != nil {
@@ -133,8 +134,8 @@ func (e *Engine) followFleets(stored map[string]rolloutState) {
 			f := newFleetRollout(def)
 			if prev, ok := old[def.Name]; ok {
 				f.rolloutState = prev.rolloutState
-			} else if stored != nil {
-				f.rolloutState = stored[def.Name]
+			} else {
+				f.rolloutState = e.stored[def.Name]
 			}
 			e.fleets[def.Name] = f
 		}

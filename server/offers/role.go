@@ -53,7 +53,6 @@ func (e *Engine) Lead(ctx context.Context) error {
 		return err
 	}
 	e.mu.Lock()
-	e.stored = states
 	e.applyFleetStatesLocked(states)
 	for uid, data := range stored {
 		c := e.collectors[uid]
