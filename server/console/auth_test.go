@@ -181,7 +181,7 @@ func TestActionsNeedTheSessionsCSRFToken(t *testing.T) {
 		hdr  []string
 	}{
 		{"no token", url.Values{"name": {"x"}}, nil},
-		{"wrong token", url.Values{"name": {"x"}, "csrf": {"A" + good[1:]}}, nil},
+		{"wrong token", url.Values{"name": {"x"}, "csrf": {console.Mangled(good)}}, nil},
 		{"another session's token", url.Values{"name": {"x"}, "csrf": {otherCSRF(t, e)}}, nil},
 		{"cross-site with the right token", url.Values{"name": {"x"}, "csrf": {good}}, []string{"Sec-Fetch-Site", "cross-site"}},
 	} {

@@ -45,7 +45,7 @@ func TestLoginLinksWorkOnceWhileValid(t *testing.T) {
 	if exp != now.Add(linkTTL) {
 		t.Fatalf("link expires %s", exp)
 	}
-	if s.useLink("A" + k[1:]) {
+	if s.useLink(mangled(k)) {
 		t.Fatal("a wrong secret logs in")
 	}
 	if !s.useLink(k) || s.useLink(k) {
@@ -65,4 +65,13 @@ func TestLoginLinksWorkOnceWhileValid(t *testing.T) {
 	if s.useLink(links[0]) || !s.useLink(links[maxLinks]) {
 		t.Fatal("more links than the bound: the oldest must go, the newest stay")
 	}
+}
+
+// mangled is secret with its first character changed, whatever it was
+// (secrets are random: a fixed replacement would be right one time in 64).
+func mangled(secret string) string {
+	if secret[0] == 'A' {
+		return "B" + secret[1:]
+	}
+	return "A" + secret[1:]
 }

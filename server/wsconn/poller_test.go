@@ -77,12 +77,17 @@ type fixture struct {
 	srv    *httptest.Server
 	url    string
 	tlsCfg *tls.Config // client side, when the server speaks TLS
+	// handlers counts the server's handlers: a hijacked connection's
+	// handler is not waited for by httptest.Server.Close.
+	handlers sync.WaitGroup
 }
 
 func newFixture(t testing.TB, mk func(Options) Poller, useTLS bool, opts Options) *fixture {
 	t.Helper()
 	f := &fixture{p: mk(opts), h: newEcho()}
 	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.handlers.Add(1)
+		defer f.handlers.Done()
 		c, err := Upgrade(w, r)
 		if err != nil {
 			return
@@ -100,12 +105,15 @@ func newFixture(t testing.TB, mk func(Options) Poller, useTLS bool, opts Options
 	}
 	f.url = "ws" + strings.TrimPrefix(f.srv.URL, "http")
 	t.Cleanup(func() {
+		// No handler may hand a connection to the poller after its Close:
+		// stop the server, wait for the handlers, then close the poller.
+		f.srv.Close()
+		f.handlers.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := f.p.Close(ctx); err != nil {
 			t.Errorf("Poller.Close: %v", err)
 		}
-		f.srv.Close()
 	})
 	return f
 }

@@ -28,7 +28,11 @@ var adminRoutes = []string{
 func TestAdminAPI(t *testing.T) {
 	t.Parallel()
 	d := startDaemon(t)
-	near := d.adminToken[:len(d.adminToken)-1] + "x"
+	last := "x" // the token's last character changed, whatever it was
+	if strings.HasSuffix(d.adminToken, last) {
+		last = "y"
+	}
+	near := d.adminToken[:len(d.adminToken)-1] + last
 	for _, route := range adminRoutes {
 		method, path, _ := strings.Cut(route, " ")
 		for name, auth := range map[string]string{
