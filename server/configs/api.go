@@ -1,7 +1,6 @@
 package configs
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -144,25 +143,7 @@ func (e *Engine) Routes(api *admin.API) {
 	})
 	api.Handle("GET /api/v1/agents/{uid}/config", e.getConfig)
 	api.Handle("GET /api/v1/agents/{uid}/context", e.getContext)
-	e.actions.Add(OpRetry, func(_ context.Context, args []string) (string, error) {
-		uid, err := uuid.Parse(args[0])
-		if err != nil {
-			return "", fmt.Errorf("no configured agent %s", args[0])
-		}
-		return "", e.Retry(uid)
-	})
-	api.Handle("POST /api/v1/agents/{uid}/config/retry", func(w http.ResponseWriter, r *http.Request) {
-		uid, err := uuid.Parse(r.PathValue("uid"))
-		if err == nil {
-			_, err = e.actions.Do(r.Context(), OpRetry, uid.String())
-		}
-		if err != nil {
-			admin.WriteActionError(w, http.StatusNotFound, err)
-			return
-		}
-		a, _ := e.reg.Get(uid)
-		admin.WriteJSON(w, http.StatusOK, api.AgentJSON(&a))
-	})
+	api.AgentAction(e.actions, "/api/v1/agents/{uid}/config/retry", OpRetry, "configured agent", e.Retry)
 }
 
 // getConfig answers the desired body, or with ?hash= any stored one.

@@ -1,8 +1,6 @@
 package offers
 
 import (
-	"context"
-	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
@@ -160,25 +158,7 @@ func (e *Engine) Routes(api *admin.API) {
 	api.Handle("GET /api/v1/pairings", e.listPairings)
 	api.Handle("GET /api/v1/fleets", e.listFleets)
 	api.Handle("POST /api/v1/fleets/{name}/resume", e.everyRollout(OpResume, e.Resume, FleetExtension.ResumeFleet))
-	e.actions.Add(OpRetry, func(_ context.Context, args []string) (string, error) {
-		uid, err := uuid.Parse(args[0])
-		if err != nil {
-			return "", fmt.Errorf("no collector %s", args[0])
-		}
-		return "", e.Retry(uid)
-	})
-	api.Handle("POST /api/v1/agents/{uid}/retry", func(w http.ResponseWriter, r *http.Request) {
-		uid, err := uuid.Parse(r.PathValue("uid"))
-		if err == nil {
-			_, err = e.actions.Do(r.Context(), OpRetry, uid.String())
-		}
-		if err != nil {
-			admin.WriteActionError(w, http.StatusNotFound, err)
-			return
-		}
-		a, _ := e.reg.Get(uid)
-		admin.WriteJSON(w, http.StatusOK, api.AgentJSON(&a))
-	})
+	api.AgentAction(e.actions, "/api/v1/agents/{uid}/retry", OpRetry, "collector", e.Retry)
 }
 
 func (e *Engine) listPairings(w http.ResponseWriter, r *http.Request) {
