@@ -67,24 +67,8 @@ func strp(s string) *string {
 	return &s
 }
 
-// Decorate implements admin.Decorator; it runs after the offers engine's
-// and extends the assignment it set.
-func (e *Engine) Decorate(a *registry.Agent, j *admin.Agent) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.decorateLocked(a, j)
-}
-
-// DecorateBatch implements admin.BatchDecorator.
-func (e *Engine) DecorateBatch(as []registry.Agent, js []*admin.Agent) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for i := range as {
-		e.decorateLocked(&as[i], js[i])
-	}
-}
-
-// decorateLocked fills the assignment; caller holds e.mu.
+// decorateLocked fills the assignment; caller holds e.mu. It runs after
+// the offers engine's decorator and extends the assignment that one set.
 func (e *Engine) decorateLocked(a *registry.Agent, j *admin.Agent) {
 	if a.Kind != registry.KindCollector && a.Kind != registry.KindBridge {
 		return
@@ -129,7 +113,7 @@ var hashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // Routes adds the configuration routes to the admin API. Add them after
 // the offers engine's, so the assignment it sets is extended.
 func (e *Engine) Routes(api *admin.API) {
-	api.AddDecorator(e)
+	api.AddDecorator(admin.LockedDecorator{Mu: &e.mu, Locked: e.decorateLocked})
 	e.operatorRoutes(api)
 	api.AddFilter("syncState", func(v string) (func(a *registry.Agent) bool, error) {
 		switch v {

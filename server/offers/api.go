@@ -112,22 +112,6 @@ func (e *Engine) updaterPairingLocked(uid uuid.UUID) UpdaterPairing {
 	return p
 }
 
-// Decorate implements admin.Decorator.
-func (e *Engine) Decorate(a *registry.Agent, j *admin.Agent) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.decorateLocked(a, j)
-}
-
-// DecorateBatch implements admin.BatchDecorator: one lock for a listing's chunk.
-func (e *Engine) DecorateBatch(as []registry.Agent, js []*admin.Agent) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for i := range as {
-		e.decorateLocked(&as[i], js[i])
-	}
-}
-
 // decorateLocked adds pairing, assignment and offer; caller holds e.mu.
 func (e *Engine) decorateLocked(a *registry.Agent, j *admin.Agent) {
 	switch a.Kind {
@@ -153,7 +137,7 @@ func (e *Engine) decorateLocked(a *registry.Agent, j *admin.Agent) {
 
 // Routes adds the pairing, fleet and retry routes to the admin API.
 func (e *Engine) Routes(api *admin.API) {
-	api.AddDecorator(e)
+	api.AddDecorator(admin.LockedDecorator{Mu: &e.mu, Locked: e.decorateLocked})
 	e.operatorRoutes(api)
 	api.Handle("GET /api/v1/pairings", e.listPairings)
 	api.Handle("GET /api/v1/fleets", e.listFleets)
