@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/google/uuid"
 )
@@ -39,5 +40,25 @@ func (a *API) AgentAction(actions *Actions, pattern, op, noun string, fn func(uu
 		}
 		ag, _ := a.d.Registry.Get(uid)
 		WriteJSON(w, http.StatusOK, a.AgentJSON(&ag))
+	})
+}
+
+// FleetRetry adds a fleet-wide operator action: op runs fn for the fleet
+// named in the path where the feature decides, and "POST pattern" (with
+// {name}) answers {"retried": n}, the agents it retried; fn's error (no
+// such fleet) is a 404.
+func (a *API) FleetRetry(actions *Actions, pattern, op string, fn func(fleet string) (int, error)) {
+	actions.Add(op, func(_ context.Context, args []string) (string, error) {
+		n, err := fn(args[0])
+		return strconv.Itoa(n), err
+	})
+	a.Handle("POST "+pattern, func(w http.ResponseWriter, r *http.Request) {
+		out, err := actions.Do(r.Context(), op, r.PathValue("name"))
+		if err != nil {
+			WriteActionError(w, http.StatusNotFound, err)
+			return
+		}
+		n, _ := strconv.Atoi(out)
+		WriteJSON(w, http.StatusOK, map[string]any{"retried": n})
 	})
 }

@@ -1,10 +1,7 @@
 package configs
 
 import (
-	"context"
 	"fmt"
-	"net/http"
-	"strconv"
 
 	"github.com/google/uuid"
 
@@ -79,18 +76,6 @@ func (e *Engine) SyncCounts() map[string]int {
 // operatorRoutes adds the fleet-wide retry of failed configurations and the
 // configurations' part of GET /api/v1/summary.
 func (e *Engine) operatorRoutes(api *admin.API) {
-	e.actions.Add(OpRetryFleet, func(_ context.Context, args []string) (string, error) {
-		n, err := e.RetryFleet(args[0])
-		return strconv.Itoa(n), err
-	})
-	api.Handle("POST /api/v1/fleets/{name}/config/retry", func(w http.ResponseWriter, r *http.Request) {
-		out, err := e.actions.Do(r.Context(), OpRetryFleet, r.PathValue("name"))
-		if err != nil {
-			admin.WriteActionError(w, http.StatusNotFound, err)
-			return
-		}
-		n, _ := strconv.Atoi(out)
-		admin.WriteJSON(w, http.StatusOK, map[string]any{"retried": n})
-	})
+	api.FleetRetry(e.actions, "/api/v1/fleets/{name}/config/retry", OpRetryFleet, e.RetryFleet)
 	api.AddSummary("configs", func() any { return e.SyncCounts() })
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -106,19 +105,7 @@ func (e *Engine) operatorRoutes(api *admin.API) {
 		p, ok := x.(FleetPauser)
 		return ok && p.PauseFleet(name)
 	}))
-	e.actions.Add(OpRetryFleet, func(_ context.Context, args []string) (string, error) {
-		n, err := e.RetryFleet(args[0])
-		return strconv.Itoa(n), err
-	})
-	api.Handle("POST /api/v1/fleets/{name}/retry", func(w http.ResponseWriter, r *http.Request) {
-		out, err := e.actions.Do(r.Context(), OpRetryFleet, r.PathValue("name"))
-		if err != nil {
-			admin.WriteActionError(w, http.StatusNotFound, err)
-			return
-		}
-		n, _ := strconv.Atoi(out)
-		admin.WriteJSON(w, http.StatusOK, map[string]any{"retried": n})
-	})
+	api.FleetRetry(e.actions, "/api/v1/fleets/{name}/retry", OpRetryFleet, e.RetryFleet)
 	api.AddFilter("fleet", func(v string) (func(*registry.Agent) bool, error) {
 		return func(a *registry.Agent) bool {
 			e.mu.Lock()
