@@ -40,23 +40,10 @@ Each subcommand prints its flags with --help.
 `
 
 func agentsCmd(args []string, stdout, stderr io.Writer) int {
-	switch {
-	case len(args) == 0:
-		fmt.Fprint(stderr, agentsUsage)
-		return 2
-	case isHelp(args[0]):
-		fmt.Fprint(stdout, agentsUsage)
-		return 0
-	}
-	switch args[0] {
-	case "list":
-		return agentsList(args[1:], stdout, stderr)
-	case "show":
-		return agentsShow(args[1:], stdout, stderr)
-	default:
-		fmt.Fprintf(stderr, "myriarchd agents: unknown subcommand %q\n%s", args[0], agentsUsage)
-		return 2
-	}
+	return subcommand("agents", agentsUsage, map[string]func([]string, io.Writer, io.Writer) int{
+		"list": agentsList,
+		"show": agentsShow,
+	}, args, stdout, stderr)
 }
 
 func agentsList(args []string, stdout, stderr io.Writer) int {

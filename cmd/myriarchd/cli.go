@@ -91,3 +91,23 @@ func isHelp(arg string) bool {
 	}
 	return false
 }
+
+// subcommand runs the subcommand of group named by args[0] with the rest
+// of args: usage on stdout for help, on stderr (exit 2) when it is missing
+// or unknown.
+func subcommand(group, usage string, subs map[string]func(args []string, stdout, stderr io.Writer) int, args []string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 0:
+		fmt.Fprint(stderr, usage)
+		return 2
+	case isHelp(args[0]):
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	run, ok := subs[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "myriarchd %s: unknown subcommand %q\n%s", group, args[0], usage)
+		return 2
+	}
+	return run(args[1:], stdout, stderr)
+}

@@ -16,21 +16,14 @@ the admin token. Each subcommand prints its flags with --help.
 `
 
 func consoleCmd(args []string, stdout, stderr io.Writer) int {
-	switch {
-	case len(args) == 0:
-		fmt.Fprint(stderr, consoleUsage)
-		return 2
-	case isHelp(args[0]):
-		fmt.Fprint(stdout, consoleUsage)
-		return 0
-	case args[0] != "link":
-		fmt.Fprintf(stderr, "myriarchd console: unknown subcommand %q\n%s", args[0], consoleUsage)
-		return 2
-	}
+	return subcommand("console", consoleUsage, map[string]func([]string, io.Writer, io.Writer) int{"link": consoleLink}, args, stdout, stderr)
+}
+
+func consoleLink(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("console link", "console link [flags]",
 		"Prints a one-time login link to the console; the secret is in the URL's fragment, which browsers never send to a server.")
 	client := clientFlags(c.fs)
-	if code, done := c.parse(args[1:], stdout, stderr); done {
+	if code, done := c.parse(args, stdout, stderr); done {
 		return code
 	}
 	if c.fs.NArg() > 0 {

@@ -34,25 +34,11 @@ Each subcommand prints its flags with --help.
 `
 
 func tokenCmd(args []string, stdout, stderr io.Writer) int {
-	switch {
-	case len(args) == 0:
-		fmt.Fprint(stderr, tokenUsage)
-		return 2
-	case isHelp(args[0]):
-		fmt.Fprint(stdout, tokenUsage)
-		return 0
-	}
-	switch args[0] {
-	case "create":
-		return tokenCreate(args[1:], stdout, stderr)
-	case "list":
-		return tokenList(args[1:], stdout, stderr)
-	case "revoke":
-		return tokenRevoke(args[1:], stdout, stderr)
-	default:
-		fmt.Fprintf(stderr, "myriarchd token: unknown subcommand %q\n%s", args[0], tokenUsage)
-		return 2
-	}
+	return subcommand("token", tokenUsage, map[string]func([]string, io.Writer, io.Writer) int{
+		"create": tokenCreate,
+		"list":   tokenList,
+		"revoke": tokenRevoke,
+	}, args, stdout, stderr)
 }
 
 func tokenCreate(args []string, stdout, stderr io.Writer) int {
