@@ -64,16 +64,7 @@ func (d *DB) LoadBodies(ctx context.Context, hashes []string) (map[string][]byte
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string][]byte{}
-	for rows.Next() {
-		var h string
-		var b []byte
-		if err := rows.Scan(&h, &b); err != nil {
-			return nil, err
-		}
-		out[h] = b
-	}
-	return out, rows.Err()
+	return store.ScanMap(rows, store.TextKey)
 }
 
 // Beat records that instance id lives at at (its agents' WebSockets with it).

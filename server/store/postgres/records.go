@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -29,17 +28,7 @@ func (d *DB) scanRecords(ctx context.Context, q string, args ...any) (map[[16]by
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[[16]byte][]byte{}
-	for rows.Next() {
-		var uid, data []byte
-		if err := rows.Scan(&uid, &data); err != nil {
-			return nil, err
-		}
-		if len(uid) == 16 {
-			out[[16]byte(uid)] = data
-		}
-	}
-	return out, rows.Err()
+	return store.ScanMap(rows, store.UIDKey)
 }
 
 // WriteOffers implements store.Offers (fenced: see SetFence).
@@ -150,20 +139,7 @@ func (d *DB) LoadReports(ctx context.Context, uids [][16]byte) ([]store.Report, 
 		return nil, err
 	}
 	defer rows.Close()
-	var out []store.Report
-	for rows.Next() {
-		var r store.Report
-		var uid []byte
-		var at int64
-		if err := rows.Scan(&uid, &r.Feature, &at, &r.Data); err != nil {
-			return nil, err
-		}
-		if len(uid) == 16 {
-			r.UID, r.At = [16]byte(uid), time.Unix(0, at).UTC()
-			out = append(out, r)
-		}
-	}
-	return out, rows.Err()
+	return store.ScanReports(rows)
 }
 
 // RelayedAgents implements store.Reports.
@@ -173,17 +149,7 @@ func (d *DB) RelayedAgents(ctx context.Context) ([][16]byte, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	var out [][16]byte
-	for rows.Next() {
-		var uid []byte
-		if err := rows.Scan(&uid); err != nil {
-			return nil, err
-		}
-		if len(uid) == 16 {
-			out = append(out, [16]byte(uid))
-		}
-	}
-	return out, rows.Err()
+	return store.ScanUIDs(rows)
 }
 
 // TakeRelayed implements store.Reports: the events are deleted as they are
@@ -199,19 +165,7 @@ func (d *DB) TakeRelayed(ctx context.Context, uids [][16]byte) (map[[16]byte][]s
 		return nil, err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var uid, msg []byte
-		var ts int64
-		var e store.Event
-		if err := rows.Scan(&uid, &ts, &e.Type, &msg); err != nil {
-			return nil, err
-		}
-		if len(uid) == 16 {
-			e.Time, e.Message = time.Unix(0, ts).UTC(), string(msg)
-			out[[16]byte(uid)] = append(out[[16]byte(uid)], e)
-		}
-	}
-	return out, rows.Err()
+	return out, store.ScanRelayed(rows, out)
 }
 
 func uidKeys(uids [][16]byte) [][]byte {

@@ -45,16 +45,7 @@ func (d *DB) ListState(ctx context.Context, prefix string) (map[string][]byte, e
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string][]byte{}
-	for rows.Next() {
-		var k string
-		var v []byte
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, err
-		}
-		out[k] = v
-	}
-	return out, rows.Err()
+	return store.ScanMap(rows, store.TextKey)
 }
 
 func nonNil(b []byte) []byte {

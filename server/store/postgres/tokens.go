@@ -42,19 +42,5 @@ func (d *DB) ListTokens(ctx context.Context) ([]tokens.Token, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []tokens.Token
-	for rows.Next() {
-		var t tokens.Token
-		var labels string
-		var created int64
-		var revoked *int64
-		if err := rows.Scan(&t.ID, &t.Name, &labels, &t.Hash, &created, &revoked); err != nil {
-			return nil, err
-		}
-		if err := store.TokenFromRow(&t, []byte(labels), created, revoked); err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return store.ScanTokens(rows)
 }

@@ -9,40 +9,22 @@ import (
 
 // LoadConfigs implements store.Configs.
 func (d *DB) LoadConfigs(ctx context.Context) (map[[16]byte][]byte, map[string][]byte, error) {
-	assignments := map[[16]byte][]byte{}
 	rows, err := d.db.QueryContext(ctx, `SELECT uid, data FROM config_assignments`)
 	if err != nil {
 		return nil, nil, err
 	}
-	for rows.Next() {
-		var uid, data []byte
-		if err := rows.Scan(&uid, &data); err != nil {
-			rows.Close()
-			return nil, nil, err
-		}
-		if len(uid) != 16 {
-			continue
-		}
-		assignments[[16]byte(uid)] = data
-	}
-	if err := rows.Close(); err != nil {
+	assignments, err := store.ScanMap(rows, store.UIDKey)
+	rows.Close()
+	if err != nil {
 		return nil, nil, err
 	}
-	bodies := map[string][]byte{}
 	rows, err = d.db.QueryContext(ctx, `SELECT hash, body FROM config_bodies`)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var hash string
-		var body []byte
-		if err := rows.Scan(&hash, &body); err != nil {
-			return nil, nil, err
-		}
-		bodies[hash] = body
-	}
-	return assignments, bodies, rows.Err()
+	bodies, err := store.ScanMap(rows, store.TextKey)
+	return assignments, bodies, err
 }
 
 // WriteConfigs implements store.Configs.

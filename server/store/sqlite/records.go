@@ -18,17 +18,7 @@ func (d *DB) LoadOffers(ctx context.Context) (map[[16]byte][]byte, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[[16]byte][]byte{}
-	for rows.Next() {
-		var uid, data []byte
-		if err := rows.Scan(&uid, &data); err != nil {
-			return nil, err
-		}
-		if len(uid) == 16 {
-			out[[16]byte(uid)] = data
-		}
-	}
-	return out, rows.Err()
+	return store.ScanMap(rows, store.UIDKey)
 }
 
 // WriteOffers implements store.Offers.
@@ -149,21 +139,7 @@ func (d *DB) loadReports(ctx context.Context, q string, args ...any) ([]store.Re
 		return nil, err
 	}
 	defer rows.Close()
-	var out []store.Report
-	for rows.Next() {
-		var r store.Report
-		var uid []byte
-		var at int64
-		if err := rows.Scan(&uid, &r.Feature, &at, &r.Data); err != nil {
-			return nil, err
-		}
-		if len(uid) != 16 {
-			continue
-		}
-		r.UID, r.At = [16]byte(uid), time.Unix(0, at).UTC()
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return store.ScanReports(rows)
 }
 
 // RelayedAgents implements store.Reports.
@@ -173,17 +149,7 @@ func (d *DB) RelayedAgents(ctx context.Context) ([][16]byte, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	var out [][16]byte
-	for rows.Next() {
-		var uid []byte
-		if err := rows.Scan(&uid); err != nil {
-			return nil, err
-		}
-		if len(uid) == 16 {
-			out = append(out, [16]byte(uid))
-		}
-	}
-	return out, rows.Err()
+	return store.ScanUIDs(rows)
 }
 
 // TakeRelayed implements store.Reports.
@@ -207,20 +173,9 @@ func (d *DB) TakeRelayed(ctx context.Context, uids [][16]byte) (out map[[16]byte
 		if err != nil {
 			return nil, err
 		}
-		for rows.Next() {
-			var uid []byte
-			var ts int64
-			var e store.Event
-			if err := rows.Scan(&uid, &ts, &e.Type, &e.Message); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			if len(uid) == 16 {
-				e.Time = time.Unix(0, ts).UTC()
-				out[[16]byte(uid)] = append(out[[16]byte(uid)], e)
-			}
-		}
-		if err := rows.Close(); err != nil {
+		err = store.ScanRelayed(rows, out)
+		rows.Close()
+		if err != nil {
 			return nil, err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM relayed_events WHERE uid IN `+in, uidArgs(part)...); err != nil {

@@ -89,25 +89,7 @@ func (d *DB) ListTokens(ctx context.Context) ([]tokens.Token, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []tokens.Token
-	for rows.Next() {
-		var t tokens.Token
-		var labels string
-		var created int64
-		var revoked sql.NullInt64
-		if err := rows.Scan(&t.ID, &t.Name, &labels, &t.Hash, &created, &revoked); err != nil {
-			return nil, err
-		}
-		var rev *int64
-		if revoked.Valid {
-			rev = &revoked.Int64
-		}
-		if err := store.TokenFromRow(&t, []byte(labels), created, rev); err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return store.ScanTokens(rows)
 }
 
 // LoadAgents reads every agent and, at the same time on a second
@@ -343,16 +325,7 @@ func (d *DB) ListState(ctx context.Context, prefix string) (map[string][]byte, e
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string][]byte{}
-	for rows.Next() {
-		var k string
-		var v []byte
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, err
-		}
-		out[k] = v
-	}
-	return out, rows.Err()
+	return store.ScanMap(rows, store.TextKey)
 }
 
 // private creates the database file with mode 0600 when it does not exist
