@@ -125,14 +125,8 @@ func agentsShow(args []string, stdout, stderr io.Writer) int {
 	if c.fs.NArg() != 1 {
 		return c.usageError(stderr, "want one instance UID")
 	}
-	cl, err := client()
-	if err != nil {
-		fmt.Fprintln(stderr, "myriarchd agents show:", err)
-		return 1
-	}
 	var v any
-	if err := cl.Do("GET", "/api/v1/agents/"+url.PathEscape(c.fs.Arg(0)), nil, &v); err != nil {
-		fmt.Fprintln(stderr, "myriarchd agents show:", err)
+	if _, ok := c.call(stderr, client, "GET", "/api/v1/agents/"+url.PathEscape(c.fs.Arg(0)), nil, &v); !ok {
 		return 1
 	}
 	return printJSON(stdout, v)

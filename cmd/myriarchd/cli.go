@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/myriarch/myriarch/internal/adminclient"
 )
 
 // command is one (sub)command's flag set with its usage text: a synopsis
@@ -110,4 +112,19 @@ func subcommand(group, usage string, subs map[string]func(args []string, stdout,
 		return 2
 	}
 	return run(args[1:], stdout, stderr)
+}
+
+// call makes the admin API client and has it do one request, decoding the
+// answer into out; a failure is printed as the command's problem (the
+// caller exits 1).
+func (c *command) call(stderr io.Writer, client func() (*adminclient.Client, error), method, path string, body, out any) (*adminclient.Client, bool) {
+	cl, err := client()
+	if err == nil {
+		err = cl.Do(method, path, body, out)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "myriarchd %s: %v\n", c.fs.Name(), err)
+		return nil, false
+	}
+	return cl, true
 }

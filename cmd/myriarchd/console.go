@@ -29,17 +29,12 @@ func consoleLink(args []string, stdout, stderr io.Writer) int {
 	if c.fs.NArg() > 0 {
 		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
 	}
-	cl, err := client()
-	if err != nil {
-		fmt.Fprintln(stderr, "myriarchd console link:", err)
-		return 1
-	}
 	var link struct {
 		Path      string    `json:"path"`
 		ExpiresAt time.Time `json:"expiresAt"`
 	}
-	if err := cl.Do("POST", "/api/v1/console/links", nil, &link); err != nil {
-		fmt.Fprintln(stderr, "myriarchd console link:", err)
+	cl, ok := c.call(stderr, client, "POST", "/api/v1/console/links", nil, &link)
+	if !ok {
 		return 1
 	}
 	fmt.Fprintln(stdout, cl.Base()+link.Path)

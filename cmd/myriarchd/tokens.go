@@ -57,14 +57,8 @@ func tokenCreate(args []string, stdout, stderr io.Writer) int {
 	case *name == "":
 		return c.usageError(stderr, "--name is required")
 	}
-	cl, err := client()
-	if err != nil {
-		fmt.Fprintln(stderr, "myriarchd token create:", err)
-		return 1
-	}
 	var out map[string]any
-	if err := cl.Do("POST", "/api/v1/tokens", map[string]any{"name": *name, "labels": map[string]string(labels)}, &out); err != nil {
-		fmt.Fprintln(stderr, "myriarchd token create:", err)
+	if _, ok := c.call(stderr, client, "POST", "/api/v1/tokens", map[string]any{"name": *name, "labels": map[string]string(labels)}, &out); !ok {
 		return 1
 	}
 	return printJSON(stdout, out)
@@ -80,11 +74,6 @@ func tokenList(args []string, stdout, stderr io.Writer) int {
 	if c.fs.NArg() > 0 {
 		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
 	}
-	cl, err := client()
-	if err != nil {
-		fmt.Fprintln(stderr, "myriarchd token list:", err)
-		return 1
-	}
 	var out struct {
 		Tokens []struct {
 			ID        string            `json:"id"`
@@ -94,8 +83,7 @@ func tokenList(args []string, stdout, stderr io.Writer) int {
 			RevokedAt string            `json:"revokedAt"`
 		} `json:"tokens"`
 	}
-	if err := cl.Do("GET", "/api/v1/tokens", nil, &out); err != nil {
-		fmt.Fprintln(stderr, "myriarchd token list:", err)
+	if _, ok := c.call(stderr, client, "GET", "/api/v1/tokens", nil, &out); !ok {
 		return 1
 	}
 	if *asJSON {
@@ -119,14 +107,8 @@ func tokenRevoke(args []string, stdout, stderr io.Writer) int {
 	if c.fs.NArg() != 1 {
 		return c.usageError(stderr, "want one token ID")
 	}
-	cl, err := client()
-	if err != nil {
-		fmt.Fprintln(stderr, "myriarchd token revoke:", err)
-		return 1
-	}
 	var out map[string]any
-	if err := cl.Do("DELETE", "/api/v1/tokens/"+url.PathEscape(c.fs.Arg(0)), nil, &out); err != nil {
-		fmt.Fprintln(stderr, "myriarchd token revoke:", err)
+	if _, ok := c.call(stderr, client, "DELETE", "/api/v1/tokens/"+url.PathEscape(c.fs.Arg(0)), nil, &out); !ok {
 		return 1
 	}
 	return printJSON(stdout, out)
