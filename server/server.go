@@ -276,6 +276,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		deps.EstateStatus = s.EstateStatus
 		e, err := estate.Load(opts.Estate)
 		if err != nil {
+			s.opamp.Close(ctx)
 			s.registry.Close()
 			s.closeStore()
 			return nil, err
@@ -292,6 +293,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.offers, err = offers.New(ctx, s.registry, db, s.opamp, s.log.With("component", "offers"),
 		offers.Options{BaseURL: s.BaseURL, Estate: s.estate, Shared: s.shared(), Requests: s.actionRequests()})
 	if err != nil {
+		s.opamp.Close(ctx)
 		s.registry.Close()
 		s.closeStore()
 		return nil, err
@@ -303,7 +305,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.configs, err = configs.New(ctx, s.registry, db, s.opamp, s.log.With("component", "configs"),
 		configs.Options{Estate: s.estate, Host: hostLink{offers: s.offers, book: s.hosts}, Shared: s.shared(), Requests: s.actionRequests()})
 	if err != nil {
+		s.opamp.Close(ctx)
 		s.offers.Close()
+		s.hosts.Close()
 		s.registry.Close()
 		db.Close()
 		return nil, err
@@ -557,19 +561,15 @@ func (s *Server) Close(ctx context.Context) error {
 	s.estateMu.Unlock()
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.console.Close() // ends live streams, which would hold the admin listener's shutdown
-	var errs []error
+	// The OpAMP server's poller runs from New on: closed whether or not
+	// the server was started.
+	errs := []error{s.opamp.Close(ctx)}
+	s.offers.Close()
+	s.hosts.Close()
+	s.configs.Close()
 	if s.opampLn != nil {
-		errs = append(errs, s.opamp.Close(ctx))
-		s.offers.Close()
-		s.hosts.Close()
-		s.configs.Close()
 		errs = append(errs, s.adminHTTP.Shutdown(ctx))
 		s.wg.Wait()
-	}
-	if s.opampLn == nil {
-		s.offers.Close()
-		s.hosts.Close()
-		s.configs.Close()
 	}
 	s.storeOpen.Store(false)
 	errs = append(errs, s.registry.Close(), s.closeStore())
