@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/myriarch/myriarch/internal/attributes"
 )
 
 // appendAgent appends j exactly as WriteJSON's indenting encoder renders it
@@ -33,9 +35,17 @@ func appendAgent(b []byte, j *Agent, depth int, scratch *[]keyValue) []byte {
 	c.b = appendString(c.b, j.Credential.Name)
 	o.b = c.end()
 	o.key("identifying")
-	o.b = appendStringMap(o.b, j.Identifying, depth+1, scratch)
+	if j.lists {
+		o.b = appendPart(o.b, j.identifying, depth+1, scratch)
+	} else {
+		o.b = appendStringMap(o.b, j.Identifying, depth+1, scratch)
+	}
 	o.key("nonIdentifying")
-	o.b = appendStringMap(o.b, j.NonIdentifying, depth+1, scratch)
+	if j.lists {
+		o.b = appendPart(o.b, j.nonIdentifying, depth+1, scratch)
+	} else {
+		o.b = appendStringMap(o.b, j.NonIdentifying, depth+1, scratch)
+	}
 	o.key("attributes")
 	o.b = appendStringMap(o.b, j.Attributes, depth+1, scratch)
 	o.key("labels")
@@ -194,18 +204,29 @@ func appendStringPtr(b []byte, s *string) []byte {
 	return appendString(b, *s)
 }
 
-type keyValue struct{ k, v string }
+type keyValue = attributes.KeyValue
 
-// appendStringMap writes m with sorted keys; scratch is reused between calls.
+// appendStringMap writes m as an object, sorted by key.
 func appendStringMap(b []byte, m map[string]string, depth int, scratch *[]keyValue) []byte {
 	if m == nil {
 		return append(b, "null"...)
 	}
 	kvs := (*scratch)[:0]
 	for k, v := range m {
-		kvs = append(kvs, keyValue{k, v})
+		kvs = append(kvs, keyValue{Key: k, Value: v})
 	}
-	slices.SortFunc(kvs, func(x, y keyValue) int { return strings.Compare(x.k, y.k) })
+	return appendEntries(b, kvs, depth, scratch)
+}
+
+// appendPart writes one reported list as an object, as appendStringMap
+// writes a map.
+func appendPart(b []byte, p attributes.Part, depth int, scratch *[]keyValue) []byte {
+	return appendEntries(b, p.AppendTo((*scratch)[:0]), depth, scratch)
+}
+
+// appendEntries writes kvs (in scratch's array) as an object, sorted by key.
+func appendEntries(b []byte, kvs []keyValue, depth int, scratch *[]keyValue) []byte {
+	slices.SortFunc(kvs, func(x, y keyValue) int { return strings.Compare(x.Key, y.Key) })
 	*scratch = kvs
 	o := object{b: b, depth: depth}
 	o.begin()
@@ -215,9 +236,9 @@ func appendStringMap(b []byte, m map[string]string, depth int, scratch *[]keyVal
 		}
 		o.n++
 		o.b = newline(o.b, depth+1)
-		o.b = appendString(o.b, kv.k)
+		o.b = appendString(o.b, kv.Key)
 		o.b = append(o.b, ':', ' ')
-		o.b = appendString(o.b, kv.v)
+		o.b = appendString(o.b, kv.Value)
 	}
 	return o.end()
 }

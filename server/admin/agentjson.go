@@ -7,6 +7,7 @@ import (
 
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/internal/attributes"
 	"github.com/myriarch/myriarch/server/registry"
 )
 
@@ -32,6 +33,12 @@ type Agent struct {
 	// LabelSources says where each label comes from (registry.LabelFrom…);
 	// GET /api/v1/agents/{uid} only.
 	LabelSources map[string]string `json:"labelSources,omitempty"`
+
+	// lists: listings write the reported lists from the agent's
+	// description, without a map for each (Identifying and NonIdentifying
+	// are nil then).
+	lists                       bool
+	identifying, nonIdentifying attributes.Part
 }
 
 // Credential names what an agent registered with (never a secret).
@@ -85,20 +92,27 @@ type Decorator interface {
 
 // toJSON renders a snapshot; tokenName resolves token ids to names.
 func toJSON(a *registry.Agent, tokenName func(string) string, decorators []Decorator) *Agent {
+	j := toListJSON(a, tokenName, decorators)
+	j.Identifying, j.NonIdentifying, j.lists = a.Identifying.Map(), a.NonIdentifying.Map(), false
+	return j
+}
+
+// toListJSON is toJSON for listings, whose encoder (appendAgent) writes
+// the reported lists from the snapshot's description.
+func toListJSON(a *registry.Agent, tokenName func(string) string, decorators []Decorator) *Agent {
 	j := &Agent{
-		InstanceUID:    a.UID.String(),
-		Kind:           string(a.Kind),
-		Online:         a.Online,
-		Credential:     Credential{Kind: a.Credential.Kind, ID: a.Credential.ID},
-		Identifying:    nonNilMap(a.Identifying),
-		NonIdentifying: nonNilMap(a.NonIdentifying),
-		Attributes:     nonNilMap(a.Attributes),
-		Labels:         nonNilMap(a.Labels),
-		Capabilities:   capabilityNames(a.Capabilities),
-		Health:         health(a.Health),
-		FirstSeen:      a.FirstSeen,
-		LastSeen:       a.LastSeen,
-		Events:         make([]Event, 0, len(a.Events)),
+		InstanceUID: a.UID.String(),
+		Kind:        string(a.Kind),
+		Online:      a.Online,
+		Credential:  Credential{Kind: a.Credential.Kind, ID: a.Credential.ID},
+		lists:       true, identifying: a.Identifying, nonIdentifying: a.NonIdentifying,
+		Attributes:   nonNilMap(a.Attributes),
+		Labels:       nonNilMap(a.Labels),
+		Capabilities: capabilityNames(a.Capabilities),
+		Health:       health(a.Health),
+		FirstSeen:    a.FirstSeen,
+		LastSeen:     a.LastSeen,
+		Events:       make([]Event, 0, len(a.Events)),
 	}
 	if a.Credential.Kind == "token" {
 		j.Credential.Name = tokenName(a.Credential.ID)
@@ -108,7 +122,7 @@ func toJSON(a *registry.Agent, tokenName func(string) string, decorators []Decor
 	}
 	if a.Kind == registry.KindUpdater {
 		get := func(k string) *string {
-			if v, ok := a.NonIdentifying[k]; ok {
+			if v, ok := a.NonIdentifying.Get(k); ok {
 				return &v
 			}
 			return nil

@@ -176,7 +176,7 @@ func (lw *listWriter) finish(tail []byte) {
 // render turns snapshots into their JSON form, decorated, appending to js.
 func (a *API) render(page []registry.Agent, js []*Agent) []*Agent {
 	for i := range page {
-		js = append(js, toJSON(&page[i], a.d.Tokens.TokenName, nil))
+		js = append(js, toListJSON(&page[i], a.d.Tokens.TokenName, nil))
 	}
 	for _, d := range a.decorators {
 		if bd, ok := d.(BatchDecorator); ok {

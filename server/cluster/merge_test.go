@@ -108,7 +108,7 @@ func TestTakeoverReadDoesNotUndoChangesMergedMeanwhile(t *testing.T) {
 	<-handled
 
 	a, ok := here.Peek(col)
-	if !ok || a.Identifying["service.version"] != "0.149.1" {
-		t.Fatalf("after the takeover's read the collector shows %q, want the 0.149.1 it reported last", a.Identifying["service.version"])
+	if !ok || a.Identifying.Value("service.version") != "0.149.1" {
+		t.Fatalf("after the takeover's read the collector shows %q, want the 0.149.1 it reported last", a.Identifying.Value("service.version"))
 	}
 }

@@ -27,15 +27,15 @@ func factsOf(a registry.Agent) facts {
 	switch a.Kind {
 	case registry.KindCollector:
 		f.pairing.Role = pairing.Collector
-		f.version = a.Identifying["service.version"]
+		f.version = a.Identifying.Value("service.version")
 	case registry.KindUpdater:
 		f.pairing.Role = pairing.Updater
-		if claim, err := uuid.Parse(a.NonIdentifying["dev.myriarch.collector.instance_uid"]); err == nil {
+		if claim, err := uuid.Parse(a.NonIdentifying.Value("dev.myriarch.collector.instance_uid")); err == nil {
 			f.pairing.Claim, f.pairing.HasClaim = claim, true
 		}
 		f.updater = &updater{uid: a.UID, online: a.Online,
 			accepts: a.HasCapability(protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages),
-			mode:    a.NonIdentifying["dev.myriarch.install.mode"], arch: a.Attributes["host.arch"], os: a.Attributes["os.type"]}
+			mode:    a.NonIdentifying.Value("dev.myriarch.install.mode"), arch: a.Attributes["host.arch"], os: a.Attributes["os.type"]}
 	}
 	return f
 }

@@ -55,7 +55,7 @@ func TestConcurrentReportsEndWithTheRegistrysLastWord(t *testing.T) {
 	a, _ := reg.Peek(col)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if got, want := e.collectors[col].version, a.Identifying["service.version"]; got != want {
+	if got, want := e.collectors[col].version, a.Identifying.Value("service.version"); got != want {
 		t.Fatalf("engine has the collector at %s, the registry at %s", got, want)
 	}
 	if st := e.collectors[col].state; st != UpToDate {

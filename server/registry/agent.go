@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/myriarch/myriarch/internal/attributes"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/server/store"
@@ -18,12 +19,10 @@ type agent struct {
 	kind         Kind
 	descBytes    []byte
 	hasDesc      bool
-	identifying  map[string]string
-	nonIdent     map[string]string
+	desc         attributes.Described // the attribute view and the reported lists in it
 	tokenLabels  map[string]string
 	labels       map[string]string
-	view         map[string]string
-	host         string // view[HostKey], kept for listings that sort and search by it
+	host         string // desc.View[HostKey], kept for listings that sort and search by it
 	capabilities uint64
 	health       *protobufs.ComponentHealth
 	firstSeen    time.Time
@@ -59,8 +58,8 @@ type Agent struct {
 	// Connected is true while a WebSocket of the agent is open: messages
 	// can be pushed to it (a plain-HTTP agent gets them in an answer).
 	Connected      bool
-	Identifying    map[string]string
-	NonIdentifying map[string]string
+	Identifying    attributes.Part
+	NonIdentifying attributes.Part
 	Attributes     map[string]string
 	Labels         map[string]string
 	Capabilities   uint64
@@ -90,9 +89,9 @@ func (a *agent) snapshot(now time.Time, httpWindow time.Duration, withEvents boo
 		Kind:           a.kind,
 		Online:         a.online(now, httpWindow),
 		Connected:      a.conns > 0,
-		Identifying:    a.identifying,
-		NonIdentifying: a.nonIdent,
-		Attributes:     a.view,
+		Identifying:    a.desc.Identifying(),
+		NonIdentifying: a.desc.NonIdentifying(),
+		Attributes:     a.desc.View,
 		Host:           a.host,
 		Labels:         a.labels,
 		Capabilities:   a.capabilities,

@@ -70,7 +70,7 @@ func TestIdentityConflict(t *testing.T) {
 				t.Errorf("result %+v, want the zero result", res)
 			}
 			after, _ := r.Get(uid)
-			if after.Credential != owner || after.Identifying["service.name"] != "otelcol" || after.Capabilities != 1 ||
+			if after.Credential != owner || after.Identifying.Value("service.name") != "otelcol" || after.Capabilities != 1 ||
 				!after.LastSeen.Equal(before.LastSeen) || after.Online != before.Online || after.Kind != before.Kind {
 				t.Errorf("the bound agent changed:\nbefore %+v\nafter  %+v", before, after)
 			}

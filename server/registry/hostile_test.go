@@ -73,10 +73,10 @@ func TestDescriptionIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, _ := r.Get(uid)
-	if n := mapBytes(a.Identifying) + mapBytes(a.NonIdentifying); n > MaxDescriptionBytes {
+	if n := mapBytes(a.Identifying.Map()) + mapBytes(a.NonIdentifying.Map()); n > MaxDescriptionBytes {
 		t.Errorf("%d bytes of description kept in memory, bound %d", n, MaxDescriptionBytes)
 	}
-	if a.Identifying["service.name"] != "otelcol" {
+	if a.Identifying.Value("service.name") != "otelcol" {
 		t.Error("the ordinary attributes were pushed out by the huge ones")
 	}
 	if _, ok := findEvent(a.Events, EventAttributeLimit, "exceeds the limit of 65536 bytes"); !ok {
@@ -93,7 +93,7 @@ func TestDescriptionIsBounded(t *testing.T) {
 	// A restart rebuilds the same lists from what was stored.
 	r2 := newTestRegistry(t, &loadedStore{agents: []store.Agent{row}}, Options{})
 	b, ok := r2.Get(uid)
-	if !ok || !sameMap(a.Identifying, b.Identifying) || !sameMap(a.NonIdentifying, b.NonIdentifying) {
+	if !ok || !sameMap(a.Identifying.Map(), b.Identifying.Map()) || !sameMap(a.NonIdentifying.Map(), b.NonIdentifying.Map()) {
 		t.Error("the stored description does not rebuild the same attributes")
 	}
 }

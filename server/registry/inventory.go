@@ -47,7 +47,7 @@ func (r *Registry) SetInventory(inv Inventory) {
 		for _, a := range r.agents {
 			if changedUIDs[a.uid] || (len(changedTokens) > 0 && a.cred.Kind == "token" && r.tokens != nil &&
 				changedTokens[r.tokens.TokenName(a.cred.ID)]) {
-				r.relabelLocked(a)
+				r.relabelLocked(a, nil)
 				uids = append(uids, a.uid)
 			}
 		}

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -86,5 +87,53 @@ func TestSetInventoryTouchesOnlyChangedAgents(t *testing.T) {
 	}
 	if a, _ := r.Peek(cert); a.Attributes == nil {
 		t.Fatal("certificate agent has no attribute view")
+	}
+}
+
+// Relabelling keeps the reported lists: an agent's identifying and
+// non-identifying attributes read the same before and after its labels
+// change, a key reported in both lists included, and the view carries the
+// new labels only.
+func TestRelabelKeepsTheReportedLists(t *testing.T) {
+	r, err := Load(context.Background(), &recordingStore{}, fakeTokens{}, slog.New(slog.DiscardHandler),
+		Options{FlushInterval: time.Hour, SeenInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	uid := uuid.New()
+	kvs := func(pairs ...string) []*protobufs.KeyValue {
+		var out []*protobufs.KeyValue
+		for i := 0; i < len(pairs); i += 2 {
+			out = append(out, &protobufs.KeyValue{Key: pairs[i], Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: pairs[i+1]}}})
+		}
+		return out
+	}
+	desc := &protobufs.AgentDescription{
+		IdentifyingAttributes:    kvs("service.name", "otelcol", "host.name", "id-host"),
+		NonIdentifyingAttributes: kvs("host.name", "non-host", "os.type", "linux"),
+	}
+	if _, err := r.Report(uid, store.Credential{Kind: "certificate", ID: "CN=x"}, &protobufs.AgentToServer{AgentDescription: desc}, false, true); err != nil {
+		t.Fatal(err)
+	}
+	wantID := map[string]string{"service.name": "otelcol", "host.name": "id-host"}
+	wantNon := map[string]string{"host.name": "non-host", "os.type": "linux"}
+	for _, step := range []struct {
+		name   string
+		labels map[string]string
+	}{{"before", nil}, {"labelled", map[string]string{"wave": "1"}}, {"relabelled", map[string]string{"wave": "2"}}} {
+		if step.labels != nil {
+			r.SetInventory(Inventory{ByUID: map[uuid.UUID]map[string]string{uid: step.labels}})
+		}
+		a, _ := r.Get(uid)
+		if !maps.Equal(a.Identifying.Map(), wantID) || !maps.Equal(a.NonIdentifying.Map(), wantNon) {
+			t.Errorf("%s: identifying %v, non-identifying %v", step.name, a.Identifying.Map(), a.NonIdentifying.Map())
+		}
+		if a.Attributes["host.name"] != "id-host" || a.Attributes["labels.wave"] != step.labels["wave"] {
+			t.Errorf("%s: view %v", step.name, a.Attributes)
+		}
+		if _, ok := a.Attributes["labels.wave"]; ok != (step.labels != nil) {
+			t.Errorf("%s: view %v", step.name, a.Attributes)
+		}
 	}
 }

@@ -1,6 +1,10 @@
 package registry
 
-import "github.com/open-telemetry/opamp-go/protobufs"
+import (
+	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/internal/attributes"
+)
 
 // Kind is what the server recognises an agent as (seed 003, "Kinds of agents").
 type Kind string
@@ -21,10 +25,10 @@ const (
 
 // Classify applies the kind rules in their fixed order: updater, bridge,
 // collector, unknown.
-func Classify(identifying, nonIdentifying map[string]string, caps uint64) Kind {
-	name := identifying["service.name"]
-	_, bridgeAttrI := identifying[BridgeModeAttr]
-	_, bridgeAttrN := nonIdentifying[BridgeModeAttr]
+func Classify(identifying, nonIdentifying attributes.Part, caps uint64) Kind {
+	name := identifying.Value("service.name")
+	_, bridgeAttrI := identifying.Get(BridgeModeAttr)
+	_, bridgeAttrN := nonIdentifying.Get(BridgeModeAttr)
 	switch {
 	case name == UpdaterServiceName:
 		return KindUpdater

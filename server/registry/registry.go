@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"runtime"
 	"sync"
 	"time"
@@ -109,6 +110,7 @@ type Registry struct {
 
 	registrations *registrationLimit // nil without a bound
 	labelSets     labelSets          // equal label maps shared among agents
+	keySets       keySets            // equal identifying key lists shared among agents
 }
 
 // TokenInfo answers what the registry needs to know about enrollment tokens.
@@ -149,7 +151,7 @@ func Load(ctx context.Context, st store.Agents, tokens TokenInfo, log *slog.Logg
 		r.noteNewLocked(a.uid)
 		if len(a.descBytes) > MaxDescriptionBytes+4096 {
 			// Stored unbounded by an earlier version: store what is kept.
-			a.descBytes = encodeDescription(a.identifying, a.nonIdent)
+			a.descBytes = encodeDescription(a.desc.Identifying().Map(), a.desc.NonIdentifying().Map())
 			r.pendingRows[a.uid] = struct{}{}
 		}
 	}
@@ -200,12 +202,13 @@ func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, event
 	if n := len(a.events); n > 0 {
 		a.nextSeq = a.events[n-1].Seq
 	}
+	var ds *described
 	if len(rec.Description) > 0 {
 		if d, err := dd.decode(rec.Description); err != nil {
 			r.log.Warn("stored description unreadable; waiting for the agent to report it", "agent", a.uid, "err", err)
 		} else {
-			ds := describe(d)
-			a.identifying, a.nonIdent, a.hasDesc = ds.identifying, ds.nonIdentifying, true
+			dsv := describe(d)
+			ds, a.hasDesc = &dsv, true
 		}
 	}
 	if len(rec.Health) > 0 {
@@ -214,7 +217,7 @@ func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, event
 			a.health = &h
 		}
 	}
-	r.relabelLocked(a) // Load calls this before the registry is shared, Merge with r.mu held
+	r.relabelLocked(a, ds) // Load calls this before the registry is shared, Merge with r.mu held
 }
 
 // Observe registers fn to be called after relevant changes. Call before traffic starts.
@@ -314,10 +317,11 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 	}
 	a.lastMsgSeq, a.seqKnown = msg.SequenceNum, true
 
+	var newDesc *described
 	if d := msg.AgentDescription; d != nil {
 		ds := describe(d)
 		a.descBytes = ds.encoded()
-		a.identifying, a.nonIdent, a.hasDesc = ds.identifying, ds.nonIdentifying, true
+		newDesc, a.hasDesc = &ds, true
 		for _, w := range ds.warnings {
 			r.addEventLocked(a, now, w.typ, w.msg)
 		}
@@ -339,8 +343,8 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 		r.pendingRows[uid] = struct{}{}
 	}
 	if changed {
-		r.relabelLocked(a)
-		if k := Classify(a.identifying, a.nonIdent, a.capabilities); k != a.kind {
+		r.relabelLocked(a, newDesc)
+		if k := Classify(a.desc.Identifying(), a.desc.NonIdentifying(), a.capabilities); k != a.kind {
 			if a.kind != KindUnknown || !res.New {
 				r.addEventLocked(a, now, EventKindChanged, fmt.Sprintf("kind %s → %s", a.kind, k))
 			}
@@ -468,11 +472,13 @@ func (r *Registry) View(uid uuid.UUID) (map[string]string, bool) {
 	if !ok {
 		return nil, false
 	}
-	return a.view, true
+	return a.desc.View, true
 }
 
-// relabelLocked rebuilds the derived label set and view; caller holds r.mu.
-func (r *Registry) relabelLocked(a *agent) {
+// relabelLocked rebuilds the derived label set and view, with the
+// attributes of ds when it is not nil (a new description), else with those
+// the agent has; caller holds r.mu.
+func (r *Registry) relabelLocked(a *agent, ds *described) {
 	labels := make(map[string]string, len(a.tokenLabels))
 	for k, v := range a.tokenLabels {
 		labels[k] = v
@@ -485,9 +491,17 @@ func (r *Registry) relabelLocked(a *agent) {
 	for k, v := range r.inventory.ByUID[a.uid] {
 		labels[k] = v
 	}
+	before := a.labels
 	a.labels = r.labelSets.share(labels)
-	a.view = attributes.View(a.identifying, a.nonIdent, labels)
-	a.host = a.view[HostKey]
+	if ds == nil && a.desc.View != nil && maps.Equal(before, a.labels) {
+		return // the same attributes and labels: the view stands
+	}
+	if ds != nil {
+		a.desc = attributes.Describe(ds.identifying, ds.nonIdentifying, labels, &r.keySets)
+	} else {
+		a.desc = a.desc.Relabel(labels)
+	}
+	a.host = a.desc.View[HostKey]
 }
 
 // Peek returns a snapshot without the event history (cheap).

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/internal/attributes"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -93,7 +94,8 @@ func TestClassifyOrder(t *testing.T) {
 		{"nothing", nil, nil, 0, KindUnknown},
 	}
 	for _, tt := range tests {
-		if got := Classify(tt.ident, tt.non, tt.caps); got != tt.want {
+		d := attributes.Describe(tt.ident, tt.non, nil, nil)
+		if got := Classify(d.Identifying(), d.NonIdentifying(), tt.caps); got != tt.want {
 			t.Errorf("%s: Classify = %s, want %s", tt.name, got, tt.want)
 		}
 	}

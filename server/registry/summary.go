@@ -33,7 +33,7 @@ func (r *Registry) Summarize() Summary {
 		c.Online += on
 		s.ByKind[a.kind] = c
 		if a.kind == KindCollector {
-			v := a.identifying["service.version"]
+			v := a.desc.Identifying().Value("service.version")
 			c := s.CollectorVersions[v]
 			c.Total++
 			c.Online += on

@@ -1,0 +1,183 @@
+package attributes
+
+import (
+	"iter"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Described is an agent's description as a server keeps it: the attribute
+// view (see View) and what is needed to tell its identifying attributes
+// from the non-identifying ones, without a map for each list (descriptions
+// are the largest part of what a server holds per agent).
+type Described struct {
+	// View is the attribute view: non-identifying attributes, identifying
+	// ones over them, labels under LabelPrefix. Never mutated.
+	View map[string]string
+	// ident are the identifying keys, sorted; agents reporting the same
+	// keys share one slice (see Describe).
+	ident []string
+	// hidden are the non-identifying values whose key is identifying too
+	// (the view shows the identifying one); nil almost always.
+	hidden map[string]string
+}
+
+// KeySets shares sorted key lists between descriptions: Describe asks it
+// for the list to keep. nil keeps every list as built.
+type KeySets interface {
+	Share(keys []string) []string
+}
+
+// Describe builds the description of two cleaned lists and the labels.
+func Describe(identifying, nonIdentifying, labels map[string]string, sets KeySets) Described {
+	d := Described{View: View(identifying, nonIdentifying, labels)}
+	if len(identifying) > 0 {
+		d.ident = slices.Sorted(maps.Keys(identifying))
+		if sets != nil {
+			d.ident = sets.Share(d.ident)
+		}
+	}
+	for k, v := range nonIdentifying {
+		if _, ok := identifying[k]; ok {
+			if d.hidden == nil {
+				d.hidden = map[string]string{}
+			}
+			d.hidden[k] = v
+		}
+	}
+	return d
+}
+
+// Relabel returns d with other labels: a new view (the old one may be
+// shared), the same attributes.
+func (d Described) Relabel(labels map[string]string) Described {
+	n := 0
+	for k := range d.View {
+		if !strings.HasPrefix(k, LabelPrefix) {
+			n++
+		}
+	}
+	v := make(map[string]string, n+len(labels))
+	for k, val := range d.View {
+		if !strings.HasPrefix(k, LabelPrefix) {
+			v[k] = val
+		}
+	}
+	for k, val := range labels {
+		v[LabelPrefix+k] = val
+	}
+	d.View = v
+	return d
+}
+
+// Identifying is the identifying list.
+func (d Described) Identifying() Part { return Part{d: d} }
+
+// NonIdentifying is the non-identifying list.
+func (d Described) NonIdentifying() Part { return Part{d: d, non: true} }
+
+func (d Described) isIdent(k string) bool {
+	_, ok := slices.BinarySearch(d.ident, k)
+	return ok
+}
+
+// Part is one of an agent's reported attribute lists, read from its
+// description. The zero Part is empty.
+type Part struct {
+	d   Described
+	non bool
+}
+
+// Get returns the value of k in the list.
+func (p Part) Get(k string) (string, bool) {
+	if !p.non {
+		if !p.d.isIdent(k) {
+			return "", false
+		}
+		v, ok := p.d.View[k]
+		return v, ok
+	}
+	if v, ok := p.d.hidden[k]; ok {
+		return v, true
+	}
+	if p.d.isIdent(k) || strings.HasPrefix(k, LabelPrefix) {
+		return "", false
+	}
+	v, ok := p.d.View[k]
+	return v, ok
+}
+
+// Value is Get's value ("" when k is not in the list).
+func (p Part) Value(k string) string {
+	v, _ := p.Get(k)
+	return v
+}
+
+// All yields the list's entries in no particular order.
+func (p Part) All() iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		if !p.non {
+			for _, k := range p.d.ident {
+				if !yield(k, p.d.View[k]) {
+					return
+				}
+			}
+			return
+		}
+		for k, v := range p.d.View {
+			if strings.HasPrefix(k, LabelPrefix) || p.d.isIdent(k) {
+				continue
+			}
+			if !yield(k, v) {
+				return
+			}
+		}
+		for k, v := range p.d.hidden {
+			if !yield(k, v) {
+				return
+			}
+		}
+	}
+}
+
+// KeyValue is one attribute.
+type KeyValue struct{ Key, Value string }
+
+// AppendTo appends the list's entries to dst, in no particular order
+// (All without a function call per entry, for encoders).
+func (p Part) AppendTo(dst []KeyValue) []KeyValue {
+	if !p.non {
+		for _, k := range p.d.ident {
+			dst = append(dst, KeyValue{k, p.d.View[k]})
+		}
+		return dst
+	}
+	for k, v := range p.d.View {
+		if !strings.HasPrefix(k, LabelPrefix) && !p.d.isIdent(k) {
+			dst = append(dst, KeyValue{k, v})
+		}
+	}
+	for k, v := range p.d.hidden {
+		dst = append(dst, KeyValue{k, v})
+	}
+	return dst
+}
+
+// Len is the number of entries.
+func (p Part) Len() int {
+	n := 0
+	for range p.All() {
+		n++
+	}
+	return n
+}
+
+// Map returns the list as a new map (empty, not nil, for an empty list).
+func (p Part) Map() map[string]string {
+	m := map[string]string{}
+	for k, v := range p.All() {
+		m[k] = v
+	}
+	return m
+}
