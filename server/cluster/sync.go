@@ -453,6 +453,13 @@ func (s *Sync) lead(ctx context.Context) error {
 			return err
 		}
 	}
+	// Reports this instance recorded while following may still wait in
+	// its write-behind: written now, they are in the read below (their
+	// notification goes to the other instances only). What agents report
+	// from now on the deciders act on here.
+	if err := s.reg.Flush(); err != nil {
+		return fmt.Errorf("writing this instance's pending reports before deciding: %w", err)
+	}
 	reps, err := s.src.LoadReports(ctx, nil)
 	if err != nil {
 		return err
