@@ -1,7 +1,6 @@
 package attributes
 
 import (
-	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -114,38 +113,10 @@ func (p Part) Value(k string) string {
 	return v
 }
 
-// All yields the list's entries in no particular order.
-func (p Part) All() iter.Seq2[string, string] {
-	return func(yield func(string, string) bool) {
-		if !p.non {
-			for _, k := range p.d.ident {
-				if !yield(k, p.d.View[k]) {
-					return
-				}
-			}
-			return
-		}
-		for k, v := range p.d.View {
-			if strings.HasPrefix(k, LabelPrefix) || p.d.isIdent(k) {
-				continue
-			}
-			if !yield(k, v) {
-				return
-			}
-		}
-		for k, v := range p.d.hidden {
-			if !yield(k, v) {
-				return
-			}
-		}
-	}
-}
-
 // KeyValue is one attribute.
 type KeyValue struct{ Key, Value string }
 
-// AppendTo appends the list's entries to dst, in no particular order
-// (All without a function call per entry, for encoders).
+// AppendTo appends the list's entries to dst, in no particular order.
 func (p Part) AppendTo(dst []KeyValue) []KeyValue {
 	if !p.non {
 		for _, k := range p.d.ident {
@@ -164,20 +135,12 @@ func (p Part) AppendTo(dst []KeyValue) []KeyValue {
 	return dst
 }
 
-// Len is the number of entries.
-func (p Part) Len() int {
-	n := 0
-	for range p.All() {
-		n++
-	}
-	return n
-}
-
 // Map returns the list as a new map (empty, not nil, for an empty list).
 func (p Part) Map() map[string]string {
-	m := map[string]string{}
-	for k, v := range p.All() {
-		m[k] = v
+	kvs := p.AppendTo(nil)
+	m := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		m[kv.Key] = kv.Value
 	}
 	return m
 }

@@ -101,18 +101,20 @@ func toJSON(a *registry.Agent, tokenName func(string) string, decorators []Decor
 // the reported lists from the snapshot's description.
 func toListJSON(a *registry.Agent, tokenName func(string) string, decorators []Decorator) *Agent {
 	j := &Agent{
-		InstanceUID: a.UID.String(),
-		Kind:        string(a.Kind),
-		Online:      a.Online,
-		Credential:  Credential{Kind: a.Credential.Kind, ID: a.Credential.ID},
-		lists:       true, identifying: a.Identifying, nonIdentifying: a.NonIdentifying,
-		Attributes:   nonNilMap(a.Attributes),
-		Labels:       nonNilMap(a.Labels),
-		Capabilities: capabilityNames(a.Capabilities),
-		Health:       health(a.Health),
-		FirstSeen:    a.FirstSeen,
-		LastSeen:     a.LastSeen,
-		Events:       make([]Event, 0, len(a.Events)),
+		InstanceUID:    a.UID.String(),
+		Kind:           string(a.Kind),
+		Online:         a.Online,
+		Credential:     Credential{Kind: a.Credential.Kind, ID: a.Credential.ID},
+		lists:          true,
+		identifying:    a.Identifying,
+		nonIdentifying: a.NonIdentifying,
+		Attributes:     nonNilMap(a.Attributes),
+		Labels:         nonNilMap(a.Labels),
+		Capabilities:   capabilityNames(a.Capabilities),
+		Health:         health(a.Health),
+		FirstSeen:      a.FirstSeen,
+		LastSeen:       a.LastSeen,
+		Events:         make([]Event, 0, len(a.Events)),
 	}
 	if a.Credential.Kind == "token" {
 		j.Credential.Name = tokenName(a.Credential.ID)
