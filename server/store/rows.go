@@ -20,7 +20,12 @@ type Rows interface {
 }
 
 // UIDKey is a key column holding an instance UID; other lengths are skipped.
-func UIDKey(b []byte) ([16]byte, bool) { return [16]byte(b[:min(len(b), 16)]), len(b) == 16 }
+func UIDKey(b []byte) ([16]byte, bool) {
+	if len(b) != 16 {
+		return [16]byte{}, false
+	}
+	return [16]byte(b), true
+}
 
 // TextKey is a key column holding text.
 func TextKey(b []byte) (string, bool) { return string(b), true }
