@@ -78,7 +78,10 @@ func TestInstallAndUpgradeKeepsTwoVersions(t *testing.T) {
 		t.Fatalf("versions/ holds %v, want the current and previous only %v", names, want)
 	}
 	// Same offer again: Installed at once (HandlePackages answers it
-	// before it returns), nothing queued, nothing downloaded.
+	// before it returns), nothing queued, nothing downloaded. The finished
+	// transaction's tail (its journal removed) ends first: until then the
+	// same hash counts as being installed.
+	installtest.WaitIdle(t, eng)
 	hits := e.srv.Hits("/v2")
 	n := len(rec.All())
 	offer(eng, rec, e.signedOffer("0.150.0", "/v2", v2))
@@ -154,6 +157,7 @@ func TestHealthGateRollback(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.root, "versions", dirFor("0.149.0", bad))); !os.IsNotExist(err) {
 		t.Fatal("failed version directory left behind")
 	}
+	installtest.WaitIdle(t, eng)
 	offer(eng, rec, e.signedOffer("0.149.0", "/bad", bad))
 	st = rec.Wait(t, pkg, time.Second, func(s *protobufs.PackageStatus) bool {
 		return s.Status == stFailed && strings.Contains(s.ErrorMessage, "previously failed")
