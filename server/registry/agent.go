@@ -14,12 +14,16 @@ import (
 // are never mutated after being built: they are replaced, so snapshots can
 // share them.
 type agent struct {
-	uid          uuid.UUID
-	cred         store.Credential
-	kind         Kind
-	descBytes    []byte
-	hasDesc      bool
-	desc         attributes.Described // the attribute view and the reported lists in it
+	uid     uuid.UUID
+	cred    store.Credential
+	kind    Kind
+	hasDesc bool
+	desc    attributes.Described // the attribute view and the reported lists in it
+	// descSum is the digest of the description its row holds, as read or
+	// as last encoded here (0: none); rows are compared by it. The bytes
+	// are not kept: the stored description is encodeDescription of the two
+	// lists in desc, built again when the row is written.
+	descSum      uint64
 	tokenLabels  map[string]string
 	labels       map[string]string
 	host         string // desc.View[HostKey], kept for listings that sort and search by it
@@ -117,7 +121,7 @@ func (a *agent) record() store.Agent {
 		UID:          a.uid,
 		Credential:   a.cred,
 		Kind:         string(a.kind),
-		Description:  a.descBytes,
+		Description:  a.encodedDesc(),
 		Capabilities: a.capabilities,
 		Health:       health,
 		TokenLabels:  a.tokenLabels,
@@ -125,4 +129,12 @@ func (a *agent) record() store.Agent {
 		LastSeen:     a.lastSeen,
 		Extra:        a.extra,
 	}
+}
+
+// encodedDesc is the description its row holds (nil without one).
+func (a *agent) encodedDesc() []byte {
+	if !a.hasDesc {
+		return nil
+	}
+	return encodeDescription(a.desc.Identifying().Map(), a.desc.NonIdentifying().Map())
 }

@@ -50,8 +50,9 @@ func (r *Registry) flush(withSeen bool) error {
 	r.pendingDeletes = nil
 	for uid := range r.pendingRows {
 		if a, ok := r.agents[uid]; ok {
-			b.Agents = append(b.Agents, a.record())
-			a.seenWritten = a.lastSeen
+			rec := a.record()
+			b.Agents = append(b.Agents, rec)
+			a.seenWritten, a.descSum = a.lastSeen, descSumOf(rec.Description)
 		}
 		delete(r.pendingSeen, uid)
 	}

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"hash/maphash"
+
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/proto"
 
@@ -17,6 +19,16 @@ type described struct {
 
 // encoded is what is stored of it (see encodeDescription).
 func (d described) encoded() []byte { return encodeDescription(d.identifying, d.nonIdentifying) }
+
+var descSeed = maphash.MakeSeed()
+
+// descSumOf is the digest agents keep of a stored description (0 for none).
+func descSumOf(b []byte) uint64 {
+	if len(b) == 0 {
+		return 0
+	}
+	return maphash.Bytes(descSeed, b)
+}
 
 type eventDraft struct{ typ, msg string }
 

@@ -146,12 +146,11 @@ func Load(ctx context.Context, st store.Agents, tokens TokenInfo, log *slog.Logg
 	}
 	r.agents = make(map[uuid.UUID]*agent, len(recs))
 	r.unsorted = make([]uuid.UUID, 0, len(recs))
-	for _, a := range r.build(recs, events) {
+	for i, a := range r.build(recs, events) {
 		r.agents[a.uid] = a
 		r.noteNewLocked(a.uid)
-		if len(a.descBytes) > MaxDescriptionBytes+4096 {
+		if len(recs[i].Description) > MaxDescriptionBytes+4096 {
 			// Stored unbounded by an earlier version: store what is kept.
-			a.descBytes = encodeDescription(a.desc.Identifying().Map(), a.desc.NonIdentifying().Map())
 			r.pendingRows[a.uid] = struct{}{}
 		}
 	}
@@ -189,7 +188,7 @@ func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, event
 		uid:          uuid.UUID(rec.UID),
 		cred:         rec.Credential,
 		kind:         Kind(rec.Kind),
-		descBytes:    rec.Description,
+		descSum:      descSumOf(rec.Description),
 		capabilities: rec.Capabilities,
 		tokenLabels:  r.labelSets.share(rec.TokenLabels),
 		instance:     rec.Instance,
@@ -320,7 +319,7 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 	var newDesc *described
 	if d := msg.AgentDescription; d != nil {
 		ds := describe(d)
-		a.descBytes = ds.encoded()
+		a.descSum = descSumOf(ds.encoded())
 		newDesc, a.hasDesc = &ds, true
 		for _, w := range ds.warnings {
 			r.addEventLocked(a, now, w.typ, w.msg)

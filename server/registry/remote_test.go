@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -154,5 +155,79 @@ func TestOutdated(t *testing.T) {
 				t.Fatalf("outdated %v, want %v", len(got) == 1, tt.outdated)
 			}
 		})
+	}
+}
+
+// The row written for an agent holds its description as the attribute
+// rules left it (encodeDescription of the two lists, service.version
+// without its v), although the registry keeps only the lists: read back by
+// another registry it gives the same attributes, and once the agent left,
+// that row is what this registry holds (not outdated) while a row with
+// another description is.
+func TestWrittenDescription(t *testing.T) {
+	now := time.Unix(1700000000, 0).UTC()
+	st := &recordingStore{}
+	r, err := Load(context.Background(), st, nil, slog.New(slog.DiscardHandler),
+		Options{FlushInterval: time.Hour, SeenInterval: time.Hour, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	str := func(k, v string) *protobufs.KeyValue {
+		return &protobufs.KeyValue{Key: k, Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: v}}}
+	}
+	uid := uuid.New()
+	cred := store.Credential{Kind: "token", ID: "t1"}
+	msg := &protobufs.AgentToServer{AgentDescription: &protobufs.AgentDescription{
+		IdentifyingAttributes: []*protobufs.KeyValue{str("service.version", "v0.149.0"), str("service.name", "otelcol"), str("host.name", "a")},
+		NonIdentifyingAttributes: []*protobufs.KeyValue{str("os.type", "linux"), str("host.name", "b"),
+			{Key: "cores", Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_IntValue{IntValue: 8}}}},
+	}}
+	if _, err := r.Report(uid, cred, msg, false, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	st.mu.Lock()
+	var row store.Agent
+	for _, b := range st.batches {
+		for _, a := range b.Agents {
+			if a.UID == uid {
+				row = a
+			}
+		}
+	}
+	st.mu.Unlock()
+	want := encodeDescription(map[string]string{"service.version": "0.149.0", "service.name": "otelcol", "host.name": "a"},
+		map[string]string{"os.type": "linux", "host.name": "b", "cores": "8"})
+	if string(row.Description) != string(want) {
+		t.Fatalf("written description %x, want %x", row.Description, want)
+	}
+
+	other, err := Load(context.Background(), &recordingStore{}, nil, slog.New(slog.DiscardHandler),
+		Options{FlushInterval: time.Hour, SeenInterval: time.Hour, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	other.Merge([]store.Agent{row}, nil, func(t time.Time) time.Time { return t.Add(time.Minute) })
+	a, _ := r.Get(uid)
+	b, _ := other.Get(uid)
+	if !maps.Equal(a.Attributes, b.Attributes) || !maps.Equal(a.NonIdentifying.Map(), b.NonIdentifying.Map()) {
+		t.Fatalf("read back: %v / %v, want %v / %v", b.Attributes, b.NonIdentifying.Map(), a.Attributes, a.NonIdentifying.Map())
+	}
+	if got := other.Outdated([]store.Agent{row}, nil); len(got) != 0 {
+		t.Fatal("the row merged is outdated at once")
+	}
+
+	r.Disconnected(uid)
+	if got := r.Outdated([]store.Agent{row}, nil); len(got) != 0 {
+		t.Fatal("the row this registry wrote is outdated once the agent left")
+	}
+	changed := row
+	changed.Description = encodeDescription(map[string]string{"service.version": "0.149.1"}, nil)
+	if got := r.Outdated([]store.Agent{changed}, nil); len(got) != 1 {
+		t.Fatal("a row with another description is not outdated")
 	}
 }
