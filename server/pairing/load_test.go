@@ -1,8 +1,10 @@
 package pairing
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -72,6 +74,27 @@ func TestLoadMatchesUpdates(t *testing.T) {
 		if !reflect.DeepEqual(normal(seq.collectors), normal(bulk.collectors)) || !reflect.DeepEqual(seq.updaters, bulk.updaters) {
 			t.Fatalf("round %d: states differ after updates following the load", round)
 		}
+		// Claims that move (or go) leave the index as if the final facts
+		// were loaded at once: no stale claimant stays behind.
+		for i := range agents {
+			if agents[i].Role != Updater || rng.IntN(2) == 0 || len(collectors) == 0 {
+				continue
+			}
+			agents[i].HasClaim = rng.IntN(4) > 0
+			agents[i].Claim = uuid.Nil
+			if agents[i].HasClaim {
+				agents[i].Claim = collectors[rng.IntN(len(collectors))]
+			}
+			seq.Update(agents[i])
+		}
+		fresh := New()
+		fresh.Load(agents)
+		if !reflect.DeepEqual(normal(seq.collectors), normal(fresh.collectors)) || !reflect.DeepEqual(seq.updaters, fresh.updaters) {
+			t.Fatalf("round %d: states differ after claims moved:\nupdates %+v\nload    %+v", round, seq.collectors, fresh.collectors)
+		}
+		if !reflect.DeepEqual(normalClaims(seq.claims), normalClaims(fresh.claims)) {
+			t.Fatalf("round %d: claims differ after claims moved:\nupdates %v\nload    %v", round, seq.claims, fresh.claims)
+		}
 	}
 }
 
@@ -83,6 +106,15 @@ func normal(m map[uuid.UUID]CollectorState) map[uuid.UUID]CollectorState {
 			v.Claimants = nil
 		}
 		out[k] = v
+	}
+	return out
+}
+
+// normalClaims sorts each collector's claimants.
+func normalClaims(m map[uuid.UUID][]uuid.UUID) map[uuid.UUID][]uuid.UUID {
+	out := make(map[uuid.UUID][]uuid.UUID, len(m))
+	for c, us := range m {
+		out[c] = slices.SortedFunc(slices.Values(us), func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 	}
 	return out
 }

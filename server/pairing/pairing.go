@@ -5,6 +5,7 @@
 package pairing
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -75,8 +76,10 @@ type Change struct {
 // Index holds agents and their pairings. It is not safe for concurrent use:
 // the caller serialises.
 type Index struct {
-	agents     map[uuid.UUID]*Agent
-	claims     map[uuid.UUID]map[uuid.UUID]struct{}
+	agents map[uuid.UUID]*Agent
+	// claims are the updaters claiming each collector, in no order (one,
+	// almost always: a slice costs a fraction of a set).
+	claims     map[uuid.UUID][]uuid.UUID
 	collectors map[uuid.UUID]CollectorState
 	updaters   map[uuid.UUID]UpdaterState
 }
@@ -85,7 +88,7 @@ type Index struct {
 func New() *Index {
 	return &Index{
 		agents:     map[uuid.UUID]*Agent{},
-		claims:     map[uuid.UUID]map[uuid.UUID]struct{}{},
+		claims:     map[uuid.UUID][]uuid.UUID{},
 		collectors: map[uuid.UUID]CollectorState{},
 		updaters:   map[uuid.UUID]UpdaterState{},
 	}
@@ -144,12 +147,9 @@ func (ix *Index) place(a *Agent, affected map[uuid.UUID]struct{}) {
 	case Updater:
 		delete(ix.collectors, a.UID)
 		if a.HasClaim {
-			set := ix.claims[a.Claim]
-			if set == nil {
-				set = make(map[uuid.UUID]struct{}, 1)
-				ix.claims[a.Claim] = set
+			if set := ix.claims[a.Claim]; !slices.Contains(set, a.UID) {
+				ix.claims[a.Claim] = append(set, a.UID)
 			}
-			set[a.UID] = struct{}{}
 			delete(ix.updaters, a.UID) // the claimed collector's evaluation sets it
 			affected[a.Claim] = struct{}{}
 		} else {
@@ -166,11 +166,14 @@ func (ix *Index) place(a *Agent, affected map[uuid.UUID]struct{}) {
 }
 
 func (ix *Index) unclaim(collector, updater uuid.UUID) {
-	if set := ix.claims[collector]; set != nil {
-		delete(set, updater)
-		if len(set) == 0 {
-			delete(ix.claims, collector)
-		}
+	set := ix.claims[collector]
+	i := slices.Index(set, updater)
+	switch {
+	case i < 0:
+	case len(set) == 1:
+		delete(ix.claims, collector)
+	default:
+		ix.claims[collector] = slices.Delete(set, i, i+1)
 	}
 }
 
@@ -208,7 +211,7 @@ func (ix *Index) evalCollector(c uuid.UUID) (CollectorState, bool) {
 	col, ok := ix.agents[c]
 	isCollector := ok && col.Role == Collector
 	var valid, online []*Agent
-	for u := range ix.claims[c] {
+	for _, u := range ix.claims[c] {
 		upd := ix.agents[u]
 		if !isCollector {
 			ix.updaters[u] = UpdaterState{State: Unlinked, Reason: ReasonUnknownCollector}
