@@ -136,10 +136,10 @@ type collector struct {
 	updated  time.Time
 	pkg      string
 	offerVer string
-	hash     []byte // per-package hash of the current offer
-	content  []byte // content_hash of the current offer's file
-	failed   map[string]bool
-	countFl  string // the fleet whose wave counts hold it
+	hash     []byte          // per-package hash of the current offer
+	content  []byte          // content_hash of the current offer's file
+	failed   map[string]bool // quarantined hashes (nil: none)
+	countFl  string          // the fleet whose wave counts hold it
 	// offer is whom the current offer went to and for which platform,
 	// so that the instance the updater is connected to can deliver it.
 	offer offerKey
@@ -250,7 +250,7 @@ func (e *Engine) sender(s Sender) {
 func (e *Engine) collectorRecLocked(uid uuid.UUID) *collector {
 	c := e.collectors[uid]
 	if c == nil {
-		c = &collector{uid: uid, failed: map[string]bool{}}
+		c = &collector{uid: uid}
 		e.collectors[uid] = c
 	}
 	return c

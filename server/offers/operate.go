@@ -50,7 +50,7 @@ func (e *Engine) RetryFleet(name string) (int, error) {
 	work := map[uuid.UUID]struct{}{}
 	for m := range f.waves.Members() {
 		if c := e.collectors[m]; c != nil && c.state == Failed {
-			c.failed = map[string]bool{}
+			c.failed = nil
 			c.err = ""
 			e.reg.AddEvent(m, "offer_retry", "failed offers of fleet "+name+" cleared by an operator")
 			e.persistLocked(c)

@@ -56,7 +56,10 @@ func (c *collector) persisted() persisted {
 // are computed again by a leader; a follower shows them as they are.
 func (c *collector) restore(p *persisted) {
 	c.state, c.err, c.updated, c.pkg, c.offerVer = p.State, p.Error, p.Updated, p.Package, p.Version
-	c.failed = make(map[string]bool, len(p.Failed))
+	c.failed = nil
+	if len(p.Failed) > 0 {
+		c.failed = make(map[string]bool, len(p.Failed))
+	}
 	for _, h := range p.Failed {
 		c.failed[h] = true
 	}

@@ -90,6 +90,9 @@ func (e *Engine) packageStatusesLocked(updaterUID uuid.UUID, ps *protobufs.Packa
 		if c.state == Failed && c.failed[hex.EncodeToString(c.hash)] {
 			return nil
 		}
+		if c.failed == nil {
+			c.failed = map[string]bool{}
+		}
 		c.failed[hex.EncodeToString(c.hash)] = true
 		c.state, c.progress = Failed, nil
 		c.err = st.ErrorMessage
@@ -142,7 +145,7 @@ func (e *Engine) Retry(uid uuid.UUID) error {
 		e.mu.Unlock()
 		return fmt.Errorf("no collector %s", uid)
 	}
-	c.failed = map[string]bool{}
+	c.failed = nil
 	if c.state == Failed {
 		c.err = ""
 	}
