@@ -117,8 +117,9 @@ func (r *runner) memInstances(label string) {
 		kb := float64(s.rssKB) * 1.024 / float64(max(1, per[i]))
 		worst = max(worst, kb)
 		heap, _ := r.srvs[i].metric("go_memstats_heap_inuse_bytes")
-		line = append(line, fmt.Sprintf("#%d %.1f MiB (heap in use %.1f) / %d agents = %.1f KB", i, float64(s.rssKB)/1024, heap/(1<<20), per[i], kb))
-		r.saveHeap(r.srvs[i], fmt.Sprintf("%s-%d", label, i))
+		live := r.liveHeap(r.srvs[i], fmt.Sprintf("%s-%d", label, i))
+		line = append(line, fmt.Sprintf("#%d %.1f MiB (heap in use %.1f, live %.1f) / %d agents = %.1f KB",
+			i, float64(s.rssKB)/1024, heap/(1<<20), live/(1<<20), per[i], kb))
 	}
 	r.reportf("  %s: per instance RSS per agent connected to it: %s (worst %.1f KB/agent)\n", label, strings.Join(line, "; "), worst)
 	if pg, ok := samplePostgres(r.c.postgresPID); ok {

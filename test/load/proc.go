@@ -206,7 +206,8 @@ func cpuShare(a, b procSample) float64 {
 	return float64(b.cpu-a.cpu) / float64(b.at.Sub(a.at))
 }
 
-// saveProfile stores one of myriarchd's runtime profiles (e.g. heap) at path.
+// saveProfile stores one of myriarchd's runtime profiles (e.g. heap) at
+// path, or only reads it when path is "".
 func (s *server) saveProfile(name, path string) error {
 	req, _ := http.NewRequest("GET", "http://"+s.adminAddr+"/debug/pprof/"+name, nil)
 	req.Header.Set("Authorization", "Bearer "+s.adminToken)
@@ -217,6 +218,10 @@ func (s *server) saveProfile(name, path string) error {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("fetch %s profile: %s", name, resp.Status)
+	}
+	if path == "" {
+		_, err := io.Copy(io.Discard, resp.Body)
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err

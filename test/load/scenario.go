@@ -87,24 +87,30 @@ func (r *runner) mem(label string) procSample {
 	stack, _ := r.srv.metric("go_memstats_stack_inuse_bytes")
 	heap, _ := r.srv.metric("go_memstats_heap_inuse_bytes")
 	gor, _ := r.srv.metric("go_goroutines")
-	r.reportf("  %s: myriarchd RSS %.1f MiB (%.1f KB/agent; Go heap in use %.1f MiB, stacks %.1f MiB, %.0f goroutines), load generator RSS %.1f MiB, %d goroutines\n",
-		label, float64(ps.rssKB)/1024, float64(ps.rssKB)*1.024/float64(r.c.agents), heap/(1<<20), stack/(1<<20), gor, float64(self.rssKB)/1024, runtime.NumGoroutine())
-	r.saveHeap(r.srv, label)
+	live := r.liveHeap(r.srv, label)
+	r.reportf("  %s: myriarchd RSS %.1f MiB (%.1f KB/agent; Go heap in use %.1f MiB, live %.1f MiB, stacks %.1f MiB, %.0f goroutines), load generator RSS %.1f MiB, %d goroutines\n",
+		label, float64(ps.rssKB)/1024, float64(ps.rssKB)*1.024/float64(r.c.agents), heap/(1<<20), live/(1<<20), stack/(1<<20), gor, float64(self.rssKB)/1024, runtime.NumGoroutine())
 	return ps
 }
 
-// saveHeap saves s's heap profile into -profile (when given), named after
-// the memory sample's label.
-func (r *runner) saveHeap(s *server, label string) {
-	if r.c.profileDir == "" {
-		return
+// liveHeap is s's live heap in bytes (0 when it cannot be read): after a
+// memory sample, a collection (the heap profile's gc=1) and then the heap
+// it left allocated. The profile is saved into -profile when given, named
+// after the sample's label; its in-use figures are that same live heap.
+func (r *runner) liveHeap(s *server, label string) float64 {
+	path := ""
+	if r.c.profileDir != "" {
+		path = filepath.Join(r.c.profileDir, "heap-"+strings.ReplaceAll(label, " ", "-")+".pb.gz")
 	}
-	path := filepath.Join(r.c.profileDir, "heap-"+strings.ReplaceAll(label, " ", "-")+".pb.gz")
-	if err := s.saveProfile("heap", path); err != nil {
+	if err := s.saveProfile("heap?gc=1", path); err != nil {
 		r.reportf("  heap profile: %v\n", err)
-	} else {
+		return 0
+	}
+	if path != "" {
 		r.reportf("  heap profile: %s\n", path)
 	}
+	live, _ := s.metric("go_memstats_heap_alloc_bytes")
+	return live
 }
 
 func (r *runner) ramp(ctx context.Context) error {
