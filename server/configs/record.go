@@ -88,12 +88,21 @@ type record struct {
 	// agent connected here reported failing that the leader has not yet
 	// recorded failed (never sent again meanwhile), failingSeen whether
 	// the leader's failed hashes named it since; observed is what was last
-	// reported for the leader.
+	// reported for the leader (nil: nothing, as for the agents connected
+	// to other instances).
 	reportAt    time.Time
 	failing     string
 	failingSeen bool
 	stuckWhy    string // why failing was found stuck here ("": reported FAILED)
-	observed    observed
+	observed    *observed
+}
+
+// lastObserved is what was last reported of r for the leader.
+func (r *record) lastObserved() observed {
+	if r.observed == nil {
+		return observed{}
+	}
+	return *r.observed
 }
 
 // persisted is the stored form of a record.

@@ -83,7 +83,7 @@ func (e *Engine) Lead(ctx context.Context) error {
 			e.records[uid] = r
 		}
 		if r.connected {
-			local[r] = r.observed
+			local[r] = r.lastObserved()
 		}
 		r.restore(p)
 	}
@@ -246,14 +246,14 @@ func (e *Engine) report(r *record) {
 	if r.failing != "" && r.failing == r.desired && r.stuckWhy != "" {
 		o.Stuck, o.StuckWhy = r.failing, r.stuckWhy
 	}
-	if o.equal(r.observed) {
+	if o.equal(r.lastObserved()) {
 		return
 	}
 	data, err := json.Marshal(o)
 	if err != nil {
 		return
 	}
-	r.observed = o
+	r.observed = &o
 	at := e.opts.Now().UTC()
 	if !at.After(r.reportAt) {
 		at = r.reportAt.Add(time.Nanosecond)
