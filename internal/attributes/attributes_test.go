@@ -2,7 +2,9 @@ package attributes
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -158,14 +160,63 @@ func TestFromKeyValues(t *testing.T) {
 }
 
 func TestView(t *testing.T) {
-	v := View(
+	v := NewView(
 		map[string]string{"service.name": "otelcol", "host.name": "ident"},
 		map[string]string{"host.name": "nonident", "site.id": "007"},
 		map[string]string{"wave": "1"},
+		nil,
 	)
 	want := map[string]string{"service.name": "otelcol", "host.name": "ident", "site.id": "007", "labels.wave": "1"}
-	if fmt.Sprint(v) != fmt.Sprint(want) {
+	if fmt.Sprint(v) != fmt.Sprint(want) || !maps.Equal(v.Map(), want) || v.Len() != len(want) {
 		t.Fatalf("View = %v, want %v", v, want)
+	}
+	for k, w := range want {
+		if got, ok := v.Get(k); !ok || got != w {
+			t.Errorf("Get(%q) = %q %v, want %q", k, got, ok, w)
+		}
+	}
+	for _, k := range []string{"", "host", "labels.", "labels.wave2", "zzz"} {
+		if got, ok := v.Get(k); ok {
+			t.Errorf("Get(%q) = %q, not in the view", k, got)
+		}
+	}
+	var keys []string
+	for k := range v.All() {
+		keys = append(keys, k)
+	}
+	if !slices.IsSorted(keys) || len(keys) != len(want) {
+		t.Errorf("All yields %v, want the keys sorted", keys)
+	}
+	if !v.Equal(ViewOf(want)) || v.Equal(ViewOf(map[string]string{"a": "b"})) || v.Equal(View{}) {
+		t.Error("Equal compares the entries")
+	}
+}
+
+// The zero view is unknown; an empty map is a known, empty view.
+func TestViewKnown(t *testing.T) {
+	var zero View
+	if zero.Known() || zero.Len() != 0 || zero.Map() != nil || zero.Value("a") != "" || !zero.Equal(ViewOf(nil)) {
+		t.Error("the zero View is not unknown")
+	}
+	empty := ViewOf(map[string]string{})
+	if !empty.Known() || empty.Len() != 0 || empty.Map() == nil || empty.Equal(zero) {
+		t.Error("an empty map is not a known, empty view")
+	}
+	if d := Describe(nil, nil, nil, nil); !d.View.Known() {
+		t.Error("a description without attributes has an unknown view")
+	}
+}
+
+// Views with the same keys share one key list when asked to.
+func TestViewSharesKeys(t *testing.T) {
+	s := &sharing{}
+	a := NewView(map[string]string{"service.name": "a"}, map[string]string{"host.name": "h1"}, nil, s)
+	b := NewView(map[string]string{"service.name": "b"}, map[string]string{"host.name": "h2"}, nil, s)
+	if &a.v.keys[0] != &b.v.keys[0] {
+		t.Error("equal key lists not shared")
+	}
+	if a.Value("host.name") != "h1" || b.Value("host.name") != "h2" {
+		t.Errorf("values: %v %v", a, b)
 	}
 }
 

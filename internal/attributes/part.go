@@ -11,9 +11,8 @@ import (
 // from the non-identifying ones, without a map for each list (descriptions
 // are the largest part of what a server holds per agent).
 type Described struct {
-	// View is the attribute view: non-identifying attributes, identifying
-	// ones over them, labels under LabelPrefix. Never mutated.
-	View map[string]string
+	// View is the attribute view.
+	View View
 	// ident are the identifying keys, sorted; agents reporting the same
 	// keys share one slice (see Describe).
 	ident []string
@@ -22,15 +21,15 @@ type Described struct {
 	hidden map[string]string
 }
 
-// KeySets shares sorted key lists between descriptions: Describe asks it
-// for the list to keep. nil keeps every list as built.
+// KeySets shares sorted key lists between descriptions: Describe and
+// NewView ask it for the list to keep. nil keeps every list as built.
 type KeySets interface {
 	Share(keys []string) []string
 }
 
 // Describe builds the description of two cleaned lists and the labels.
 func Describe(identifying, nonIdentifying, labels map[string]string, sets KeySets) Described {
-	d := Described{View: View(identifying, nonIdentifying, labels)}
+	d := Described{View: NewView(identifying, nonIdentifying, labels, sets)}
 	if len(identifying) > 0 {
 		d.ident = slices.Sorted(maps.Keys(identifying))
 		if sets != nil {
@@ -48,17 +47,11 @@ func Describe(identifying, nonIdentifying, labels map[string]string, sets KeySet
 	return d
 }
 
-// Relabel returns d with other labels: a new view (the old one may be
-// shared), the same attributes.
-func (d Described) Relabel(labels map[string]string) Described {
-	n := 0
-	for k := range d.View {
-		if !strings.HasPrefix(k, LabelPrefix) {
-			n++
-		}
-	}
-	v := make(map[string]string, n+len(labels))
-	for k, val := range d.View {
+// Relabel returns d with other labels: a new view, the same attributes;
+// sets is as for Describe.
+func (d Described) Relabel(labels map[string]string, sets KeySets) Described {
+	v := make(map[string]string, d.View.Len()+len(labels))
+	for k, val := range d.View.All() {
 		if !strings.HasPrefix(k, LabelPrefix) {
 			v[k] = val
 		}
@@ -66,7 +59,7 @@ func (d Described) Relabel(labels map[string]string) Described {
 	for k, val := range labels {
 		v[LabelPrefix+k] = val
 	}
-	d.View = v
+	d.View = viewOf(v, sets)
 	return d
 }
 
@@ -94,8 +87,7 @@ func (p Part) Get(k string) (string, bool) {
 		if !p.d.isIdent(k) {
 			return "", false
 		}
-		v, ok := p.d.View[k]
-		return v, ok
+		return p.d.View.Get(k)
 	}
 	if v, ok := p.d.hidden[k]; ok {
 		return v, true
@@ -103,8 +95,7 @@ func (p Part) Get(k string) (string, bool) {
 	if p.d.isIdent(k) || strings.HasPrefix(k, LabelPrefix) {
 		return "", false
 	}
-	v, ok := p.d.View[k]
-	return v, ok
+	return p.d.View.Get(k)
 }
 
 // Value is Get's value ("" when k is not in the list).
@@ -120,11 +111,11 @@ type KeyValue struct{ Key, Value string }
 func (p Part) AppendTo(dst []KeyValue) []KeyValue {
 	if !p.non {
 		for _, k := range p.d.ident {
-			dst = append(dst, KeyValue{k, p.d.View[k]})
+			dst = append(dst, KeyValue{k, p.d.View.Value(k)})
 		}
 		return dst
 	}
-	for k, v := range p.d.View {
+	for k, v := range p.d.View.All() {
 		if !strings.HasPrefix(k, LabelPrefix) && !p.d.isIdent(k) {
 			dst = append(dst, KeyValue{k, v})
 		}

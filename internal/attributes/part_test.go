@@ -64,7 +64,7 @@ func TestDescribedReadsBackBothLists(t *testing.T) {
 							t.Errorf("%s: Get(%q) = %q %v, want %q", c.what, k, got, ok, v)
 						}
 					}
-					for k := range d.View {
+					for k := range d.View.All() {
 						if _, in := want[k]; !in {
 							if v, ok := c.part.Get(k); ok {
 								t.Errorf("%s: Get(%q) = %q, not in the list", c.what, k, v)
@@ -74,17 +74,17 @@ func TestDescribedReadsBackBothLists(t *testing.T) {
 				}
 			}
 			check(d)
-			if !maps.Equal(d.View, View(tc.id, tc.non, tc.labels)) {
-				t.Errorf("view %v, want %v", d.View, View(tc.id, tc.non, tc.labels))
+			if want := NewView(tc.id, tc.non, tc.labels, nil); !d.View.Equal(want) {
+				t.Errorf("view %v, want %v", d.View, want)
 			}
 			// Relabelled: the same lists, the new labels in a new view.
 			newLabels := map[string]string{"wave": "2"}
-			r := d.Relabel(newLabels)
+			r := d.Relabel(newLabels, nil)
 			check(r)
-			if !maps.Equal(r.View, View(tc.id, tc.non, newLabels)) {
-				t.Errorf("relabelled view %v, want %v", r.View, View(tc.id, tc.non, newLabels))
+			if want := NewView(tc.id, tc.non, newLabels, nil); !r.View.Equal(want) {
+				t.Errorf("relabelled view %v, want %v", r.View, want)
 			}
-			if len(tc.labels) > 0 && maps.Equal(d.View, r.View) {
+			if len(tc.labels) > 0 && d.View.Equal(r.View) {
 				t.Error("Relabel changed nothing")
 			}
 		})

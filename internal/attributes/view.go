@@ -53,19 +53,3 @@ func FromKeyValues(kvs []*protobufs.KeyValue) List {
 	sort.Strings(l.LabelKeys)
 	return l
 }
-
-// View builds the attribute view: non-identifying attributes, then identifying
-// ones (which win on equal keys), then labels under the labels. prefix.
-func View(identifying, nonIdentifying, labels map[string]string) map[string]string {
-	v := make(map[string]string, len(identifying)+len(nonIdentifying)+len(labels))
-	for k, val := range nonIdentifying {
-		v[k] = val
-	}
-	for k, val := range identifying {
-		v[k] = val
-	}
-	for k, val := range labels {
-		v[LabelPrefix+k] = val
-	}
-	return v
-}

@@ -47,7 +47,11 @@ func appendAgent(b []byte, j *Agent, depth int, scratch *[]keyValue) []byte {
 		o.b = appendStringMap(o.b, j.NonIdentifying, depth+1, scratch)
 	}
 	o.key("attributes")
-	o.b = appendStringMap(o.b, j.Attributes, depth+1, scratch)
+	if j.lists {
+		o.b = appendEntries(o.b, j.attrs.AppendTo((*scratch)[:0]), depth+1, scratch)
+	} else {
+		o.b = appendStringMap(o.b, j.Attributes, depth+1, scratch)
+	}
 	o.key("labels")
 	o.b = appendStringMap(o.b, j.Labels, depth+1, scratch)
 	o.key("capabilities")

@@ -34,11 +34,12 @@ type Agent struct {
 	// GET /api/v1/agents/{uid} only.
 	LabelSources map[string]string `json:"labelSources,omitempty"`
 
-	// lists: listings write the reported lists from the agent's
-	// description, without a map for each (Identifying and NonIdentifying
-	// are nil then).
+	// lists: listings write the reported lists and the view from the
+	// agent's description, without a map for each (Identifying,
+	// NonIdentifying and Attributes are nil then).
 	lists                       bool
 	identifying, nonIdentifying attributes.Part
+	attrs                       attributes.View
 }
 
 // Credential names what an agent registered with (never a secret).
@@ -94,6 +95,7 @@ type Decorator interface {
 func toJSON(a *registry.Agent, tokenName func(string) string, decorators []Decorator) *Agent {
 	j := toListJSON(a, tokenName, decorators)
 	j.Identifying, j.NonIdentifying, j.lists = a.Identifying.Map(), a.NonIdentifying.Map(), false
+	j.Attributes = nonNilMap(a.Attributes.Map())
 	return j
 }
 
@@ -108,7 +110,7 @@ func toListJSON(a *registry.Agent, tokenName func(string) string, decorators []D
 		lists:          true,
 		identifying:    a.Identifying,
 		nonIdentifying: a.NonIdentifying,
-		Attributes:     nonNilMap(a.Attributes),
+		attrs:          a.Attributes,
 		Labels:         nonNilMap(a.Labels),
 		Capabilities:   capabilityNames(a.Capabilities),
 		Health:         health(a.Health),

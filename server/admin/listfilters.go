@@ -32,7 +32,7 @@ func (a *API) builtinFilters() {
 		return nil, fmt.Errorf("online must be true or false, got %q", v)
 	})
 	a.AddFilter("version", boundedFilter("version", func(v string) (func(*registry.Agent) bool, error) {
-		return func(ag *registry.Agent) bool { return ag.Attributes[attrVersion] == v }, nil
+		return func(ag *registry.Agent) bool { return ag.Attributes.Value(attrVersion) == v }, nil
 	}))
 	a.AddFilter("attr", boundedFilter("attr", func(v string) (func(*registry.Agent) bool, error) {
 		key, val, ok := strings.Cut(v, "=")
@@ -40,7 +40,7 @@ func (a *API) builtinFilters() {
 			return nil, fmt.Errorf("attr must be KEY=VALUE on the attribute view (a label is labels.KEY=VALUE), got %q", v)
 		}
 		return func(ag *registry.Agent) bool {
-			got, ok := ag.Attributes[key]
+			got, ok := ag.Attributes.Get(key)
 			return ok && got == val
 		}, nil
 	}))

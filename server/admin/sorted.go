@@ -80,7 +80,7 @@ func entryOf(a *registry.Agent, key string) sortEntry {
 		e.s = string(a.Kind)
 		e.pfx = prefixKey(e.s)
 	case "version":
-		e.s = a.Attributes[attrVersion]
+		e.s = a.Attributes.Value(attrVersion)
 	case "online":
 		if a.Online {
 			e.n = 1

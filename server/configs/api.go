@@ -179,7 +179,7 @@ func (e *Engine) getContext(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
 	rec := e.records[uid]
 	var doc *configrender.Document
-	if rec != nil && rec.view != nil {
+	if rec != nil && rec.view.Known() {
 		in, source := e.inputOf(rec)
 		doc = &configrender.Document{Context: in.Context, Dynamic: in.Dynamic, Source: source}
 		if doc.Dynamic == nil {
@@ -200,7 +200,7 @@ func (e *Engine) Retry(uid uuid.UUID) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r := e.records[uid]
-	if r == nil || r.view == nil {
+	if r == nil || !r.view.Known() {
 		return fmt.Errorf("no configured agent %s", uid)
 	}
 	r.failed = nil

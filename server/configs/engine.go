@@ -297,7 +297,7 @@ func (e *Engine) contextWorker() {
 		e.ctxMu.Unlock()
 		e.mu.Lock()
 		for uid := range work {
-			if r := e.records[uid]; r == nil || r.view == nil {
+			if r := e.records[uid]; r == nil || !r.view.Known() {
 				delete(work, uid)
 			}
 		}
@@ -372,7 +372,7 @@ func (e *Engine) setEstateLocked(est *estate.Estate, stored map[string]rolloutSt
 	work := make(map[uuid.UUID]struct{}, len(e.records))
 	for uid, r := range e.records {
 		r.countedIn = ""
-		if r.view != nil && (r.kind == registry.KindCollector || r.kind == registry.KindBridge) {
+		if r.view.Known() && (r.kind == registry.KindCollector || r.kind == registry.KindBridge) {
 			work[uid] = struct{}{}
 		}
 	}
@@ -386,17 +386,17 @@ func (e *Engine) setEstateLocked(est *estate.Estate, stored map[string]rolloutSt
 // mappings; and where the context came from.
 func (e *Engine) inputOf(r *record) (configrender.Input, string) {
 	if e.opts.Host == nil {
-		return configrender.Input{Context: configrender.Context(r.view)}, ContextAttributes
+		return configrender.Input{Context: r.view.Map()}, ContextAttributes
 	}
 	hctx, dyn, ok := e.opts.Host.For(r.uid)
 	if !ok {
-		return configrender.Input{Context: configrender.Context(r.view)}, ContextAttributes
+		return configrender.Input{Context: r.view.Map()}, ContextAttributes
 	}
-	ctx := make(configrender.Context, len(hctx)+len(r.view))
+	ctx := make(configrender.Context, len(hctx)+r.view.Len())
 	for k, v := range hctx {
 		ctx[k] = v
 	}
-	for k, v := range r.view {
+	for k, v := range r.view.All() {
 		ctx[k] = v
 	}
 	return configrender.Input{Context: ctx, Dynamic: dyn}, ContextAttributesUpdater

@@ -492,3 +492,31 @@ func TestPrunedAgentIsForgotten(t *testing.T) {
 		}
 	}
 }
+
+// What is followed of an agent applying a configuration is held only while
+// there is something to follow: not for agents in sync and healthy (most
+// of an estate), again not once an apply finished and health returned.
+func TestTrackingHeldWhileApplying(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	h.clk.add(time.Minute)
+	col := uuid.New()
+	h.connect(col, "site.type=edge", "site.id=s1")
+	if h.rec(col).tr != nil {
+		t.Fatal("tracking held for an agent that reported nothing")
+	}
+	want := h.rec(col).desired
+	h.status(col, want, applying, "")
+	if tr := h.rec(col).tr; tr == nil || tr.applyingSince.IsZero() {
+		t.Fatal("applying not followed")
+	}
+	h.message(col, &protobufs.AgentToServer{Health: &protobufs.ComponentHealth{Healthy: false, LastError: "restarting"}}, false)
+	if tr := h.rec(col).tr; tr == nil || tr.unhealthySince.IsZero() || tr.healthErr != "restarting" {
+		t.Fatal("health not followed while applying")
+	}
+	h.message(col, &protobufs.AgentToServer{Health: &protobufs.ComponentHealth{Healthy: true}}, false)
+	h.status(col, want, applied, "")
+	if r := h.rec(col); r.tr != nil || r.syncState() != SyncInSync {
+		t.Fatalf("tracking %+v held after the apply (sync %s)", r.tr, r.syncState())
+	}
+}

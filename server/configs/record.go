@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/myriarch/myriarch/internal/attributes"
 	"github.com/myriarch/myriarch/server/registry"
 )
 
@@ -40,7 +41,7 @@ type reported struct {
 type record struct {
 	uid       uuid.UUID
 	kind      registry.Kind
-	view      map[string]string
+	view      attributes.View
 	accepts   bool
 	online    bool
 	connected bool // over a WebSocket: sent at once, not in an answer
@@ -65,20 +66,9 @@ type record struct {
 	sentHash string
 	sentAt   time.Time
 
-	// applyingSince is when the agent was first seen APPLYING its
-	// reported hash, unhealthySince when it last turned unhealthy (zero
-	// while healthy), healthErr its last health error: together they
-	// tell a configuration the agent is stuck on.
-	// effectiveMissing is what the last effective configuration lacked of
-	// the desired configuration effectiveOf; notEffectiveNoted the desired
-	// hash that was last found missing (sent again once at once).
-	effectiveOf       string
-	effectiveMissing  []string
-	notEffectiveNoted string
-
-	applyingSince  time.Time
-	unhealthySince time.Time
-	healthErr      string
+	// tr is what is followed of the agent applying a configuration (nil
+	// while there is nothing: most agents, most of the time).
+	tr *tracking
 
 	// countedIn is the fleet whose wave counts hold the record.
 	countedIn string
@@ -95,6 +85,48 @@ type record struct {
 	failingSeen bool
 	stuckWhy    string // why failing was found stuck here ("": reported FAILED)
 	observed    *observed
+}
+
+// tracking is what is followed of an agent applying a configuration:
+// applyingSince is when the agent was first seen APPLYING its reported
+// hash, unhealthySince when it last turned unhealthy (zero while healthy),
+// healthErr its last health error: together they tell a configuration the
+// agent is stuck on. effectiveMissing is what the last effective
+// configuration lacked of the desired configuration effectiveOf;
+// notEffectiveNoted the desired hash that was last found missing (sent
+// again once at once).
+type tracking struct {
+	effectiveOf       string
+	effectiveMissing  []string
+	notEffectiveNoted string
+
+	applyingSince  time.Time
+	unhealthySince time.Time
+	healthErr      string
+}
+
+// tracking returns what is followed of r, zero when nothing is; track
+// returns it to change, held from then on until untrack finds it empty.
+func (r *record) tracking() tracking {
+	if r.tr == nil {
+		return tracking{}
+	}
+	return *r.tr
+}
+
+func (r *record) track() *tracking {
+	if r.tr == nil {
+		r.tr = &tracking{}
+	}
+	return r.tr
+}
+
+// untrack drops what is followed of r once it is all zero.
+func (r *record) untrack() {
+	if r.tr != nil && r.tr.effectiveOf == "" && r.tr.effectiveMissing == nil && r.tr.notEffectiveNoted == "" &&
+		r.tr.applyingSince.IsZero() && r.tr.unhealthySince.IsZero() && r.tr.healthErr == "" {
+		r.tr = nil
+	}
 }
 
 // lastObserved is what was last reported of r for the leader.
@@ -166,7 +198,8 @@ func (r *record) restoreDecided(p persisted) {
 // notEffective reports whether the agent says it applied the desired
 // configuration while its effective configuration lacks part of it.
 func (r *record) notEffective() bool {
-	return r.effectiveOf == r.desired && r.desired != "" && len(r.effectiveMissing) > 0 &&
+	tr := r.tracking()
+	return tr.effectiveOf == r.desired && r.desired != "" && len(tr.effectiveMissing) > 0 &&
 		r.reported.Hash == r.desired && r.reported.Status == StatusApplied
 }
 

@@ -197,7 +197,7 @@ func (e *Engine) ApplyReports(reps []store.Report) {
 			continue
 		}
 		r := e.records[rep.UID]
-		if r == nil || r.view == nil || !rep.At.After(r.reportAt) {
+		if r == nil || !r.view.Known() || !rep.At.After(r.reportAt) {
 			continue
 		}
 		var o observed
@@ -223,9 +223,11 @@ func (e *Engine) applyObserved(r *record, o observed) {
 		r.effective = o.Effective
 	}
 	if o.EffectiveOf != "" && o.EffectiveOf == r.desired {
-		r.effectiveOf, r.effectiveMissing = o.EffectiveOf, o.Missing
+		tr := r.track()
+		tr.effectiveOf, tr.effectiveMissing = o.EffectiveOf, o.Missing
 	}
 	e.checkEffective(r)
+	r.untrack()
 	if o.Stuck != "" && o.Stuck == r.desired && !r.isFailed(o.Stuck) {
 		e.failed(r, o.Stuck, o.StuckWhy)
 		e.reevaluate(r)
@@ -240,8 +242,8 @@ func (e *Engine) report(r *record) {
 		return
 	}
 	o := observed{Reported: r.reported, Effective: r.effective}
-	if r.effectiveOf != "" {
-		o.EffectiveOf, o.Missing = r.effectiveOf, r.effectiveMissing
+	if tr := r.tracking(); tr.effectiveOf != "" {
+		o.EffectiveOf, o.Missing = tr.effectiveOf, tr.effectiveMissing
 	}
 	if r.failing != "" && r.failing == r.desired && r.stuckWhy != "" {
 		o.Stuck, o.StuckWhy = r.failing, r.stuckWhy

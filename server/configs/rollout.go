@@ -3,6 +3,7 @@ package configs
 import (
 	"time"
 
+	"github.com/myriarch/myriarch/internal/attributes"
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/rollout"
 )
@@ -50,7 +51,7 @@ func newFleetRollout(def estate.Fleet) *fleetRollout {
 }
 
 // waveOf is the wave index of a view in this fleet.
-func (f *fleetRollout) waveOf(view map[string]string) int {
+func (f *fleetRollout) waveOf(view attributes.View) int {
 	return min(f.def.WaveOf(view), f.waves.Len()-1)
 }
 

@@ -23,7 +23,7 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r := e.records[uid]
-	if r == nil || r.view == nil {
+	if r == nil || !r.view.Known() {
 		return
 	}
 	if hl := msg.GetHealth(); hl != nil {
@@ -57,10 +57,12 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 			}
 		}
 		if r.desired != "" {
-			r.effectiveOf, r.effectiveMissing = r.desired, e.missingFrom(ec.GetConfigMap(), r.desired)
+			tr := r.track()
+			tr.effectiveOf, tr.effectiveMissing = r.desired, e.missingFrom(ec.GetConfigMap(), r.desired)
 		}
 	}
 	e.checkEffective(r)
+	r.untrack()
 	e.report(r)
 	if e.shouldSend(r) {
 		resp.RemoteConfig = e.remoteConfig(r)
@@ -74,8 +76,8 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 // longer runs is. Caller holds e.mu.
 func (e *Engine) observeStatus(r *record, next reported) {
 	prev := r.reported
-	if next.Status != prev.Status || next.Hash != prev.Hash {
-		r.applyingSince = time.Time{}
+	if (next.Status != prev.Status || next.Hash != prev.Hash) && r.tr != nil {
+		r.tr.applyingSince = time.Time{}
 	}
 	r.reported = next
 	if prev.Hash == r.desired && next.Hash != r.desired {
@@ -93,14 +95,14 @@ func (e *Engine) observeStatus(r *record, next reported) {
 // then every ResendAfter, while the agent reports it applied but runs
 // without some of its components. Caller holds e.mu.
 func (e *Engine) checkEffective(r *record) {
-	if !r.notEffective() || r.notEffectiveNoted == r.desired {
+	if !r.notEffective() || r.tracking().notEffectiveNoted == r.desired {
 		return
 	}
-	r.notEffectiveNoted = r.desired
+	r.track().notEffectiveNoted = r.desired
 	r.sentHash = ""
 	if e.lead {
 		e.event(r, "config_not_effective", "the collector reports configuration "+short(r.desired)+
-			" applied but runs without "+listUpTo(r.effectiveMissing, 5)+"; it is sent again")
+			" applied but runs without "+listUpTo(r.tracking().effectiveMissing, 5)+"; it is sent again")
 	}
 }
 
@@ -114,13 +116,17 @@ func listUpTo(ids []string, n int) string {
 // health records whether the agent is healthy.
 func (e *Engine) health(r *record, hl *protobufs.ComponentHealth) {
 	if hl.GetHealthy() {
-		r.unhealthySince, r.healthErr = time.Time{}, ""
+		if r.tr != nil {
+			r.tr.unhealthySince, r.tr.healthErr = time.Time{}, ""
+			r.untrack()
+		}
 		return
 	}
-	if r.unhealthySince.IsZero() {
-		r.unhealthySince = e.opts.Now()
+	tr := r.track()
+	if tr.unhealthySince.IsZero() {
+		tr.unhealthySince = e.opts.Now()
 	}
-	r.healthErr = hl.GetLastError()
+	tr.healthErr = hl.GetLastError()
 }
 
 // stuck reports whether the agent has been APPLYING its desired
@@ -130,26 +136,29 @@ func (e *Engine) health(r *record, hl *protobufs.ComponentHealth) {
 // restart. Caller holds e.mu.
 func (e *Engine) stuck(r *record) (string, bool) {
 	if r.reported.Status != StatusApplying || r.reported.Hash == "" {
-		r.applyingSince = time.Time{}
+		if r.tr != nil {
+			r.tr.applyingSince = time.Time{}
+		}
 		return "", false
 	}
 	now := e.opts.Now()
-	if r.applyingSince.IsZero() {
-		r.applyingSince = now
+	tr := r.track()
+	if tr.applyingSince.IsZero() {
+		tr.applyingSince = now
 	}
-	if r.reported.Hash != r.desired || r.isFailed(r.desired) || r.failing == r.desired || r.unhealthySince.IsZero() {
+	if r.reported.Hash != r.desired || r.isFailed(r.desired) || r.failing == r.desired || tr.unhealthySince.IsZero() {
 		return "", false
 	}
-	since := r.applyingSince
-	if r.unhealthySince.After(since) {
-		since = r.unhealthySince
+	since := tr.applyingSince
+	if tr.unhealthySince.After(since) {
+		since = tr.unhealthySince
 	}
 	if now.Sub(since) < e.opts.StuckAfter {
 		return "", false
 	}
 	why := "the collector has been unhealthy for " + now.Sub(since).Round(time.Second).String() + " while applying it"
-	if r.healthErr != "" {
-		why += ": " + r.healthErr
+	if tr.healthErr != "" {
+		why += ": " + tr.healthErr
 	}
 	return why, true
 }
@@ -162,8 +171,8 @@ func (e *Engine) remoteConfigStatus(r *record, next reported) {
 		status = StatusUnset
 		next.Status = status
 	}
-	if next.Status != r.reported.Status || next.Hash != r.reported.Hash {
-		r.applyingSince = time.Time{}
+	if (next.Status != r.reported.Status || next.Hash != r.reported.Hash) && r.tr != nil {
+		r.tr.applyingSince = time.Time{}
 	}
 	again := status == StatusFailed && h == r.desired && !r.isFailed(h) // failed again after a retry
 	if next == r.reported && !again {

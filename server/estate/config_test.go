@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/myriarch/myriarch/internal/attributes"
 	"github.com/myriarch/myriarch/internal/testenv"
 )
 
@@ -165,13 +166,13 @@ func TestFleetFor(t *testing.T) {
 		{Name: "a", Priority: 5, Selector: map[string]string{"y": "1"}},
 		{Name: "low", Priority: 1},
 	}}
-	if f, err := e.FleetFor(map[string]string{"x": "1"}); err != nil || f.Name != "b" {
+	if f, err := e.FleetFor(attributes.ViewOf(map[string]string{"x": "1"})); err != nil || f.Name != "b" {
 		t.Fatalf("%v %v", f, err)
 	}
-	if f, err := e.FleetFor(map[string]string{}); err != nil || f.Name != "low" {
+	if f, err := e.FleetFor(attributes.ViewOf(map[string]string{})); err != nil || f.Name != "low" {
 		t.Fatalf("%v %v", f, err)
 	}
-	f, err := e.FleetFor(map[string]string{"x": "1", "y": "1"})
+	f, err := e.FleetFor(attributes.ViewOf(map[string]string{"x": "1", "y": "1"}))
 	var amb *AmbiguousFleetError
 	if !errors.As(err, &amb) || f.Name != "a" || strings.Join(amb.Names, ",") != "a,b" {
 		t.Fatalf("%v %v", f, err)

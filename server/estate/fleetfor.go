@@ -3,6 +3,8 @@ package estate
 import (
 	"fmt"
 	"sort"
+
+	"github.com/myriarch/myriarch/internal/attributes"
 )
 
 // AmbiguousFleetError is returned when several fleets of the same, highest
@@ -19,7 +21,7 @@ func (e *AmbiguousFleetError) Error() string {
 // FleetFor picks the fleet of an attribute view: the matching fleet with
 // the highest priority; nil when none matches. When several match with
 // that priority it returns the first by name and an *AmbiguousFleetError.
-func (e *Estate) FleetFor(view map[string]string) (*Fleet, error) {
+func (e *Estate) FleetFor(view attributes.View) (*Fleet, error) {
 	var best []*Fleet
 	for i := range e.Fleets {
 		def := &e.Fleets[i]

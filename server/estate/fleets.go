@@ -38,9 +38,9 @@ type Rollout struct {
 }
 
 // Matches reports whether every selector entry equals the attribute view's value.
-func (f *Fleet) Matches(view map[string]string) bool {
+func (f *Fleet) Matches(view attributes.View) bool {
 	for k, v := range f.Selector {
-		if got, ok := view[k]; !ok || got != v {
+		if got, ok := view.Get(k); !ok || got != v {
 			return false
 		}
 	}
@@ -49,11 +49,11 @@ func (f *Fleet) Matches(view map[string]string) bool {
 
 // WaveOf returns the wave index of an agent's view: its position in Waves,
 // or len(Waves) (last) when it has no such label or an unlisted value.
-func (f *Fleet) WaveOf(view map[string]string) int {
+func (f *Fleet) WaveOf(view attributes.View) int {
 	if f.Rollout == nil || len(f.Rollout.Waves) == 0 {
 		return 0
 	}
-	v, ok := view[attributes.LabelPrefix+f.Rollout.WaveLabel]
+	v, ok := view.Get(attributes.LabelPrefix + f.Rollout.WaveLabel)
 	if ok {
 		for i, w := range f.Rollout.Waves {
 			if w == v {

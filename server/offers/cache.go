@@ -64,7 +64,7 @@ func (e *Engine) offerForLocked(c *collector, pv *estate.PackageVersion, u *upda
 // offerKeyForLocked is the platform of c's offer: the collector's, or where it
 // does not say, its updater's.
 func (e *Engine) offerKeyForLocked(c *collector, u *updater) offerKey {
-	k := offerKey{mode: u.mode, os: c.view["os.type"], arch: c.view["host.arch"]}
+	k := offerKey{mode: u.mode, os: c.view.Value("os.type"), arch: c.view.Value("host.arch")}
 	if k.os == "" {
 		k.os = u.os
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/internal/attributes"
 	"github.com/myriarch/myriarch/internal/writebehind"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/estate"
@@ -123,7 +124,7 @@ type Engine struct {
 // collector is the engine's record of one collector; guarded by Engine.mu.
 type collector struct {
 	uid      uuid.UUID
-	view     map[string]string
+	view     attributes.View
 	version  string
 	online   bool
 	fleet    string

@@ -23,7 +23,7 @@ type facts struct {
 // factsOf reads an agent's facts; it only reads the snapshot, so start-up
 // runs it for many agents at once.
 func factsOf(a registry.Agent) facts {
-	f := facts{pairing: pairing.Agent{UID: a.UID, Cred: a.Credential, Host: a.Attributes["host.name"], Online: a.Online, LastSeen: a.LastSeen}}
+	f := facts{pairing: pairing.Agent{UID: a.UID, Cred: a.Credential, Host: a.Attributes.Value("host.name"), Online: a.Online, LastSeen: a.LastSeen}}
 	switch a.Kind {
 	case registry.KindCollector:
 		f.pairing.Role = pairing.Collector
@@ -35,7 +35,7 @@ func factsOf(a registry.Agent) facts {
 		}
 		f.updater = &updater{uid: a.UID, online: a.Online,
 			accepts: a.HasCapability(protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages),
-			mode:    a.NonIdentifying.Value("dev.myriarch.install.mode"), arch: a.Attributes["host.arch"], os: a.Attributes["os.type"]}
+			mode:    a.NonIdentifying.Value("dev.myriarch.install.mode"), arch: a.Attributes.Value("host.arch"), os: a.Attributes.Value("os.type")}
 	}
 	return f
 }

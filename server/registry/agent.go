@@ -26,7 +26,7 @@ type agent struct {
 	descSum      uint64
 	tokenLabels  map[string]string
 	labels       map[string]string
-	host         string // desc.View[HostKey], kept for listings that sort and search by it
+	host         string // desc.View's HostKey, kept for listings that sort and search by it
 	capabilities uint64
 	health       *protobufs.ComponentHealth
 	firstSeen    time.Time
@@ -64,7 +64,7 @@ type Agent struct {
 	Connected      bool
 	Identifying    attributes.Part
 	NonIdentifying attributes.Part
-	Attributes     map[string]string
+	Attributes     attributes.View
 	Labels         map[string]string
 	Capabilities   uint64
 	Health         *protobufs.ComponentHealth

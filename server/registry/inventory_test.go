@@ -85,7 +85,7 @@ func TestSetInventoryTouchesOnlyChangedAgents(t *testing.T) {
 			t.Fatalf("labels after removal %v", l)
 		}
 	}
-	if a, _ := r.Peek(cert); a.Attributes == nil {
+	if a, _ := r.Peek(cert); !a.Attributes.Known() {
 		t.Fatal("certificate agent has no attribute view")
 	}
 }
@@ -129,10 +129,10 @@ func TestRelabelKeepsTheReportedLists(t *testing.T) {
 		if !maps.Equal(a.Identifying.Map(), wantID) || !maps.Equal(a.NonIdentifying.Map(), wantNon) {
 			t.Errorf("%s: identifying %v, non-identifying %v", step.name, a.Identifying.Map(), a.NonIdentifying.Map())
 		}
-		if a.Attributes["host.name"] != "id-host" || a.Attributes["labels.wave"] != step.labels["wave"] {
+		if a.Attributes.Value("host.name") != "id-host" || a.Attributes.Value("labels.wave") != step.labels["wave"] {
 			t.Errorf("%s: view %v", step.name, a.Attributes)
 		}
-		if _, ok := a.Attributes["labels.wave"]; ok != (step.labels != nil) {
+		if _, ok := a.Attributes.Get("labels.wave"); ok != (step.labels != nil) {
 			t.Errorf("%s: view %v", step.name, a.Attributes)
 		}
 	}

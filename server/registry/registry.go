@@ -463,17 +463,6 @@ func (r *Registry) UIDsByCredential(cred store.Credential) []uuid.UUID {
 	return out
 }
 
-// View returns the attribute view of one agent (shared, do not modify).
-func (r *Registry) View(uid uuid.UUID) (map[string]string, bool) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	a, ok := r.agents[uid]
-	if !ok {
-		return nil, false
-	}
-	return a.desc.View, true
-}
-
 // relabelLocked rebuilds the derived label set and view, with the
 // attributes of ds when it is not nil (a new description), else with those
 // the agent has; caller holds r.mu.
@@ -492,15 +481,15 @@ func (r *Registry) relabelLocked(a *agent, ds *described) {
 	}
 	before := a.labels
 	a.labels = r.labelSets.share(labels)
-	if ds == nil && a.desc.View != nil && maps.Equal(before, a.labels) {
+	if ds == nil && a.desc.View.Known() && maps.Equal(before, a.labels) {
 		return // the same attributes and labels: the view stands
 	}
 	if ds != nil {
 		a.desc = attributes.Describe(ds.identifying, ds.nonIdentifying, labels, &r.keySets)
 	} else {
-		a.desc = a.desc.Relabel(labels)
+		a.desc = a.desc.Relabel(labels, &r.keySets)
 	}
-	a.host = a.desc.View[HostKey]
+	a.host = a.desc.View.Value(HostKey)
 }
 
 // Peek returns a snapshot without the event history (cheap).

@@ -214,7 +214,7 @@ func TestWrittenDescription(t *testing.T) {
 	other.Merge([]store.Agent{row}, nil, func(t time.Time) time.Time { return t.Add(time.Minute) })
 	a, _ := r.Get(uid)
 	b, _ := other.Get(uid)
-	if !maps.Equal(a.Attributes, b.Attributes) || !maps.Equal(a.NonIdentifying.Map(), b.NonIdentifying.Map()) {
+	if !a.Attributes.Equal(b.Attributes) || !maps.Equal(a.NonIdentifying.Map(), b.NonIdentifying.Map()) {
 		t.Fatalf("read back: %v / %v, want %v / %v", b.Attributes, b.NonIdentifying.Map(), a.Attributes, a.NonIdentifying.Map())
 	}
 	if got := other.Outdated([]store.Agent{row}, nil); len(got) != 0 {
