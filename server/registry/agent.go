@@ -14,11 +14,10 @@ import (
 // are never mutated after being built: they are replaced, so snapshots can
 // share them.
 type agent struct {
-	uid     uuid.UUID
-	cred    store.Credential
-	kind    Kind
-	hasDesc bool
-	desc    attributes.Described // the attribute view and the reported lists in it
+	uid  uuid.UUID
+	cred store.Credential
+	kind Kind
+	desc attributes.Described // the attribute view and the reported lists in it
 	// descSum is the digest of the description its row holds, as read or
 	// as last encoded here (0: none); rows are compared by it. The bytes
 	// are not kept: the stored description is encodeDescription of the two
@@ -26,31 +25,32 @@ type agent struct {
 	descSum      uint64
 	tokenLabels  map[string]string
 	labels       map[string]string
-	host         string // desc.View's HostKey, kept for listings that sort and search by it
 	capabilities uint64
 	health       *protobufs.ComponentHealth
 	firstSeen    time.Time
 	lastSeen     time.Time
-	conns        int
+	conns        int32
+	hasDesc      bool
 	httpSeen     bool // last contact was a plain-HTTP poll
-	events       []store.Event
-	nextSeq      uint64
-	lastMsgSeq   uint64
 	seqKnown     bool
 	persisted    bool // its row has been written (the identity binding is durable)
-	extra        []byte
-	// instance: the instance sharing the database its WebSocket is open
-	// to, as its row says ("" none); remoteUntil: connected to another
-	// instance, online until this lease ends; leftAt: when its connection
-	// to another instance was seen closing (see remote.go).
-	instance    string
-	seenWritten time.Time // the last-seen time last written
-	remoteUntil time.Time
-	leftAt      time.Time
 	// historyInStore: merged from another instance's record, the agent's
 	// history is read from the store when asked (events holds only what
 	// was recorded here since).
 	historyInStore bool
+	events         []store.Event
+	nextSeq        uint64
+	lastMsgSeq     uint64
+	extra          []byte
+	// instance: the instance sharing the database its WebSocket is open
+	// to, as its row says ("" none); remoteUntil: connected to another
+	// instance, online until this lease ends; leftAt: when its connection
+	// to another instance was seen closing (see remote.go). Kept as stamps:
+	// the registry holds every agent of the estate.
+	instance    string
+	seenWritten stamp // the last-seen time last written
+	remoteUntil stamp
+	leftAt      stamp
 }
 
 // Agent is an immutable snapshot of one agent.
@@ -83,7 +83,7 @@ func (a *Agent) HasCapability(c protobufs.AgentCapabilities) bool {
 }
 
 func (a *agent) online(now time.Time, httpWindow time.Duration) bool {
-	return a.conns > 0 || (a.httpSeen && now.Sub(a.lastSeen) < httpWindow) || now.Before(a.remoteUntil)
+	return a.conns > 0 || (a.httpSeen && now.Sub(a.lastSeen) < httpWindow) || now.Before(a.remoteUntil.time())
 }
 
 func (a *agent) snapshot(now time.Time, httpWindow time.Duration, withEvents bool) Agent {
@@ -96,7 +96,7 @@ func (a *agent) snapshot(now time.Time, httpWindow time.Duration, withEvents boo
 		Identifying:    a.desc.Identifying(),
 		NonIdentifying: a.desc.NonIdentifying(),
 		Attributes:     a.desc.View,
-		Host:           a.host,
+		Host:           a.desc.View.Value(HostKey),
 		Labels:         a.labels,
 		Capabilities:   a.capabilities,
 		Health:         a.health,

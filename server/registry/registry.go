@@ -299,7 +299,7 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 		a.conns++
 		if a.conns == 1 && r.opts.Instance != "" {
 			r.pendingConns[uid] = true
-			a.instance, a.remoteUntil = r.opts.Instance, time.Time{}
+			a.instance, a.remoteUntil = r.opts.Instance, 0
 		}
 	}
 	if !wasOnline {
@@ -376,7 +376,7 @@ func (r *Registry) Disconnected(uid uuid.UUID) {
 		r.pendingSeen[uid] = struct{}{}
 		if a.conns == 0 && r.opts.Instance != "" {
 			r.pendingConns[uid] = false
-			a.instance, a.leftAt = "", a.lastSeen // connected nowhere, as far as this instance knows
+			a.instance, a.leftAt = "", stampOf(a.lastSeen) // connected nowhere, as far as this instance knows
 		}
 	}
 	r.mu.Unlock()
@@ -489,7 +489,6 @@ func (r *Registry) relabelLocked(a *agent, ds *described) {
 	} else {
 		a.desc = a.desc.Relabel(labels, &r.keySets)
 	}
-	a.host = a.desc.View.Value(HostKey)
 }
 
 // Peek returns a snapshot without the event history (cheap).

@@ -41,11 +41,11 @@ func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, 
 		}
 		if ok {
 			fresh.leftAt = a.leftAt
-			if a.instance != "" && fresh.instance == "" && recs[i].LastSeen.After(fresh.leftAt) {
-				fresh.leftAt = recs[i].LastSeen // its connection closed then
+			if a.instance != "" && fresh.instance == "" && recs[i].LastSeen.After(fresh.leftAt.time()) {
+				fresh.leftAt = stampOf(recs[i].LastSeen) // its connection closed then
 			}
 		}
-		fresh.remoteUntil = r.leaseLocked(fresh, recs[i].LastSeen, leaseUntil)
+		fresh.remoteUntil = stampOf(r.leaseLocked(fresh, recs[i].LastSeen, leaseUntil))
 		if ok {
 			*a = *fresh
 		} else {
@@ -72,7 +72,7 @@ func (r *Registry) leaseLocked(a *agent, lastSeen time.Time, leaseUntil func(tim
 		// this row: it lived then.
 		return leaseUntil(lastSeen)
 	}
-	if !lastSeen.After(a.leftAt) {
+	if !lastSeen.After(a.leftAt.time()) {
 		return time.Time{}
 	}
 	return leaseUntil(lastSeen)
@@ -95,7 +95,7 @@ func (r *Registry) Elsewhere(uid uuid.UUID) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	a, ok := r.agents[uid]
-	return ok && a.conns == 0 && r.opts.Now().Before(a.remoteUntil)
+	return ok && a.conns == 0 && r.opts.Now().Before(a.remoteUntil.time())
 }
 
 // SeenElsewhere renews the leases of agents connected to other instances:
@@ -124,11 +124,11 @@ func (r *Registry) SeenElsewhere(seen map[[16]byte]time.Time, live map[string]ti
 		}
 		switch {
 		case a.instance != "" && a.instance != r.opts.Instance:
-			a.remoteUntil = r.live[a.instance]
+			a.remoteUntil = stampOf(r.live[a.instance])
 		case ok:
-			a.remoteUntil = r.leaseLocked(a, t, leaseUntil)
+			a.remoteUntil = stampOf(r.leaseLocked(a, t, leaseUntil))
 		default:
-			a.remoteUntil = time.Time{}
+			a.remoteUntil = 0
 		}
 		if a.online(now, r.opts.HTTPOnlineWindow) != was {
 			changed = append(changed, a.uid)
