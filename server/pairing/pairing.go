@@ -15,7 +15,7 @@ import (
 )
 
 // Role is how pairing sees an agent.
-type Role int
+type Role uint8
 
 const (
 	Other Role = iota
@@ -26,13 +26,13 @@ const (
 // Agent is what pairing needs to know about one agent.
 type Agent struct {
 	UID      uuid.UUID
-	Role     Role
 	Cred     store.Credential
 	Host     string // host.name from the attribute view; "" when not reported
-	Online   bool
 	LastSeen time.Time
 	// Claim is the collector an updater claims (dev.myriarch.collector.instance_uid).
 	Claim    uuid.UUID
+	Role     Role
+	Online   bool
 	HasClaim bool
 }
 
