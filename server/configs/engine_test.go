@@ -123,11 +123,7 @@ func TestWavesGateDesired(t *testing.T) {
 // desired rolls back to the last applied hash, which is sent again. Retry
 // offers it again.
 func TestFailureRollsBackAndRetryOffersAgain(t *testing.T) {
-	h := newHarness(t)
-	h.start()
-	h.clk.add(time.Minute)
-	col := uuid.New()
-	h.connect(col, "site.type=edge", "site.id=s1")
+	h, col := startedWithEdgeCollector(t)
 	good := h.rec(col).desired
 	h.status(col, good, applied, "")
 
@@ -220,11 +216,7 @@ func TestRenderErrorKeepsAssigned(t *testing.T) {
 
 // Odd reports change nothing but what the agent said.
 func TestOddReports(t *testing.T) {
-	h := newHarness(t)
-	h.start()
-	h.clk.add(time.Minute)
-	col := uuid.New()
-	h.connect(col, "site.type=edge", "site.id=s1")
+	h, col := startedWithEdgeCollector(t)
 	want := h.rec(col)
 
 	h.status(col, strings.Repeat("ab", 32), applied, "")
@@ -247,11 +239,7 @@ func TestOddReports(t *testing.T) {
 // An agent that reports APPLIED for an older hash is pending until it runs
 // the desired one, and gets the desired one again after the resend interval.
 func TestAppliedOldHash(t *testing.T) {
-	h := newHarness(t)
-	h.start()
-	h.clk.add(time.Minute)
-	col := uuid.New()
-	h.connect(col, "site.type=edge", "site.id=s1")
+	h, col := startedWithEdgeCollector(t)
 	first := h.rec(col).desired
 	h.status(col, first, applied, "")
 	h.write("teams/data-flow/blueprints/gw.yaml", strings.Replace(gatewayBlueprint, "/var/lib/otelcol/", "/srv/", 1))
@@ -339,11 +327,7 @@ func heartbeat() *protobufs.AgentToServer { return &protobufs.AgentToServer{} }
 // An agent that ran the desired configuration and reports it no longer
 // does is sent it again at once, not after the resend interval.
 func TestLostConfigIsSentAgain(t *testing.T) {
-	h := newHarness(t)
-	h.start()
-	h.clk.add(time.Minute)
-	col := uuid.New()
-	h.connect(col, "site.type=edge", "site.id=s1")
+	h, col := startedWithEdgeCollector(t)
 	want := h.rec(col).desired
 	h.snd.waitSent(t, col, want)
 	h.status(col, want, applied, "")
@@ -383,11 +367,7 @@ func TestMissingComponentIsARenderError(t *testing.T) {
 // (a Supervisor restarted with a rejected configuration cached never
 // reports FAILED) has that configuration failed and rolled back.
 func TestStuckApplyingFails(t *testing.T) {
-	h := newHarness(t)
-	h.start()
-	h.clk.add(time.Minute)
-	col := uuid.New()
-	h.connect(col, "site.type=edge", "site.id=s1")
+	h, col := startedWithEdgeCollector(t)
 	good := h.rec(col).desired
 	h.status(col, good, applied, "")
 	h.write("teams/data-flow/blueprints/gw.yaml", strings.Replace(gatewayBlueprint, "type: file", "type: nosuch", 1))
@@ -431,11 +411,7 @@ func TestStuckApplyingFails(t *testing.T) {
 // components is not in sync: the configuration is sent again, once at
 // once; an effective configuration that has them makes it in sync.
 func TestAppliedButNotEffective(t *testing.T) {
-	h := newHarness(t)
-	h.start()
-	h.clk.add(time.Minute)
-	col := uuid.New()
-	h.connect(col, "site.type=edge", "site.id=s1")
+	h, col := startedWithEdgeCollector(t)
 	want := h.rec(col).desired
 	h.snd.waitSent(t, col, want)
 	effective := func(body string) *protobufs.AgentToServer {
@@ -497,11 +473,7 @@ func TestPrunedAgentIsForgotten(t *testing.T) {
 // there is something to follow: not for agents in sync and healthy (most
 // of an estate), again not once an apply finished and health returned.
 func TestTrackingHeldWhileApplying(t *testing.T) {
-	h := newHarness(t)
-	h.start()
-	h.clk.add(time.Minute)
-	col := uuid.New()
-	h.connect(col, "site.type=edge", "site.id=s1")
+	h, col := startedWithEdgeCollector(t)
 	if h.rec(col).tr != nil {
 		t.Fatal("tracking held for an agent that reported nothing")
 	}

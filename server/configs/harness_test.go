@@ -338,3 +338,15 @@ const (
 	applied  = protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED
 	failedSt = protobufs.RemoteConfigStatuses_RemoteConfigStatuses_FAILED
 )
+
+// startedWithEdgeCollector starts an engine a minute ago and connects one
+// collector of the edge fleet (site s1).
+func startedWithEdgeCollector(t *testing.T) (*harness, uuid.UUID) {
+	t.Helper()
+	h := newHarness(t)
+	h.start()
+	h.clk.add(time.Minute)
+	col := uuid.New()
+	h.connect(col, "site.type=edge", "site.id=s1")
+	return h, col
+}

@@ -13,11 +13,7 @@ import (
 // revision does not become desired) until resume; the fleet shows who
 // paused it.
 func TestOperatorPauseHoldsTheConfigRollout(t *testing.T) {
-	h := newHarness(t)
-	h.start()
-	h.clk.add(time.Minute)
-	col := uuid.New()
-	h.connect(col, "site.type=edge", "site.id=s1")
+	h, col := startedWithEdgeCollector(t)
 	good := h.rec(col).desired
 	h.status(col, good, applied, "")
 
