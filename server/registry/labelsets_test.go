@@ -98,7 +98,7 @@ func TestAgentsShareLabelSets(t *testing.T) {
 	if got := peek(uids[2]).Labels; got["wave"] != "2" || got["from"] != "token" {
 		t.Fatalf("relabelled agent labels %v", got)
 	}
-	if got := peek(uids[2]).Attributes.Value(attributes.LabelPrefix+"wave"); got != "2" {
+	if got := peek(uids[2]).Attributes.Value(attributes.LabelPrefix + "wave"); got != "2" {
 		t.Fatalf("relabelled agent's view has wave %q", got)
 	}
 }
