@@ -13,9 +13,9 @@ import (
 // are kept per agent.
 const maxKeySets = 10_000
 
-// keySets shares equal sorted key lists (an agent's identifying keys) among
-// agents: nearly every collector reports the same three. Safe for
-// concurrent use. A shared list is never mutated.
+// keySets shares equal sorted key lists (an agent's identifying keys, its
+// view's keys) among agents: nearly every collector reports the same ones.
+// Safe for concurrent use. A shared list is never mutated.
 type keySets struct {
 	// last is the list shared last: most agents report the same keys, and
 	// several goroutines build agents at once (Load), so they find it here
