@@ -123,7 +123,7 @@ func (r *record) track() *tracking {
 
 // untrack drops what is followed of r once it is all zero.
 func (r *record) untrack() {
-	if r.tr != nil && r.tr.effectiveOf == "" && r.tr.effectiveMissing == nil && r.tr.notEffectiveNoted == "" &&
+	if r.tr != nil && r.tr.effectiveOf == "" && len(r.tr.effectiveMissing) == 0 && r.tr.notEffectiveNoted == "" &&
 		r.tr.applyingSince.IsZero() && r.tr.unhealthySince.IsZero() && r.tr.healthErr == "" {
 		r.tr = nil
 	}

@@ -3,8 +3,8 @@ package registry
 import "time"
 
 // stamp is a time in 8 bytes instead of time.Time's 24: Unix nanoseconds,
-// 0 for the zero time. It keeps no monotonic reading or location, so it
-// holds wall-clock instants that are compared, not durations measured.
+// 0 for the zero time. It keeps no monotonic reading or location: times
+// read back compare, and subtract, by the wall clock.
 type stamp int64
 
 func stampOf(t time.Time) stamp {
