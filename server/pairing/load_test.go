@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -58,11 +59,11 @@ func TestLoadMatchesUpdates(t *testing.T) {
 		}
 		bulk := New()
 		bulk.Load(agents)
-		if !reflect.DeepEqual(normal(seq.collectors), normal(bulk.collectors)) {
-			t.Fatalf("round %d: collectors differ:\nupdates %+v\nload    %+v", round, seq.collectors, bulk.collectors)
+		if !reflect.DeepEqual(normal(seq.collectorStates()), normal(bulk.collectorStates())) {
+			t.Fatalf("round %d: collectors differ:\nupdates %+v\nload    %+v", round, seq.collectorStates(), bulk.collectorStates())
 		}
-		if !reflect.DeepEqual(seq.updaters, bulk.updaters) {
-			t.Fatalf("round %d: updaters differ:\nupdates %+v\nload    %+v", round, seq.updaters, bulk.updaters)
+		if !reflect.DeepEqual(seq.updaterStates(), bulk.updaterStates()) {
+			t.Fatalf("round %d: updaters differ:\nupdates %+v\nload    %+v", round, seq.updaterStates(), bulk.updaterStates())
 		}
 		// Later updates work on a loaded index as on any other.
 		for i := range agents[:10] {
@@ -71,7 +72,7 @@ func TestLoadMatchesUpdates(t *testing.T) {
 				t.Fatalf("round %d: an update after the load reports other changes", round)
 			}
 		}
-		if !reflect.DeepEqual(normal(seq.collectors), normal(bulk.collectors)) || !reflect.DeepEqual(seq.updaters, bulk.updaters) {
+		if !reflect.DeepEqual(normal(seq.collectorStates()), normal(bulk.collectorStates())) || !reflect.DeepEqual(seq.updaterStates(), bulk.updaterStates()) {
 			t.Fatalf("round %d: states differ after updates following the load", round)
 		}
 		// Claims that move (or go) leave the index as if the final facts
@@ -89,8 +90,8 @@ func TestLoadMatchesUpdates(t *testing.T) {
 		}
 		fresh := New()
 		fresh.Load(agents)
-		if !reflect.DeepEqual(normal(seq.collectors), normal(fresh.collectors)) || !reflect.DeepEqual(seq.updaters, fresh.updaters) {
-			t.Fatalf("round %d: states differ after claims moved:\nupdates %+v\nload    %+v", round, seq.collectors, fresh.collectors)
+		if !reflect.DeepEqual(normal(seq.collectorStates()), normal(fresh.collectorStates())) || !reflect.DeepEqual(seq.updaterStates(), fresh.updaterStates()) {
+			t.Fatalf("round %d: states differ after claims moved:\nupdates %+v\nload    %+v", round, seq.collectorStates(), fresh.collectorStates())
 		}
 		if !reflect.DeepEqual(normalClaims(seq.claims), normalClaims(fresh.claims)) {
 			t.Fatalf("round %d: claims differ after claims moved:\nupdates %v\nload    %v", round, seq.claims, fresh.claims)
@@ -117,4 +118,51 @@ func normalClaims(m map[uuid.UUID][]uuid.UUID) map[uuid.UUID][]uuid.UUID {
 		out[c] = slices.SortedFunc(slices.Values(us), func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 	}
 	return out
+}
+
+// collectorStates is every collector's state.
+func (ix *Index) collectorStates() map[uuid.UUID]CollectorState {
+	out := map[uuid.UUID]CollectorState{}
+	for _, c := range ix.Collectors() {
+		out[c], _ = ix.Collector(c)
+	}
+	return out
+}
+
+// updaterStates is every updater's state.
+func (ix *Index) updaterStates() map[uuid.UUID]UpdaterState {
+	out := map[uuid.UUID]UpdaterState{}
+	for _, u := range ix.Updaters() {
+		out[u], _ = ix.Updater(u)
+	}
+	return out
+}
+
+// BenchmarkHeldPerHost reports the heap the index holds per host (a
+// collector and its updater), loaded and then updated once each.
+func BenchmarkHeldPerHost(b *testing.B) {
+	const hosts = 20000
+	agents := make([]Agent, 0, 2*hosts)
+	now := time.Now()
+	for range hosts {
+		c := Agent{UID: uuid.New(), Cred: credA, Host: "h", Role: Collector, Online: true, LastSeen: now}
+		u := Agent{UID: uuid.New(), Cred: credA, Host: "h", Role: Updater, Online: true, LastSeen: now, Claim: c.UID, HasClaim: true}
+		agents = append(agents, c, u)
+	}
+	var held float64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		ix := New()
+		ix.Load(agents[:len(agents)/2])
+		for _, a := range agents[len(agents)/2:] {
+			ix.Update(a)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		held = float64(after.HeapAlloc-before.HeapAlloc) / hosts
+		runtime.KeepAlive(ix)
+	}
+	b.ReportMetric(held, "B/host")
 }

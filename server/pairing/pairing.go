@@ -5,6 +5,7 @@
 package pairing
 
 import (
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -76,21 +77,23 @@ type Change struct {
 // Index holds agents and their pairings. It is not safe for concurrent use:
 // the caller serialises.
 type Index struct {
-	agents map[uuid.UUID]*Agent
+	// agents holds each agent's facts and pairing in one record: the index
+	// holds every agent of the estate, so a pairing is not a map entry of
+	// its own.
+	agents map[uuid.UUID]*entry
 	// claims are the updaters claiming each collector, in no order (one,
 	// almost always: a slice costs a fraction of a set).
-	claims     map[uuid.UUID][]uuid.UUID
-	collectors map[uuid.UUID]CollectorState
-	updaters   map[uuid.UUID]UpdaterState
+	claims map[uuid.UUID][]uuid.UUID
+	// ambiguous holds the claimants of the collectors in that state (few).
+	ambiguous map[uuid.UUID][]uuid.UUID
 }
 
 // New returns an empty index.
 func New() *Index {
 	return &Index{
-		agents:     map[uuid.UUID]*Agent{},
-		claims:     map[uuid.UUID][]uuid.UUID{},
-		collectors: map[uuid.UUID]CollectorState{},
-		updaters:   map[uuid.UUID]UpdaterState{},
+		agents:    map[uuid.UUID]*entry{},
+		claims:    map[uuid.UUID][]uuid.UUID{},
+		ambiguous: map[uuid.UUID][]uuid.UUID{},
 	}
 }
 
@@ -98,8 +101,7 @@ func New() *Index {
 // affect, returning those whose state changed.
 func (ix *Index) Update(a Agent) []Change {
 	affected := map[uuid.UUID]struct{}{}
-	cp := a
-	ix.place(&cp, affected)
+	ix.place(a, affected)
 	return ix.evaluate(affected)
 }
 
@@ -117,13 +119,16 @@ func (ix *Index) Load(agents []Agent) {
 		return
 	}
 	affected := make(map[uuid.UUID]struct{}, len(agents))
-	ix.agents = make(map[uuid.UUID]*Agent, len(agents))
-	ix.collectors = make(map[uuid.UUID]CollectorState, len(agents)/2)
-	ix.updaters = make(map[uuid.UUID]UpdaterState, len(agents)/2)
-	all := make([]Agent, len(agents))
-	copy(all, agents)
-	for i := range all {
-		ix.place(&all[i], affected) // the same UID twice: the later facts win, as with Update
+	ix.agents = make(map[uuid.UUID]*entry, len(agents))
+	all := make([]entry, len(agents)) // one allocation for the whole estate
+	for i := range agents {
+		if _, ok := ix.agents[agents[i].UID]; ok {
+			ix.place(agents[i], affected) // the same UID twice: the later facts win, as with Update
+			continue
+		}
+		all[i].set(agents[i])
+		ix.agents[agents[i].UID] = &all[i]
+		ix.placeNew(&all[i], affected)
 	}
 	for c := range affected {
 		ix.evalInto(c) // no changes to report, so no order to keep
@@ -132,36 +137,52 @@ func (ix *Index) Load(agents []Agent) {
 
 // place records a's facts, replacing earlier ones, and adds the collectors
 // whose pairing they may change to affected.
-func (ix *Index) place(a *Agent, affected map[uuid.UUID]struct{}) {
-	if old, ok := ix.agents[a.UID]; ok {
-		if old.Role == Updater && old.HasClaim {
-			affected[old.Claim] = struct{}{}
-			ix.unclaim(old.Claim, a.UID)
-		}
-		if old.Role == Collector {
-			affected[a.UID] = struct{}{}
-		}
+func (ix *Index) place(a Agent, affected map[uuid.UUID]struct{}) {
+	e, ok := ix.agents[a.UID]
+	if !ok {
+		e = &entry{}
+		e.set(a)
+		ix.agents[a.UID] = e
+		ix.placeNew(e, affected)
+		return
 	}
-	ix.agents[a.UID] = a
-	switch a.Role {
+	if e.role == Updater && e.hasClaim {
+		affected[e.claim] = struct{}{}
+		ix.unclaim(e.claim, e.uid)
+	}
+	if e.role == Collector {
+		affected[e.uid] = struct{}{}
+	}
+	if e.role != a.Role {
+		// A collector's pairing and an updater's are not the same thing:
+		// what it had under its former role is gone (the evaluation of a
+		// collector then sees none to compare with).
+		e.state, e.reason, e.peer = none, 0, uuid.Nil
+		delete(ix.ambiguous, e.uid)
+	}
+	e.set(a)
+	ix.placeNew(e, affected)
+}
+
+// placeNew claims what e's facts claim and sets what its role decides
+// without an evaluation.
+func (ix *Index) placeNew(e *entry, affected map[uuid.UUID]struct{}) {
+	switch e.role {
 	case Updater:
-		delete(ix.collectors, a.UID)
-		if a.HasClaim {
-			if set := ix.claims[a.Claim]; !slices.Contains(set, a.UID) {
-				ix.claims[a.Claim] = append(set, a.UID)
+		if e.hasClaim {
+			if set := ix.claims[e.claim]; !slices.Contains(set, e.uid) {
+				ix.claims[e.claim] = append(set, e.uid)
 			}
-			delete(ix.updaters, a.UID) // the claimed collector's evaluation sets it
-			affected[a.Claim] = struct{}{}
+			e.setUpdater(none, 0, uuid.Nil) // the claimed collector's evaluation sets it
+			affected[e.claim] = struct{}{}
 		} else {
-			ix.updaters[a.UID] = UpdaterState{State: Unlinked, Reason: ReasonNoClaim}
+			e.setUpdater(unlinked, reasonNoClaim, uuid.Nil)
 		}
 	case Collector:
-		delete(ix.updaters, a.UID)
-		affected[a.UID] = struct{}{}
+		affected[e.uid] = struct{}{}
 	default:
-		delete(ix.updaters, a.UID)
-		delete(ix.collectors, a.UID)
-		affected[a.UID] = struct{}{} // updaters may claim a UID that stopped being a collector
+		e.state, e.reason, e.peer = none, 0, uuid.Nil
+		affected[e.uid] = struct{}{} // updaters may claim a UID that stopped being a collector
 	}
 }
 
@@ -185,7 +206,7 @@ func (ix *Index) evaluate(affected map[uuid.UUID]struct{}) []Change {
 	}
 	sort.Slice(keys, func(i, j int) bool { return string(keys[i][:]) < string(keys[j][:]) })
 	for _, c := range keys {
-		old, had := ix.collectors[c]
+		old, had := ix.Collector(c)
 		nw, isCollector := ix.evalInto(c)
 		if isCollector && (!had || !sameState(old, nw)) {
 			changes = append(changes, Change{Collector: c, Old: old, New: nw})
@@ -198,49 +219,61 @@ func (ix *Index) evaluate(affected map[uuid.UUID]struct{}) []Change {
 // not a collector).
 func (ix *Index) evalInto(c uuid.UUID) (CollectorState, bool) {
 	nw, isCollector := ix.evalCollector(c)
-	if !isCollector {
-		delete(ix.collectors, c)
+	e := ix.agents[c]
+	if e == nil {
 		return nw, false
 	}
-	ix.collectors[c] = nw
+	if !isCollector {
+		if e.role != Updater {
+			e.state, e.peer = none, uuid.Nil
+		}
+		delete(ix.ambiguous, c)
+		return nw, false
+	}
+	e.state, e.peer = stateOf(nw.State), nw.Updater
+	if e.state == ambiguous {
+		ix.ambiguous[c] = nw.Claimants
+	} else {
+		delete(ix.ambiguous, c)
+	}
 	return nw, true
 }
 
 // evalCollector applies the rules to one collector and its claimants.
 func (ix *Index) evalCollector(c uuid.UUID) (CollectorState, bool) {
-	col, ok := ix.agents[c]
-	isCollector := ok && col.Role == Collector
-	var valid, online []*Agent
+	col := ix.agents[c]
+	isCollector := col != nil && col.role == Collector
+	var valid, online []*entry
 	for _, u := range ix.claims[c] {
 		upd := ix.agents[u]
 		if !isCollector {
-			ix.updaters[u] = UpdaterState{State: Unlinked, Reason: ReasonUnknownCollector}
+			upd.setUpdater(unlinked, reasonUnknownCollector, uuid.Nil)
 			continue
 		}
-		if reason := rules(upd, col); reason != "" {
-			ix.updaters[u] = UpdaterState{State: Unlinked, Reason: reason}
+		if reason := rules(upd, col); reason != 0 {
+			upd.setUpdater(unlinked, reason, uuid.Nil)
 			continue
 		}
 		valid = append(valid, upd)
-		if upd.Online {
+		if upd.online {
 			online = append(online, upd)
 		}
 	}
 	if !isCollector {
 		return CollectorState{}, false
 	}
-	byUID := func(s []*Agent) {
-		sort.Slice(s, func(i, j int) bool { return string(s[i].UID[:]) < string(s[j].UID[:]) })
+	byUID := func(s []*entry) {
+		sort.Slice(s, func(i, j int) bool { return string(s[i].uid[:]) < string(s[j].uid[:]) })
 	}
 	byUID(valid)
 	byUID(online)
 	var st CollectorState
-	var chosen *Agent
+	var chosen *entry
 	switch {
 	case len(online) > 1:
 		st.State = Ambiguous
 		for _, u := range online {
-			st.Claimants = append(st.Claimants, u.UID)
+			st.Claimants = append(st.Claimants, u.uid)
 		}
 	case len(online) == 1:
 		chosen = online[0]
@@ -249,7 +282,7 @@ func (ix *Index) evalCollector(c uuid.UUID) (CollectorState, bool) {
 		// offer waits for it rather than showing no_updater.
 		chosen = valid[0]
 		for _, u := range valid[1:] {
-			if u.LastSeen.After(chosen.LastSeen) {
+			if u.lastSeen > chosen.lastSeen {
 				chosen = u
 			}
 		}
@@ -257,30 +290,30 @@ func (ix *Index) evalCollector(c uuid.UUID) (CollectorState, bool) {
 		st.State = NoUpdater
 	}
 	if chosen != nil {
-		st.State, st.Updater, st.Claimants = Linked, chosen.UID, []uuid.UUID{chosen.UID}
+		st.State, st.Updater, st.Claimants = Linked, chosen.uid, []uuid.UUID{chosen.uid}
 	}
 	for _, u := range valid {
 		switch {
-		case st.State == Ambiguous && u.Online:
-			ix.updaters[u.UID] = UpdaterState{State: Ambiguous, Collector: c}
-		case chosen != nil && u.UID == chosen.UID:
-			ix.updaters[u.UID] = UpdaterState{State: Linked, Collector: c}
+		case st.State == Ambiguous && u.online:
+			u.setUpdater(ambiguous, 0, c)
+		case chosen != nil && u.uid == chosen.uid:
+			u.setUpdater(linked, 0, c)
 		default:
-			ix.updaters[u.UID] = UpdaterState{State: Unlinked, Reason: ReasonSuperseded}
+			u.setUpdater(unlinked, reasonSuperseded, uuid.Nil)
 		}
 	}
 	return st, true
 }
 
-// rules returns which pairing rule an updater fails for a collector, or "".
-func rules(u, c *Agent) string {
-	if u.Cred != c.Cred {
-		return ReasonCredential
+// rules returns which pairing rule an updater fails for a collector (0: none).
+func rules(u, c *entry) reason {
+	if u.cred != c.cred {
+		return reasonCredential
 	}
-	if u.Host != "" && c.Host != "" && u.Host != c.Host {
-		return ReasonHostName
+	if u.host != "" && c.host != "" && u.host != c.host {
+		return reasonHostName
 	}
-	return ""
+	return 0
 }
 
 func sameState(a, b CollectorState) bool {
@@ -297,30 +330,49 @@ func sameState(a, b CollectorState) bool {
 
 // Collector returns a collector's state.
 func (ix *Index) Collector(uid uuid.UUID) (CollectorState, bool) {
-	s, ok := ix.collectors[uid]
-	return s, ok
+	e := ix.agents[uid]
+	if e == nil || e.role != Collector || e.state == none {
+		return CollectorState{}, false
+	}
+	s := CollectorState{State: stateNames[e.state]}
+	switch e.state {
+	case linked:
+		s.Updater, s.Claimants = e.peer, []uuid.UUID{e.peer}
+	case ambiguous:
+		s.Claimants = ix.ambiguous[uid]
+	}
+	return s, true
 }
 
 // Updater returns an updater's state.
 func (ix *Index) Updater(uid uuid.UUID) (UpdaterState, bool) {
-	s, ok := ix.updaters[uid]
-	return s, ok
+	e := ix.agents[uid]
+	if e == nil || e.role != Updater || e.state == none {
+		return UpdaterState{}, false
+	}
+	return UpdaterState{State: stateNames[e.state], Collector: e.peer, Reason: reasonNames[e.reason]}, true
 }
 
 // Collectors returns every collector UID with a state.
-func (ix *Index) Collectors() []uuid.UUID {
-	out := make([]uuid.UUID, 0, len(ix.collectors))
-	for k := range ix.collectors {
-		out = append(out, k)
+func (ix *Index) Collectors() []uuid.UUID { return ix.withState(Collector) }
+
+// Updaters returns every updater UID with a state.
+func (ix *Index) Updaters() []uuid.UUID { return ix.withState(Updater) }
+
+func (ix *Index) withState(r Role) []uuid.UUID {
+	var out []uuid.UUID
+	for uid, e := range ix.agents {
+		if e.role == r && e.state != none {
+			out = append(out, uid)
+		}
 	}
 	return out
 }
 
-// Updaters returns every updater UID with a state.
-func (ix *Index) Updaters() []uuid.UUID {
-	out := make([]uuid.UUID, 0, len(ix.updaters))
-	for k := range ix.updaters {
-		out = append(out, k)
+// unixNano is t as Unix nanoseconds, the zero time before every other.
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return math.MinInt64
 	}
-	return out
+	return t.UnixNano()
 }
