@@ -113,7 +113,7 @@ func toListJSON(a *registry.Agent, tokenName func(string) string, decorators []D
 		attrs:          a.Attributes,
 		Labels:         nonNilMap(a.Labels),
 		Capabilities:   capabilityNames(a.Capabilities),
-		Health:         health(a.Health),
+		Health:         health(a.Health()),
 		FirstSeen:      a.FirstSeen,
 		LastSeen:       a.LastSeen,
 		Events:         make([]Event, 0, len(a.Events)),

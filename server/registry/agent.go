@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/myriarch/myriarch/internal/attributes"
 	"github.com/myriarch/myriarch/server/store"
@@ -26,14 +27,17 @@ type agent struct {
 	tokenLabels  map[string]string
 	labels       map[string]string
 	capabilities uint64
-	health       *protobufs.ComponentHealth
-	firstSeen    time.Time
-	lastSeen     time.Time
-	conns        int32
-	hasDesc      bool
-	httpSeen     bool // last contact was a plain-HTTP poll
-	seqKnown     bool
-	persisted    bool // its row has been written (the identity binding is durable)
+	// health is the last ComponentHealth reported, as its row holds it
+	// (marshaled: a fraction of the message's size; decoded when asked).
+	health    string
+	firstSeen stamp
+	lastSeen  stamp
+	conns     int32
+	hasDesc   bool
+	hasHealth bool
+	httpSeen  bool // last contact was a plain-HTTP poll
+	seqKnown  bool
+	persisted bool // its row has been written (the identity binding is durable)
 	// historyInStore: merged from another instance's record, the agent's
 	// history is read from the store when asked (events holds only what
 	// was recorded here since).
@@ -67,7 +71,8 @@ type Agent struct {
 	Attributes     attributes.View
 	Labels         map[string]string
 	Capabilities   uint64
-	Health         *protobufs.ComponentHealth
+	health         string // marshaled; see Health
+	hasHealth      bool
 	FirstSeen      time.Time
 	LastSeen       time.Time
 	Events         []store.Event
@@ -77,13 +82,26 @@ type Agent struct {
 	Host string
 }
 
+// Health is the last ComponentHealth the agent reported (nil: none, or
+// none readable). Each call decodes it anew.
+func (a *Agent) Health() *protobufs.ComponentHealth {
+	if !a.hasHealth {
+		return nil
+	}
+	var h protobufs.ComponentHealth
+	if proto.Unmarshal([]byte(a.health), &h) != nil {
+		return nil
+	}
+	return &h
+}
+
 // HasCapability reports whether the agent announced c.
 func (a *Agent) HasCapability(c protobufs.AgentCapabilities) bool {
 	return a.Capabilities&uint64(c) != 0
 }
 
 func (a *agent) online(now time.Time, httpWindow time.Duration) bool {
-	return a.conns > 0 || (a.httpSeen && now.Sub(a.lastSeen) < httpWindow) || now.Before(a.remoteUntil.time())
+	return a.conns > 0 || (a.httpSeen && now.Sub(a.lastSeen.time()) < httpWindow) || now.Before(a.remoteUntil.time())
 }
 
 func (a *agent) snapshot(now time.Time, httpWindow time.Duration, withEvents bool) Agent {
@@ -99,9 +117,10 @@ func (a *agent) snapshot(now time.Time, httpWindow time.Duration, withEvents boo
 		Host:           a.desc.View.Value(HostKey),
 		Labels:         a.labels,
 		Capabilities:   a.capabilities,
-		Health:         a.health,
-		FirstSeen:      a.firstSeen,
-		LastSeen:       a.lastSeen,
+		health:         a.health,
+		hasHealth:      a.hasHealth,
+		FirstSeen:      a.firstSeen.time(),
+		LastSeen:       a.lastSeen.time(),
 		Extra:          a.extra,
 	}
 	if withEvents && len(a.events) > 0 {
@@ -114,8 +133,8 @@ func (a *agent) snapshot(now time.Time, httpWindow time.Duration, withEvents boo
 
 func (a *agent) record() store.Agent {
 	var health []byte
-	if a.health != nil {
-		health, _ = marshal(a.health)
+	if a.hasHealth {
+		health = []byte(a.health)
 	}
 	return store.Agent{
 		UID:          a.uid,
@@ -125,8 +144,8 @@ func (a *agent) record() store.Agent {
 		Capabilities: a.capabilities,
 		Health:       health,
 		TokenLabels:  a.tokenLabels,
-		FirstSeen:    a.firstSeen,
-		LastSeen:     a.lastSeen,
+		FirstSeen:    a.firstSeen.time(),
+		LastSeen:     a.lastSeen.time(),
 		Extra:        a.extra,
 	}
 }

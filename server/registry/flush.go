@@ -52,7 +52,7 @@ func (r *Registry) flush(withSeen bool) error {
 		if a, ok := r.agents[uid]; ok {
 			rec := a.record()
 			b.Agents = append(b.Agents, rec)
-			a.seenWritten, a.descSum = stampOf(a.lastSeen), descSumOf(rec.Description)
+			a.seenWritten, a.descSum = a.lastSeen, descSumOf(rec.Description)
 		}
 		delete(r.pendingSeen, uid)
 	}
@@ -76,10 +76,10 @@ func (r *Registry) flush(withSeen bool) error {
 				delete(r.pendingSeen, uid)
 				continue
 			}
-			if a.conns > 0 && a.lastSeen.Sub(a.seenWritten.time()) < r.opts.ConnectedSeenInterval {
+			if a.conns > 0 && time.Duration(a.lastSeen-a.seenWritten) < r.opts.ConnectedSeenInterval {
 				continue // kept for a later flush
 			}
-			b.LastSeen[uid], a.seenWritten = a.lastSeen, stampOf(a.lastSeen)
+			b.LastSeen[uid], a.seenWritten = a.lastSeen.time(), a.lastSeen
 			delete(r.pendingSeen, uid)
 		}
 	}
@@ -98,7 +98,7 @@ func (r *Registry) flush(withSeen bool) error {
 			if b.LastSeen == nil {
 				b.LastSeen = map[[16]byte]time.Time{}
 			}
-			b.LastSeen[uid], a.seenWritten = a.lastSeen, stampOf(a.lastSeen)
+			b.LastSeen[uid], a.seenWritten = a.lastSeen.time(), a.lastSeen
 			delete(r.pendingSeen, uid)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/myriarch/myriarch/internal/attributes"
 	"github.com/myriarch/myriarch/server/store"
@@ -159,8 +160,8 @@ func TestHealthIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, _ := r.Get(uid)
-	if a.Health == nil || len(a.Health.ComponentHealthMap) != 0 || !a.Health.Healthy || a.Health.Status != "ok" {
-		t.Errorf("kept health %v, want the top level only", a.Health)
+	if h := a.Health(); h == nil || len(h.ComponentHealthMap) != 0 || !h.Healthy || h.Status != "ok" {
+		t.Errorf("kept health %v, want the top level only", h)
 	}
 	if _, ok := findEvent(a.Events, EventHealthLimit, "only its top level is kept"); !ok {
 		t.Errorf("no health_limit event: %v", a.Events)
@@ -353,4 +354,45 @@ func sameMap(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestHealthKeptEncoded: the health an agent reports reads back whole, with
+// its components, from the snapshot and from the row written; an agent that
+// reported none has none; a row with the same health is the same row.
+func TestHealthKeptEncoded(t *testing.T) {
+	st := &recordingStore{}
+	r := newTestRegistry(t, st, Options{})
+	uid, silent := uuid.New(), uuid.New()
+	h := &protobufs.ComponentHealth{Healthy: false, Status: "degraded", LastError: "queue full", StartTimeUnixNano: 42,
+		ComponentHealthMap: map[string]*protobufs.ComponentHealth{
+			"exporter/otlp": {Healthy: false, LastError: "queue full"},
+			"receiver/otlp": {Healthy: true, Status: "ok"},
+			"processor/x":   {Healthy: true},
+		}}
+	for _, m := range []struct {
+		uid uuid.UUID
+		msg *protobufs.AgentToServer
+	}{{uid, &protobufs.AgentToServer{Health: h}}, {silent, &protobufs.AgentToServer{}}} {
+		if _, err := r.Report(m.uid, cred1, m.msg, true, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, _ := r.Get(uid)
+	if got := a.Health(); !proto.Equal(got, h) {
+		t.Errorf("snapshot health %v, want %v", got, h)
+	}
+	r.mu.RLock()
+	rec := r.agents[uid].record()
+	same := r.agents[uid].sameRow(&rec)
+	r.mu.RUnlock()
+	var stored protobufs.ComponentHealth
+	if err := proto.Unmarshal(rec.Health, &stored); err != nil || !proto.Equal(&stored, h) {
+		t.Errorf("row health %v (%v), want %v", &stored, err, h)
+	}
+	if !same {
+		t.Error("the agent's own row does not compare as the same row")
+	}
+	if s, _ := r.Get(silent); s.Health() != nil {
+		t.Errorf("an agent that reported no health has %v", s.Health())
+	}
 }

@@ -11,6 +11,12 @@ import (
 
 func marshal(m proto.Message) ([]byte, error) { return proto.Marshal(m) }
 
+// marshalDeterministic encodes m the same way every time (map entries in
+// key order), so that two encodings of equal messages compare equal.
+func marshalDeterministic(m proto.Message) ([]byte, error) {
+	return proto.MarshalOptions{Deterministic: true}.Marshal(m)
+}
+
 // described is what one AgentDescription contributes to an agent.
 type described struct {
 	identifying, nonIdentifying map[string]string

@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/myriarch/myriarch/internal/attributes"
 	"github.com/myriarch/myriarch/internal/intern"
@@ -193,8 +192,8 @@ func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, event
 		tokenLabels:  r.labelSets.share(rec.TokenLabels),
 		instance:     rec.Instance,
 		persisted:    true,
-		firstSeen:    rec.FirstSeen,
-		lastSeen:     rec.LastSeen,
+		firstSeen:    stampOf(rec.FirstSeen),
+		lastSeen:     stampOf(rec.LastSeen),
 		events:       events,
 		extra:        rec.Extra,
 	}
@@ -211,10 +210,7 @@ func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, event
 		}
 	}
 	if len(rec.Health) > 0 {
-		var h protobufs.ComponentHealth
-		if proto.Unmarshal(rec.Health, &h) == nil {
-			a.health = &h
-		}
+		a.health, a.hasHealth = string(rec.Health), true
 	}
 	r.relabelLocked(a, ds) // Load calls this before the registry is shared, Merge with r.mu held
 }
@@ -282,7 +278,7 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 			r.registrations.logRefusal(r.log, cred)
 			return res, &RegistrationLimitError{Credential: cred, RetryAfter: wait}
 		}
-		a = &agent{uid: uid, cred: cred, kind: KindUnknown, firstSeen: now, tokenLabels: map[string]string{}}
+		a = &agent{uid: uid, cred: cred, kind: KindUnknown, firstSeen: stampOf(now), tokenLabels: map[string]string{}}
 		r.agents[uid] = a
 		r.noteNewLocked(uid)
 		res.New = true
@@ -293,7 +289,7 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 		a.tokenLabels = r.tokenLabelsOf(cred.ID)
 	}
 	wasOnline := a.online(now, r.opts.HTTPOnlineWindow)
-	a.lastSeen = now
+	a.lastSeen = stampOf(now)
 	a.httpSeen = viaHTTP
 	if firstOnConn {
 		a.conns++
@@ -334,10 +330,12 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 		changed = true
 	}
 	if msg.Health != nil {
-		var note string
-		a.health, note = boundHealth(msg.Health)
+		h, note := boundHealth(msg.Health)
 		if note != "" {
 			r.addEventLocked(a, now, EventHealthLimit, note)
+		}
+		if b, err := marshalDeterministic(h); err == nil {
+			a.health, a.hasHealth = string(b), true
 		}
 		r.pendingRows[uid] = struct{}{}
 	}
@@ -372,11 +370,11 @@ func (r *Registry) Disconnected(uid uuid.UUID) {
 	a, ok := r.agents[uid]
 	if ok && a.conns > 0 {
 		a.conns--
-		a.lastSeen = r.opts.Now()
+		a.lastSeen = stampOf(r.opts.Now())
 		r.pendingSeen[uid] = struct{}{}
 		if a.conns == 0 && r.opts.Instance != "" {
 			r.pendingConns[uid] = false
-			a.instance, a.leftAt = "", stampOf(a.lastSeen) // connected nowhere, as far as this instance knows
+			a.instance, a.leftAt = "", a.lastSeen // connected nowhere, as far as this instance knows
 		}
 	}
 	r.mu.Unlock()

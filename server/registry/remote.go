@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/open-telemetry/opamp-go/protobufs"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/myriarch/myriarch/server/store"
 )
@@ -119,8 +117,8 @@ func (r *Registry) SeenElsewhere(seen map[[16]byte]time.Time, live map[string]ti
 		}
 		was := a.online(now, r.opts.HTTPOnlineWindow)
 		t, ok := seen[a.uid]
-		if ok && t.After(a.lastSeen) {
-			a.lastSeen = t
+		if ok && t.After(a.lastSeen.time()) {
+			a.lastSeen = stampOf(t)
 		}
 		switch {
 		case a.instance != "" && a.instance != r.opts.Instance:
@@ -171,11 +169,7 @@ func (a *agent) sameRow(rec *store.Agent) bool {
 		!maps.Equal(a.tokenLabels, rec.TokenLabels) {
 		return false
 	}
-	if a.health == nil || len(rec.Health) == 0 {
-		return a.health == nil && len(rec.Health) == 0
-	}
-	var h protobufs.ComponentHealth
-	return proto.Unmarshal(rec.Health, &h) == nil && proto.Equal(&h, a.health)
+	return a.health == string(rec.Health) // rows hold the deterministic encoding
 }
 
 func newerEvent(evs []store.Event, next uint64) bool {
