@@ -3,6 +3,7 @@ package pairing
 import (
 	"github.com/google/uuid"
 
+	"github.com/myriarch/myriarch/internal/stamp"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -53,7 +54,7 @@ type entry struct {
 	// peer is a collector's linked updater, or the collector an updater is
 	// linked to or ambiguous for.
 	peer     uuid.UUID
-	lastSeen int64 // Unix ns
+	lastSeen stamp.Stamp
 	role     Role
 	online   bool
 	hasClaim bool
@@ -64,7 +65,7 @@ type entry struct {
 // set takes a's facts, keeping the pairing.
 func (e *entry) set(a Agent) {
 	e.uid, e.cred, e.host, e.claim = a.UID, a.Cred, a.Host, a.Claim
-	e.lastSeen, e.role, e.online, e.hasClaim = unixNano(a.LastSeen), a.Role, a.Online, a.HasClaim
+	e.lastSeen, e.role, e.online, e.hasClaim = stamp.Of(a.LastSeen), a.Role, a.Online, a.HasClaim
 }
 
 func (e *entry) setUpdater(s state, r reason, collector uuid.UUID) {

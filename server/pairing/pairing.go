@@ -5,7 +5,6 @@
 package pairing
 
 import (
-	"math"
 	"slices"
 	"sort"
 	"time"
@@ -367,12 +366,4 @@ func (ix *Index) withState(r Role) []uuid.UUID {
 		}
 	}
 	return out
-}
-
-// unixNano is t as Unix nanoseconds, the zero time before every other.
-func unixNano(t time.Time) int64 {
-	if t.IsZero() {
-		return math.MinInt64
-	}
-	return t.UnixNano()
 }

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/myriarch/myriarch/internal/attributes"
+	"github.com/myriarch/myriarch/internal/stamp"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -30,8 +31,8 @@ type agent struct {
 	// health is the last ComponentHealth reported, as its row holds it
 	// (marshaled: a fraction of the message's size; decoded when asked).
 	health    string
-	firstSeen stamp
-	lastSeen  stamp
+	firstSeen stamp.Stamp
+	lastSeen  stamp.Stamp
 	conns     int32
 	hasDesc   bool
 	hasHealth bool
@@ -52,9 +53,9 @@ type agent struct {
 	// to another instance was seen closing (see remote.go). Kept as stamps:
 	// the registry holds every agent of the estate.
 	instance    string
-	seenWritten stamp // the last-seen time last written
-	remoteUntil stamp
-	leftAt      stamp
+	seenWritten stamp.Stamp // the last-seen time last written
+	remoteUntil stamp.Stamp
+	leftAt      stamp.Stamp
 }
 
 // Agent is an immutable snapshot of one agent.
@@ -101,7 +102,7 @@ func (a *Agent) HasCapability(c protobufs.AgentCapabilities) bool {
 }
 
 func (a *agent) online(now time.Time, httpWindow time.Duration) bool {
-	return a.conns > 0 || (a.httpSeen && now.Sub(a.lastSeen.time()) < httpWindow) || now.Before(a.remoteUntil.time())
+	return a.conns > 0 || (a.httpSeen && now.Sub(a.lastSeen.Time()) < httpWindow) || now.Before(a.remoteUntil.Time())
 }
 
 func (a *agent) snapshot(now time.Time, httpWindow time.Duration, withEvents bool) Agent {
@@ -119,8 +120,8 @@ func (a *agent) snapshot(now time.Time, httpWindow time.Duration, withEvents boo
 		Capabilities:   a.capabilities,
 		health:         a.health,
 		hasHealth:      a.hasHealth,
-		FirstSeen:      a.firstSeen.time(),
-		LastSeen:       a.lastSeen.time(),
+		FirstSeen:      a.firstSeen.Time(),
+		LastSeen:       a.lastSeen.Time(),
 		Extra:          a.extra,
 	}
 	if withEvents && len(a.events) > 0 {
@@ -144,8 +145,8 @@ func (a *agent) record() store.Agent {
 		Capabilities: a.capabilities,
 		Health:       health,
 		TokenLabels:  a.tokenLabels,
-		FirstSeen:    a.firstSeen.time(),
-		LastSeen:     a.lastSeen.time(),
+		FirstSeen:    a.firstSeen.Time(),
+		LastSeen:     a.lastSeen.Time(),
 		Extra:        a.extra,
 	}
 }

@@ -79,7 +79,7 @@ func (r *Registry) flush(withSeen bool) error {
 			if a.conns > 0 && time.Duration(a.lastSeen-a.seenWritten) < r.opts.ConnectedSeenInterval {
 				continue // kept for a later flush
 			}
-			b.LastSeen[uid], a.seenWritten = a.lastSeen.time(), a.lastSeen
+			b.LastSeen[uid], a.seenWritten = a.lastSeen.Time(), a.lastSeen
 			delete(r.pendingSeen, uid)
 		}
 	}
@@ -98,7 +98,7 @@ func (r *Registry) flush(withSeen bool) error {
 			if b.LastSeen == nil {
 				b.LastSeen = map[[16]byte]time.Time{}
 			}
-			b.LastSeen[uid], a.seenWritten = a.lastSeen.time(), a.lastSeen
+			b.LastSeen[uid], a.seenWritten = a.lastSeen.Time(), a.lastSeen
 			delete(r.pendingSeen, uid)
 		}
 	}

@@ -25,10 +25,10 @@ func (r *Registry) prune() {
 	var pruned []gone
 	r.mu.Lock()
 	for uid, a := range r.agents {
-		if a.conns > 0 || a.online(now, r.opts.HTTPOnlineWindow) || !a.lastSeen.time().Before(limit) {
+		if a.conns > 0 || a.online(now, r.opts.HTTPOnlineWindow) || !a.lastSeen.Time().Before(limit) {
 			continue
 		}
-		pruned = append(pruned, gone{uid, a.kind, a.lastSeen.time()})
+		pruned = append(pruned, gone{uid, a.kind, a.lastSeen.Time()})
 		delete(r.agents, uid)
 		delete(r.pendingRows, uid)
 		delete(r.pendingSeen, uid)

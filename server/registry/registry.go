@@ -14,6 +14,7 @@ import (
 
 	"github.com/myriarch/myriarch/internal/attributes"
 	"github.com/myriarch/myriarch/internal/intern"
+	"github.com/myriarch/myriarch/internal/stamp"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -192,8 +193,8 @@ func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, event
 		tokenLabels:  r.labelSets.share(rec.TokenLabels),
 		instance:     rec.Instance,
 		persisted:    true,
-		firstSeen:    stampOf(rec.FirstSeen),
-		lastSeen:     stampOf(rec.LastSeen),
+		firstSeen:    stamp.Of(rec.FirstSeen),
+		lastSeen:     stamp.Of(rec.LastSeen),
 		events:       events,
 		extra:        rec.Extra,
 	}
@@ -278,7 +279,7 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 			r.registrations.logRefusal(r.log, cred)
 			return res, &RegistrationLimitError{Credential: cred, RetryAfter: wait}
 		}
-		a = &agent{uid: uid, cred: cred, kind: KindUnknown, firstSeen: stampOf(now), tokenLabels: map[string]string{}}
+		a = &agent{uid: uid, cred: cred, kind: KindUnknown, firstSeen: stamp.Of(now), tokenLabels: map[string]string{}}
 		r.agents[uid] = a
 		r.noteNewLocked(uid)
 		res.New = true
@@ -289,7 +290,7 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 		a.tokenLabels = r.tokenLabelsOf(cred.ID)
 	}
 	wasOnline := a.online(now, r.opts.HTTPOnlineWindow)
-	a.lastSeen = stampOf(now)
+	a.lastSeen = stamp.Of(now)
 	a.httpSeen = viaHTTP
 	if firstOnConn {
 		a.conns++
@@ -370,7 +371,7 @@ func (r *Registry) Disconnected(uid uuid.UUID) {
 	a, ok := r.agents[uid]
 	if ok && a.conns > 0 {
 		a.conns--
-		a.lastSeen = stampOf(r.opts.Now())
+		a.lastSeen = stamp.Of(r.opts.Now())
 		r.pendingSeen[uid] = struct{}{}
 		if a.conns == 0 && r.opts.Instance != "" {
 			r.pendingConns[uid] = false

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/myriarch/myriarch/internal/stamp"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -39,11 +40,11 @@ func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, 
 		}
 		if ok {
 			fresh.leftAt = a.leftAt
-			if a.instance != "" && fresh.instance == "" && recs[i].LastSeen.After(fresh.leftAt.time()) {
-				fresh.leftAt = stampOf(recs[i].LastSeen) // its connection closed then
+			if a.instance != "" && fresh.instance == "" && recs[i].LastSeen.After(fresh.leftAt.Time()) {
+				fresh.leftAt = stamp.Of(recs[i].LastSeen) // its connection closed then
 			}
 		}
-		fresh.remoteUntil = stampOf(r.leaseLocked(fresh, recs[i].LastSeen, leaseUntil))
+		fresh.remoteUntil = stamp.Of(r.leaseLocked(fresh, recs[i].LastSeen, leaseUntil))
 		if ok {
 			*a = *fresh
 		} else {
@@ -70,7 +71,7 @@ func (r *Registry) leaseLocked(a *agent, lastSeen time.Time, leaseUntil func(tim
 		// this row: it lived then.
 		return leaseUntil(lastSeen)
 	}
-	if !lastSeen.After(a.leftAt.time()) {
+	if !lastSeen.After(a.leftAt.Time()) {
 		return time.Time{}
 	}
 	return leaseUntil(lastSeen)
@@ -93,7 +94,7 @@ func (r *Registry) Elsewhere(uid uuid.UUID) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	a, ok := r.agents[uid]
-	return ok && a.conns == 0 && r.opts.Now().Before(a.remoteUntil.time())
+	return ok && a.conns == 0 && r.opts.Now().Before(a.remoteUntil.Time())
 }
 
 // SeenElsewhere renews the leases of agents connected to other instances:
@@ -117,14 +118,14 @@ func (r *Registry) SeenElsewhere(seen map[[16]byte]time.Time, live map[string]ti
 		}
 		was := a.online(now, r.opts.HTTPOnlineWindow)
 		t, ok := seen[a.uid]
-		if ok && t.After(a.lastSeen.time()) {
-			a.lastSeen = stampOf(t)
+		if ok && t.After(a.lastSeen.Time()) {
+			a.lastSeen = stamp.Of(t)
 		}
 		switch {
 		case a.instance != "" && a.instance != r.opts.Instance:
-			a.remoteUntil = stampOf(r.live[a.instance])
+			a.remoteUntil = stamp.Of(r.live[a.instance])
 		case ok:
-			a.remoteUntil = stampOf(r.leaseLocked(a, t, leaseUntil))
+			a.remoteUntil = stamp.Of(r.leaseLocked(a, t, leaseUntil))
 		default:
 			a.remoteUntil = 0
 		}

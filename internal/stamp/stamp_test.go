@@ -1,4 +1,4 @@
-package registry
+package stamp
 
 import (
 	"testing"
@@ -17,13 +17,13 @@ func TestStampKeepsTheInstant(t *testing.T) {
 		{"before 1970", time.Date(1969, 7, 20, 20, 17, 0, 0, time.UTC)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := stampOf(tc.t).time()
+			got := Of(tc.t).Time()
 			if !got.Equal(tc.t) || got.IsZero() != tc.t.IsZero() {
 				t.Fatalf("stamp of %v reads back %v", tc.t, got)
 			}
 		})
 	}
-	if stampOf(now.Add(time.Nanosecond)) <= stampOf(now) {
+	if Of(now.Add(time.Nanosecond)) <= Of(now) {
 		t.Error("stamps do not order as their times")
 	}
 }
