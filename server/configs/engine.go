@@ -12,6 +12,7 @@ import (
 
 	"github.com/myriarch/myriarch/internal/configrender"
 	"github.com/myriarch/myriarch/internal/intern"
+	"github.com/myriarch/myriarch/internal/stamp"
 	"github.com/myriarch/myriarch/internal/writebehind"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/estate"
@@ -241,7 +242,7 @@ func (e *Engine) absorb(a registry.Agent) bool {
 	if r.online && !a.Online {
 		r.sentHash = "" // a new connection is sent the desired config again
 	}
-	r.kind, r.view, r.online, r.connected, r.firstSeen = a.Kind, a.Attributes, a.Online, a.Connected, a.FirstSeen
+	r.kind, r.view, r.online, r.connected, r.firstSeen = a.Kind, a.Attributes, a.Online, a.Connected, stamp.Of(a.FirstSeen)
 	r.accepts = a.HasCapability(protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig)
 	return true
 }
@@ -488,7 +489,7 @@ func (e *Engine) fleetOf(r *record) (*fleetRollout, string) {
 	if f == nil {
 		return nil, ""
 	}
-	r.wave = f.waveOf(r.view)
+	r.wave = int32(f.waveOf(r.view))
 	return f, ""
 }
 
@@ -555,11 +556,11 @@ func (e *Engine) advance(r *record, f *fleetRollout) {
 			e.setDesired(r, r.applied, "config_rolled_back", "rolled back to the last applied configuration "+short(r.applied))
 		}
 	case r.desired == r.assigned:
-	case r.desired == "" && r.applied == "" && f != nil && r.firstSeen.After(f.Since):
+	case r.desired == "" && r.applied == "" && f != nil && r.firstSeen.Time().After(f.Since):
 		e.setDesired(r, r.assigned, "config_desired", "bootstrap: configuration "+short(r.assigned)+" is offered at once")
 	case f == nil:
 	case f.Paused:
-	case f.waves.GateOpen(r.wave):
+	case f.waves.GateOpen(int(r.wave)):
 		e.setDesired(r, r.assigned, "config_desired", "configuration "+short(r.assigned)+" is offered (wave open)")
 	}
 	e.pushIfDue(r)
@@ -583,7 +584,7 @@ func (e *Engine) shouldSend(r *record) bool {
 	if _, ok := e.bodies[r.desired]; !ok {
 		return false
 	}
-	return r.sentHash != r.desired || e.opts.Now().Sub(r.sentAt) >= e.opts.ResendAfter
+	return r.sentHash != r.desired || e.opts.Now().Sub(r.sentAt.Time()) >= e.opts.ResendAfter
 }
 
 // event adds an agent event. Caller holds e.mu.

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/myriarch/myriarch/internal/attributes"
+	"github.com/myriarch/myriarch/internal/stamp"
 	"github.com/myriarch/myriarch/server/registry"
 )
 
@@ -45,10 +46,12 @@ type record struct {
 	accepts   bool
 	online    bool
 	connected bool // over a WebSocket: sent at once, not in an answer
-	firstSeen time.Time
+	// failingSeen: see failing below (kept here, where it costs no bytes).
+	failingSeen bool
+	wave        int32
+	firstSeen   stamp.Stamp
 
 	fleet     string
-	wave      int
 	blueprint string
 	// input identifies what the assigned hash (or the render error) was
 	// computed from: the template's source and the context's key.
@@ -64,7 +67,7 @@ type record struct {
 	source    string // where the render's context came from
 
 	sentHash string
-	sentAt   time.Time
+	sentAt   stamp.Stamp
 
 	// tr is what is followed of the agent applying a configuration (nil
 	// while there is nothing: most agents, most of the time).
@@ -80,11 +83,10 @@ type record struct {
 	// the leader's failed hashes named it since; observed is what was last
 	// reported for the leader (nil: nothing, as for the agents connected
 	// to other instances).
-	reportAt    time.Time
-	failing     string
-	failingSeen bool
-	stuckWhy    string // why failing was found stuck here ("": reported FAILED)
-	observed    *observed
+	reportAt stamp.Stamp
+	failing  string
+	stuckWhy string // why failing was found stuck here ("": reported FAILED)
+	observed *observed
 }
 
 // tracking is what is followed of an agent applying a configuration:
@@ -171,9 +173,9 @@ func (p persisted) equal(q persisted) bool {
 func (r *record) persisted() persisted {
 	p := persisted{persistedFields: persistedFields{Fleet: r.fleet, Blueprint: r.blueprint, Input: r.input, Revision: r.revision,
 		Assigned: r.assigned, Desired: r.desired, Applied: r.applied,
-		Reported: r.reported, Effective: r.effective, Error: r.err, Source: r.source, Wave: r.wave}, Failed: slices.Clone(r.failed)}
+		Reported: r.reported, Effective: r.effective, Error: r.err, Source: r.source, Wave: int(r.wave)}, Failed: slices.Clone(r.failed)}
 	if !r.reportAt.IsZero() {
-		p.ReportAt = r.reportAt.UnixNano()
+		p.ReportAt = int64(r.reportAt)
 	}
 	return p
 }
@@ -188,10 +190,10 @@ func (r *record) restore(p persisted) {
 func (r *record) restoreDecided(p persisted) {
 	r.fleet, r.blueprint, r.input, r.revision = p.Fleet, p.Blueprint, p.Input, p.Revision
 	r.assigned, r.desired, r.failed, r.applied = p.Assigned, p.Desired, p.Failed, p.Applied
-	r.err, r.source, r.wave = p.Error, p.Source, p.Wave
-	r.reportAt = time.Time{}
+	r.err, r.source, r.wave = p.Error, p.Source, int32(p.Wave)
+	r.reportAt = 0
 	if p.ReportAt > 0 {
-		r.reportAt = time.Unix(0, p.ReportAt).UTC()
+		r.reportAt = stamp.Stamp(p.ReportAt)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/myriarch/myriarch/internal/stamp"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -197,7 +198,7 @@ func (e *Engine) ApplyReports(reps []store.Report) {
 			continue
 		}
 		r := e.records[rep.UID]
-		if r == nil || !r.view.Known() || !rep.At.After(r.reportAt) {
+		if r == nil || !r.view.Known() || !rep.At.After(r.reportAt.Time()) {
 			continue
 		}
 		var o observed
@@ -205,7 +206,7 @@ func (e *Engine) ApplyReports(reps []store.Report) {
 			e.log.Warn("unreadable configuration report", "agent", uuid.UUID(rep.UID), "err", err)
 			continue
 		}
-		r.reportAt = rep.At
+		r.reportAt = stamp.Of(rep.At)
 		e.dirty[r.uid] = struct{}{}
 		e.applyObserved(r, o)
 	}
@@ -257,10 +258,10 @@ func (e *Engine) report(r *record) {
 	}
 	r.observed = &o
 	at := e.opts.Now().UTC()
-	if !at.After(r.reportAt) {
-		at = r.reportAt.Add(time.Nanosecond)
+	if !at.After(r.reportAt.Time()) {
+		at = r.reportAt.Time().Add(time.Nanosecond)
 	}
-	r.reportAt = at
+	r.reportAt = stamp.Of(at)
 	if e.lead {
 		e.dirty[r.uid] = struct{}{}
 	}

@@ -73,7 +73,7 @@ func (e *Engine) count(r *record) {
 	if r.countedIn != r.fleet {
 		e.uncount(r)
 	}
-	f.waves.Set(r.uid, r.wave, r.syncState())
+	f.waves.Set(r.uid, int(r.wave), r.syncState())
 	r.countedIn = r.fleet
 }
 

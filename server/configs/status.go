@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/internal/stamp"
 )
 
 // ContentType is the content type of every configuration sent.
@@ -239,7 +241,7 @@ func (e *Engine) reevaluate(r *record) {
 func (e *Engine) remoteConfig(r *record) *protobufs.AgentRemoteConfig {
 	body := e.bodies[r.desired]
 	hash, _ := hex.DecodeString(r.desired)
-	r.sentHash, r.sentAt = r.desired, e.opts.Now()
+	r.sentHash, r.sentAt = r.desired, stamp.Of(e.opts.Now())
 	e.event(r, "config_sent", "configuration "+short(r.desired)+" sent")
 	return &protobufs.AgentRemoteConfig{
 		Config: &protobufs.AgentConfigMap{ConfigMap: map[string]*protobufs.AgentConfigFile{
