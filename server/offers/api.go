@@ -130,7 +130,7 @@ func (e *Engine) decorateLocked(a *registry.Agent, j *admin.Agent) {
 			if f := e.fleets[c.fleet]; f != nil {
 				pkg = f.def.Package
 			}
-			j.Offer = Offer{Package: pkg, Version: c.target, State: c.state, Error: strp(c.err), UpdatedAt: c.updated, Progress: c.progress}
+			j.Offer = Offer{Package: pkg, Version: c.target, State: c.state, Error: strp(c.err), UpdatedAt: c.updated.Time(), Progress: c.progress}
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/internal/attributes"
+	"github.com/myriarch/myriarch/internal/stamp"
 	"github.com/myriarch/myriarch/internal/writebehind"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/estate"
@@ -127,14 +128,14 @@ type collector struct {
 	view     attributes.View
 	version  string
 	online   bool
+	wave     int32
 	fleet    string
-	wave     int
 	target   string
 	assign   string // assignment error
 	state    string // "" when not assigned
 	err      string
 	progress *Progress
-	updated  time.Time
+	updated  stamp.Stamp
 	pkg      string
 	offerVer string
 	hash     []byte          // per-package hash of the current offer
@@ -146,7 +147,7 @@ type collector struct {
 	offer offerKey
 	to    uuid.UUID
 	// reportAt is when the last package status applied was received.
-	reportAt time.Time
+	reportAt stamp.Stamp
 }
 
 // Progress is the last download progress reported.

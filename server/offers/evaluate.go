@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/myriarch/myriarch/internal/stamp"
 	"github.com/myriarch/myriarch/server/pairing"
 )
 
@@ -72,7 +73,7 @@ func (e *Engine) assignLocked(c *collector) *fleet {
 	case def.Package == "":
 		return nil // the fleet only configures its collectors
 	}
-	c.target, c.wave = def.TargetVersion, def.WaveOf(c.view)
+	c.target, c.wave = def.TargetVersion, int32(def.WaveOf(c.view))
 	return e.fleets[def.Name]
 }
 
@@ -93,7 +94,7 @@ func (e *Engine) evalOneLocked(c *collector) {
 	}
 	e.countLocked(c)
 	if prevState != c.state || prevErr != c.err {
-		c.updated = e.opts.Now().UTC()
+		c.updated = stamp.Of(e.opts.Now())
 		e.transitionEventLocked(c, prevState)
 		e.persistLocked(c)
 	} else if !c.decisionIs(prev) {
@@ -153,7 +154,7 @@ func (e *Engine) decideLocked(c *collector, f *fleet, u *updater) (string, strin
 		return Paused, "rollout of fleet " + f.def.Name + " is paused by an operator"
 	case f.Paused:
 		return Paused, "rollout of fleet " + f.def.Name + " is paused after too many failures"
-	case !f.waves.GateOpen(c.wave):
+	case !f.waves.GateOpen(int(c.wave)):
 		return WaitingWave, ""
 	case !u.accepts:
 		return NoUpdater, "the linked updater does not accept packages"

@@ -161,7 +161,7 @@ func (e *Engine) countLocked(c *collector) {
 	if c.countFl != c.fleet {
 		e.uncountLocked(c)
 	}
-	f.waves.Set(c.uid, c.wave, c.state)
+	f.waves.Set(c.uid, int(c.wave), c.state)
 	c.countFl = c.fleet
 }
 

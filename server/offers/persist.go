@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/myriarch/myriarch/internal/stamp"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -39,9 +40,9 @@ type persisted struct {
 }
 
 func (c *collector) persisted() persisted {
-	p := persisted{State: c.state, Error: c.err, Updated: c.updated, Package: c.pkg, Version: c.offerVer,
-		HashHex: hex.EncodeToString(c.hash), FleetKey: c.fleet, Target: c.target, Assign: c.assign, Wave: c.wave,
-		Mode: c.offer.mode, OS: c.offer.os, Arch: c.offer.arch, Progress: c.progress, ReportAt: c.reportAt}
+	p := persisted{State: c.state, Error: c.err, Updated: c.updated.Time(), Package: c.pkg, Version: c.offerVer,
+		HashHex: hex.EncodeToString(c.hash), FleetKey: c.fleet, Target: c.target, Assign: c.assign, Wave: int(c.wave),
+		Mode: c.offer.mode, OS: c.offer.os, Arch: c.offer.arch, Progress: c.progress, ReportAt: c.reportAt.Time()}
 	if c.to != uuid.Nil {
 		p.To = c.to.String()
 	}
@@ -55,7 +56,7 @@ func (c *collector) persisted() persisted {
 // restore sets what p kept. The decision's inputs (fleet, target, wave…)
 // are computed again by a leader; a follower shows them as they are.
 func (c *collector) restore(p *persisted) {
-	c.state, c.err, c.updated, c.pkg, c.offerVer = p.State, p.Error, p.Updated, p.Package, p.Version
+	c.state, c.err, c.updated, c.pkg, c.offerVer = p.State, p.Error, stamp.Of(p.Updated), p.Package, p.Version
 	c.failed = nil
 	if len(p.Failed) > 0 {
 		c.failed = make(map[string]bool, len(p.Failed))
@@ -64,10 +65,10 @@ func (c *collector) restore(p *persisted) {
 		c.failed[h] = true
 	}
 	c.hash = unhex(p.HashHex)
-	c.fleet, c.target, c.assign, c.wave = p.FleetKey, p.Target, p.Assign, p.Wave
+	c.fleet, c.target, c.assign, c.wave = p.FleetKey, p.Target, p.Assign, int32(p.Wave)
 	c.offer = offerKey{mode: p.Mode, os: p.OS, arch: p.Arch}
 	c.to, _ = uuid.Parse(p.To)
-	c.progress, c.reportAt = p.Progress, p.ReportAt
+	c.progress, c.reportAt = p.Progress, stamp.Of(p.ReportAt)
 }
 
 // decided is what a collector's record holds besides its state, error and
@@ -81,11 +82,11 @@ type decided struct {
 }
 
 func (c *collector) decision() decided {
-	return decided{fleet: c.fleet, target: c.target, assign: c.assign, wave: c.wave, hash: string(c.hash), offer: c.offer, to: c.to}
+	return decided{fleet: c.fleet, target: c.target, assign: c.assign, wave: int(c.wave), hash: string(c.hash), offer: c.offer, to: c.to}
 }
 
 func (c *collector) decisionIs(d decided) bool {
-	return c.fleet == d.fleet && c.target == d.target && c.assign == d.assign && c.wave == d.wave &&
+	return c.fleet == d.fleet && c.target == d.target && c.assign == d.assign && int(c.wave) == d.wave &&
 		string(c.hash) == d.hash && c.offer == d.offer && c.to == d.to
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/internal/stamp"
 )
 
 // OnAgentMessage implements opampsrv.Hook: it tracks an updater's package
@@ -28,8 +30,8 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 		e.reportLocked(uid, ps, now)
 		if e.lead {
 			dirty = e.packageStatusesLocked(uid, ps, time.Time{})
-			if c := e.linkedCollectorLocked(uid); c != nil && now.After(c.reportAt) {
-				c.reportAt = now
+			if c := e.linkedCollectorLocked(uid); c != nil && now.After(c.reportAt.Time()) {
+				c.reportAt = stamp.Of(now)
 			}
 		}
 	}
@@ -58,10 +60,10 @@ func (e *Engine) packageStatusesLocked(updaterUID uuid.UUID, ps *protobufs.Packa
 		return nil
 	}
 	if !at.IsZero() {
-		if !at.After(c.reportAt) {
+		if !at.After(c.reportAt.Time()) {
 			return nil
 		}
-		c.reportAt = at
+		c.reportAt = stamp.Of(at)
 	}
 	st := ps.Packages[c.pkg]
 	if st == nil || len(c.hash) == 0 || !c.isCurrent(st) {
@@ -107,7 +109,7 @@ func (e *Engine) packageStatusesLocked(updaterUID uuid.UUID, ps *protobufs.Packa
 		}
 		return nil
 	}
-	c.updated = e.opts.Now().UTC()
+	c.updated = stamp.Of(e.opts.Now())
 	e.transitionEventLocked(c, prev)
 	e.persistLocked(c)
 	f := e.fleets[c.fleet]
