@@ -192,6 +192,47 @@ func TestView(t *testing.T) {
 	}
 }
 
+// Values of every length read back whole: a view packs them into one
+// string, each behind its length.
+func TestViewValueLengths(t *testing.T) {
+	for _, n := range []int{0, 1, 127, 128, 300, 16383, 16384, MaxLen} {
+		m := map[string]string{"a": "x", "b": strings.Repeat("v", n), "c": "", "d": strings.Repeat("w", n/2)}
+		v := ViewOf(m)
+		if !maps.Equal(v.Map(), m) {
+			t.Fatalf("length %d: view holds other values", n)
+		}
+		for k, want := range m {
+			if got := v.Value(k); got != want {
+				t.Fatalf("length %d: Value(%q) has %d bytes, want %d", n, k, len(got), len(want))
+			}
+		}
+		if !v.Equal(ViewOf(maps.Clone(m))) {
+			t.Fatalf("length %d: equal views differ", n)
+		}
+		m["b"] += "v"
+		if v.Equal(ViewOf(m)) {
+			t.Fatalf("length %d: views of different values are equal", n)
+		}
+	}
+}
+
+func FuzzView(f *testing.F) {
+	f.Add("k", "v", "k2", "")
+	f.Add("", strings.Repeat("\x80", 200), "a", "\x00")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
+		m := map[string]string{k1: v1, k2: v2}
+		v := ViewOf(m)
+		if !maps.Equal(v.Map(), m) || v.Len() != len(m) {
+			t.Fatalf("view %v of %v", v, m)
+		}
+		for k, want := range m {
+			if got, ok := v.Get(k); !ok || got != want {
+				t.Fatalf("Get(%q) = %q %v, want %q", k, got, ok, want)
+			}
+		}
+	})
+}
+
 // The zero view is unknown; an empty map is a known, empty view.
 func TestViewKnown(t *testing.T) {
 	var zero View

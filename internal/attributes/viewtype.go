@@ -1,17 +1,19 @@
 package attributes
 
 import (
+	"encoding/binary"
 	"iter"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // View is an agent's attribute view: its non-identifying attributes, then
 // its identifying ones (which win on equal keys), then its labels under
 // LabelPrefix. A server holds one for every agent of the estate, so it is
 // compact: the keys, sorted (views with the same keys share one list, see
-// KeySets), and the values in their order, behind one pointer that every
-// holder copies. Immutable.
+// KeySets), and the values in their order packed into one string, behind
+// one pointer that every holder copies. Immutable.
 //
 // The zero View is unknown (the agent has not described itself); a known
 // View may be empty.
@@ -19,7 +21,11 @@ type View struct{ v *view }
 
 type view struct {
 	keys []string // sorted; possibly shared with other views
-	vals []string // vals[i] is the value of keys[i]
+	// data holds the value of each key in turn, each preceded by its
+	// length as a uvarint: one allocation for all the values instead of a
+	// string header for each and an allocation for each value of its own
+	// (host names, instance UIDs). A value read is a substring of it.
+	data string
 }
 
 // NewView builds the view of two cleaned lists and the labels; sets, when
@@ -48,14 +54,21 @@ func ViewOf(m map[string]string) View {
 
 func viewOf(m map[string]string, sets KeySets) View {
 	keys := slices.Sorted(maps.Keys(m))
-	vals := make([]string, len(keys))
-	for i, k := range keys {
-		vals[i] = m[k]
+	var prefix [binary.MaxVarintLen64]byte
+	n := 0
+	for _, val := range m {
+		n += len(binary.AppendUvarint(prefix[:0], uint64(len(val)))) + len(val)
+	}
+	var data strings.Builder
+	data.Grow(n)
+	for _, k := range keys {
+		data.Write(binary.AppendUvarint(prefix[:0], uint64(len(m[k]))))
+		data.WriteString(m[k])
 	}
 	if sets != nil && len(keys) > 0 {
 		keys = sets.Share(keys)
 	}
-	return View{&view{keys: keys, vals: vals}}
+	return View{&view{keys: keys, data: data.String()}}
 }
 
 // Known reports whether the agent has described itself.
@@ -66,7 +79,7 @@ func (v View) Len() int {
 	if v.v == nil {
 		return 0
 	}
-	return len(v.v.vals)
+	return len(v.v.keys)
 }
 
 // Get returns the value of k.
@@ -78,7 +91,27 @@ func (v View) Get(k string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return v.v.vals[i], true
+	off := 0
+	for range i {
+		n, w := v.v.next(off)
+		off += w + n
+	}
+	n, w := v.v.next(off)
+	return v.v.data[off+w : off+w+n], true
+}
+
+// next reads the length of the value at off in data: the value's length
+// and the width of its prefix.
+func (v *view) next(off int) (n, w int) {
+	var x uint64
+	for shift := 0; ; shift += 7 {
+		b := v.data[off+w]
+		w++
+		x |= uint64(b&0x7f) << shift
+		if b < 0x80 {
+			return int(x), w
+		}
+	}
 }
 
 // Value is Get's value ("" when k is not in the view).
@@ -93,10 +126,14 @@ func (v View) All() iter.Seq2[string, string] {
 		if v.v == nil {
 			return
 		}
-		for i, k := range v.v.keys {
-			if !yield(k, v.v.vals[i]) {
+		off := 0
+		for _, k := range v.v.keys {
+			n, w := v.v.next(off)
+			off += w
+			if !yield(k, v.v.data[off:off+n]) {
 				return
 			}
+			off += n
 		}
 	}
 }
@@ -114,7 +151,7 @@ func (v View) Map() map[string]string {
 	if v.v == nil {
 		return nil
 	}
-	m := make(map[string]string, len(v.v.vals))
+	m := make(map[string]string, len(v.v.keys))
 	for k, val := range v.All() {
 		m[k] = val
 	}
@@ -126,7 +163,7 @@ func (v View) Equal(o View) bool {
 	if v.v == nil || o.v == nil {
 		return v.v == o.v
 	}
-	return slices.Equal(v.v.keys, o.v.keys) && slices.Equal(v.v.vals, o.v.vals)
+	return v.v.data == o.v.data && slices.Equal(v.v.keys, o.v.keys)
 }
 
 // String formats the view as fmt formats the map of its attributes.
@@ -135,13 +172,15 @@ func (v View) String() string {
 		return "map[]"
 	}
 	b := []byte("map[")
-	for i, k := range v.v.keys {
-		if i > 0 {
+	first := true
+	for k, val := range v.All() {
+		if !first {
 			b = append(b, ' ')
 		}
+		first = false
 		b = append(b, k...)
 		b = append(b, ':')
-		b = append(b, v.v.vals[i]...)
+		b = append(b, val...)
 	}
 	return string(append(b, ']'))
 }
