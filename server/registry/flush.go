@@ -60,8 +60,10 @@ func (r *Registry) flush(withSeen bool) error {
 		b.Events[uid] = evs
 		if _, ok := r.pendingRows[uid]; !ok {
 			// An event for an agent whose row is not written yet would be
-			// orphaned on a crash; write the row too.
-			if a, ok := r.agents[uid]; ok {
+			// orphaned on a crash; write the row too. An agent whose row
+			// is written needs none: building it (its description encoded
+			// again) was most of what a rollout's events cost to write.
+			if a, ok := r.agents[uid]; ok && !a.persisted {
 				rec := a.record()
 				rec.EventsOnly = true
 				b.Agents = append(b.Agents, rec)
