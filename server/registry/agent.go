@@ -150,11 +150,3 @@ func (a *agent) record() store.Agent {
 		Extra:        a.extra,
 	}
 }
-
-// encodedDesc is the description its row holds (nil without one).
-func (a *agent) encodedDesc() []byte {
-	if !a.hasDesc {
-		return nil
-	}
-	return encodeDescription(a.desc.Identifying().Map(), a.desc.NonIdentifying().Map())
-}

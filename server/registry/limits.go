@@ -92,28 +92,6 @@ func mapBytes(m map[string]string) int {
 	return n
 }
 
-// encodeDescription is what the store keeps of a description: the kept
-// attributes as strings, keys sorted. Applying the attribute rules to it
-// again gives the same lists, so a restart rebuilds the same view.
-func encodeDescription(id, non map[string]string) []byte {
-	d := &protobufs.AgentDescription{IdentifyingAttributes: keyValues(id), NonIdentifyingAttributes: keyValues(non)}
-	b, _ := marshal(d)
-	return b
-}
-
-func keyValues(m map[string]string) []*protobufs.KeyValue {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]*protobufs.KeyValue, len(keys))
-	for i, k := range keys {
-		out[i] = &protobufs.KeyValue{Key: k, Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: m[k]}}}
-	}
-	return out
-}
-
 // limitMessage cuts an event message to MaxEventMessage bytes on a rune
 // boundary, saying how much was left out.
 func limitMessage(msg string) string {
