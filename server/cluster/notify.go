@@ -349,7 +349,9 @@ func (n *Notifier) handleLoop(handle func(Change)) {
 		case <-n.stop:
 			return
 		case c := <-n.queue:
-			handle(c)
+			for _, c := range coalesce(n.drain(c)) {
+				handle(c)
+			}
 		case <-tick.C:
 		}
 		var owed []string
@@ -363,4 +365,51 @@ func (n *Notifier) handleLoop(handle func(Change)) {
 			handle(Change{Kind: kind, Resync: true})
 		}
 	}
+}
+
+// drain returns c and whatever else is queued now.
+func (n *Notifier) drain(c Change) []Change {
+	cs := []Change{c}
+	for range cap(n.queue) {
+		select {
+		case c := <-n.queue:
+			cs = append(cs, c)
+		default:
+			return cs
+		}
+	}
+	return cs
+}
+
+// coalesce makes one change of each kind out of cs (a resync if any was
+// one, else every ID once), in the order kinds are published: one read
+// for what several rounds of the other instances changed, so an instance
+// that fell behind catches up instead of being owed a full reload.
+func coalesce(cs []Change) []Change {
+	if len(cs) == 1 {
+		return cs
+	}
+	var out []Change
+	seen := map[string]map[string]struct{}{}
+	for _, c := range cs {
+		i := slices.IndexFunc(out, func(o Change) bool { return o.Kind == c.Kind })
+		if i < 0 {
+			out = append(out, Change{Kind: c.Kind})
+			i = len(out) - 1
+			seen[c.Kind] = map[string]struct{}{}
+		}
+		o := &out[i]
+		if o.Resync || c.Resync {
+			o.Resync, o.IDs = true, nil
+			continue
+		}
+		for _, id := range c.IDs {
+			if _, dup := seen[c.Kind][id]; !dup {
+				seen[c.Kind][id] = struct{}{}
+				o.IDs = append(o.IDs, id)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Change) int { return cmp.Compare(rank(a.Kind), rank(b.Kind)) })
+	return out
 }

@@ -159,6 +159,76 @@ func TestNotifierStormsBecomeResyncs(t *testing.T) {
 	rc.waitFor(t, "a resync after the queue overflowed", func(cs []Change) bool { return resynced(cs, KindAgents) })
 }
 
+// Changes that queue up while the handler is busy reach it as one change
+// per kind, in the order kinds are published, each ID once: an instance
+// behind catches up with a read per kind, not one per round or a reload.
+func TestNotifierCoalescesABacklog(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	blocked, release := make(chan struct{}), make(chan struct{})
+	c := NewNotifier(pool(t, dsn), slog.New(slog.DiscardHandler), NotifierOptions{Queue: 256})
+	rc := &recorder{}
+	var once sync.Once
+	c.Start()
+	c.Handle(func(ch Change) {
+		once.Do(func() { close(blocked); <-release })
+		rc.handle(ch)
+	})
+	defer c.Close()
+	<-c.listening
+	p := pool(t, dsn)
+	notify := func(kind string, id int) {
+		if _, err := p.Exec(context.Background(), `SELECT pg_notify($1, $2)`, Channel, fmt.Sprintf("x|%s|%d", kind, id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notify(KindAgents, -1) // taken by the handler, which blocks
+	<-blocked
+	for i := range 40 {
+		notify(KindOffers, i%10)
+		notify(KindAgents, i)
+	}
+	// Every notification is queued before the handler goes on.
+	deadline := time.Now().Add(20 * time.Second)
+	for len(c.queue) < 80 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 80 notifications queued", len(c.queue))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(release)
+	rc.waitFor(t, "the backlog", func(cs []Change) bool { return len(ids(cs, KindAgents)) == 41 && len(ids(cs, KindOffers)) == 10 })
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if len(rc.changes) != 3 || rc.changes[1].Kind != KindAgents || rc.changes[2].Kind != KindOffers ||
+		len(rc.changes[1].IDs) != 40 || len(rc.changes[2].IDs) != 10 || resynced(rc.changes, KindAgents) {
+		t.Fatalf("handled %+v; want the first change, then one of agents (40 IDs) and one of offers (10 IDs)", rc.changes)
+	}
+}
+
+func TestCoalesce(t *testing.T) {
+	for name, tc := range map[string]struct{ in, want []Change }{
+		"one": {in: []Change{{Kind: KindOffers, IDs: []string{"a"}}}, want: []Change{{Kind: KindOffers, IDs: []string{"a"}}}},
+		"ids once, kinds in order": {
+			in:   []Change{{Kind: KindOffers, IDs: []string{"a"}}, {Kind: KindAgents, IDs: []string{"x", "y"}}, {Kind: KindOffers, IDs: []string{"b", "a"}}},
+			want: []Change{{Kind: KindAgents, IDs: []string{"x", "y"}}, {Kind: KindOffers, IDs: []string{"a", "b"}}},
+		},
+		"a resync wins": {
+			in:   []Change{{Kind: KindAgents, IDs: []string{"x"}}, {Kind: KindAgents, Resync: true}, {Kind: KindAgents, IDs: []string{"y"}}},
+			want: []Change{{Kind: KindAgents, Resync: true}},
+		},
+		"no ids": {
+			in:   []Change{{Kind: KindState}, {Kind: KindState}},
+			want: []Change{{Kind: KindState}},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := coalesce(tc.in); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("coalesce = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
 // A lost listening connection is re-established, and every kind is owed a
 // resync (what was published meanwhile was not received).
 func TestNotifierReconnectsAndResyncs(t *testing.T) {
