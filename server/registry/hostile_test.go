@@ -103,7 +103,7 @@ func TestDescriptionIsBounded(t *testing.T) {
 // an earlier version is bounded at load and written back bounded.
 func TestStoredUnboundedDescriptionIsRewritten(t *testing.T) {
 	uid := uuid.New()
-	raw, _ := marshal(hugeDescription(""))
+	raw, _ := proto.Marshal(hugeDescription(""))
 	st := &loadedStore{agents: []store.Agent{{UID: uid, Credential: cred1, Kind: string(KindUnknown), Description: raw,
 		FirstSeen: time.Now(), LastSeen: time.Now()}}}
 	r := newTestRegistry(t, st, Options{})

@@ -9,8 +9,6 @@ import (
 	"github.com/myriarch/myriarch/internal/attributes"
 )
 
-func marshal(m proto.Message) ([]byte, error) { return proto.Marshal(m) }
-
 // marshalDeterministic encodes m the same way every time (map entries in
 // key order), so that two encodings of equal messages compare equal.
 func marshalDeterministic(m proto.Message) ([]byte, error) {

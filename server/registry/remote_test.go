@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/myriarch/myriarch/server/store"
 )
@@ -113,18 +114,18 @@ func TestOutdated(t *testing.T) {
 		t.Fatal(err)
 	}
 	desc := func(version string) []byte {
-		b, _ := marshal(&protobufs.AgentDescription{IdentifyingAttributes: []*protobufs.KeyValue{{Key: "service.version",
+		b, _ := proto.Marshal(&protobufs.AgentDescription{IdentifyingAttributes: []*protobufs.KeyValue{{Key: "service.version",
 			Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: version}}}}})
 		return b
 	}
-	health, _ := marshal(&protobufs.ComponentHealth{Healthy: true, Status: "ok"})
+	health, _ := proto.Marshal(&protobufs.ComponentHealth{Healthy: true, Status: "ok"})
 	held := store.Agent{UID: uuid.New(), Credential: cred, Kind: "collector", Description: desc("0.149.0"), Health: health,
 		TokenLabels: map[string]string{"site": "edge"}, Extra: []byte(`{"a":1}`), Instance: "b", FirstSeen: now, LastSeen: now}
 	ev := func(seq uint64) []store.Event { return []store.Event{{Seq: seq, Time: now, Type: "t", Message: "m"}} }
 	r.Merge([]store.Agent{held}, map[[16]byte][]store.Event{held.UID: ev(3)}, func(t time.Time) time.Time { return t.Add(time.Minute) })
 
 	changed := func(f func(*store.Agent)) store.Agent { c := held; f(&c); return c }
-	unhealthy, _ := marshal(&protobufs.ComponentHealth{Healthy: false, Status: "down"})
+	unhealthy, _ := proto.Marshal(&protobufs.ComponentHealth{Healthy: false, Status: "down"})
 	tests := []struct {
 		name     string
 		rec      store.Agent
