@@ -349,7 +349,7 @@ func (n *Notifier) handleLoop(handle func(Change)) {
 		case <-n.stop:
 			return
 		case c := <-n.queue:
-			for _, c := range coalesce(n.drain(c)) {
+			for _, c := range coalesce(n.drain(c), n.opts.MaxIDs) {
 				handle(c)
 			}
 		case <-tick.C:
@@ -382,10 +382,11 @@ func (n *Notifier) drain(c Change) []Change {
 }
 
 // coalesce makes one change of each kind out of cs (a resync if any was
-// one, else every ID once), in the order kinds are published: one read
-// for what several rounds of the other instances changed, so an instance
-// that fell behind catches up instead of being owed a full reload.
-func coalesce(cs []Change) []Change {
+// one or if more than maxIDs IDs gather, as when publishing; else every ID
+// once), in the order kinds are published: one read for what several
+// rounds of the other instances changed, so an instance that fell behind
+// catches up instead of being owed a full reload.
+func coalesce(cs []Change, maxIDs int) []Change {
 	if len(cs) == 1 {
 		return cs
 	}
@@ -408,6 +409,9 @@ func coalesce(cs []Change) []Change {
 				seen[c.Kind][id] = struct{}{}
 				o.IDs = append(o.IDs, id)
 			}
+		}
+		if len(o.IDs) > maxIDs {
+			o.Resync, o.IDs = true, nil
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Change) int { return cmp.Compare(rank(a.Kind), rank(b.Kind)) })
