@@ -9,6 +9,8 @@ import (
 
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/myriarch/myriarch/internal/attributes"
 )
 
 // protoDescription is the stored description as proto.Marshal gives it:
@@ -47,6 +49,20 @@ func TestEncodeDescriptionAsProto(t *testing.T) {
 				t.Fatalf("encoded\n%x\nproto.Marshal gives\n%x", got, want)
 			}
 		})
+	}
+}
+
+// An agent's row holds its two lists as reported, whatever its view adds
+// (labels) or hides (a non-identifying value under an identifying key).
+func TestAgentRowDescriptionAsProto(t *testing.T) {
+	id := map[string]string{"service.name": "otelcol", "host.name": "ident"}
+	non := map[string]string{"host.name": "nonident", "os.type": "linux", "site": ""}
+	a := &agent{desc: attributes.Describe(id, non, map[string]string{"wave": "1"}, nil), hasDesc: true}
+	if got, want := a.encodedDesc(), protoDescription(id, non); !bytes.Equal(got, want) {
+		t.Fatalf("row holds\n%x\nproto.Marshal of the lists gives\n%x", got, want)
+	}
+	if (&agent{}).encodedDesc() != nil {
+		t.Fatal("an agent without a description has one in its row")
 	}
 }
 
