@@ -203,11 +203,11 @@ func (e *Engine) Retry(uid uuid.UUID) error {
 	if r == nil || !r.view.Known() {
 		return fmt.Errorf("no configured agent %s", uid)
 	}
-	r.failed = nil
+	r.own().failed = nil
 	if r.reported.Status == StatusFailed {
 		// The failure is the agent's last word about that hash; it no
 		// longer blocks an offer.
-		r.sentHash = ""
+		r.sendAgain()
 	}
 	e.event(r, "config_retry", "failed configurations cleared by an operator")
 	e.dirty[uid] = struct{}{}

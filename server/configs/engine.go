@@ -178,7 +178,7 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 			e.log.Error("stored configuration assignment unreadable; the agent is assigned anew", "agent", uuid.UUID(uid), "err", err)
 			continue
 		}
-		r := &record{uid: uid}
+		r := newRecord(uid)
 		r.restore(p)
 		e.records[uid] = r
 	}
@@ -236,11 +236,11 @@ func (e *Engine) absorb(a registry.Agent) bool {
 	}
 	r := e.records[a.UID]
 	if r == nil {
-		r = &record{uid: a.UID}
+		r = newRecord(a.UID)
 		e.records[a.UID] = r
 	}
 	if r.online && !a.Online {
-		r.sentHash = "" // a new connection is sent the desired config again
+		r.sendAgain() // a new connection is sent the desired config again
 	}
 	r.kind, r.view, r.online, r.connected, r.firstSeen = a.Kind, a.Attributes, a.Online, a.Connected, stamp.Of(a.FirstSeen)
 	r.accepts = a.HasCapability(protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig)
@@ -448,6 +448,7 @@ func (e *Engine) evaluate(work map[uuid.UUID]struct{}) {
 			if !before[i].equal(r.persisted()) {
 				e.dirty[r.uid] = struct{}{}
 			}
+			r.shed()
 		}
 		work = e.opened(gates)
 	}
@@ -498,8 +499,9 @@ func (e *Engine) assignmentError(r *record, msg string) {
 	if msg != r.err {
 		e.event(r, "config_assignment_error", msg+"; the assigned configuration is kept")
 	}
-	r.err = msg
-	r.input = "" // render again once the problem is gone
+	d := r.own()
+	d.err = msg
+	d.input = "" // render again once the problem is gone
 }
 
 // renderFor computes the assigned hash. A render error keeps the previous
@@ -510,36 +512,40 @@ func (e *Engine) renderFor(r *record, f *fleetRollout) {
 			if r.assigned != "" {
 				e.event(r, "config_unassigned", "no configuration is assigned any more (the agent left its fleet or the fleet has no config)")
 			}
-			r.assigned, r.desired, r.err, r.input, r.blueprint, r.revision = "", "", "", "", "", ""
+			d := r.own()
+			d.assigned, d.desired, d.err, d.input, d.blueprint, d.revision, d.source = "", "", "", "", "", "", ""
+			d.sentHash, d.sentAt = "", 0
 		}
 		if f != nil {
-			r.blueprint = f.def.Config.Blueprint
-			r.err = "fleet " + f.def.Name + " does not configure Bridges: set config.bridges: true to opt in"
+			d := r.own()
+			d.blueprint = f.def.Config.Blueprint
+			d.err = "fleet " + f.def.Name + " does not configure Bridges: set config.bridges: true to opt in"
 		}
 		return
 	}
 	tm := e.templates[f.def.Config.Blueprint]
-	r.blueprint = f.def.Config.Blueprint
+	d := r.own()
+	d.blueprint = f.def.Config.Blueprint
 	input, source := e.inputOf(r)
-	r.source = source
+	d.source = source
 	in := tm.inputOf(input)
 	if in == r.input && (r.assigned != "" || r.err != "") {
 		return
 	}
-	r.input = in
+	d.input = in
 	h, err := tm.render(input, e.keepBody)
 	if err != nil {
 		msg := renderMessage(tm.id, err)
 		if msg != r.err {
 			e.event(r, "config_render_error", msg)
 		}
-		r.err = msg
+		d.err = msg
 		return
 	}
-	r.err = ""
+	d.err = ""
 	if h != r.assigned {
-		r.assigned = h
-		r.revision = e.revision()
+		d.assigned = h
+		d.revision = e.revision()
 		e.event(r, "config_assigned", "assigned configuration "+short(h)+" of blueprint "+tm.id+" at revision "+orNone(r.revision))
 	}
 }
@@ -567,8 +573,8 @@ func (e *Engine) advance(r *record, f *fleetRollout) {
 }
 
 func (e *Engine) setDesired(r *record, h, typ, msg string) {
-	r.desired = h
-	r.sentHash = ""
+	r.own().desired = h
+	r.sendAgain()
 	e.event(r, typ, msg)
 }
 

@@ -202,6 +202,9 @@ func (h *harness) start() {
 }
 
 func (h *harness) stop() {
+	if !noDetail.zero() {
+		h.t.Errorf("the detail records share was written: %+v", *noDetail)
+	}
 	if h.e != nil {
 		h.e.Close()
 		h.e = nil

@@ -44,9 +44,9 @@ func (e *Engine) RetryFleet(name string) (int, error) {
 		if r == nil || len(r.failed) == 0 {
 			continue
 		}
-		r.failed = nil
+		r.own().failed = nil
 		if r.reported.Status == StatusFailed {
-			r.sentHash = ""
+			r.sendAgain()
 		}
 		e.event(r, "config_retry", "failed configurations of fleet "+name+" cleared by an operator")
 		e.dirty[m] = struct{}{}

@@ -79,7 +79,7 @@ func (e *Engine) sender(s Sender) {
 		if !s.Send(uid, &protobufs.ServerToAgent{RemoteConfig: rc}) {
 			e.mu.Lock()
 			if r.sentHash == hexOf(rc.ConfigHash) {
-				r.sentHash = ""
+				r.sendAgain()
 			}
 			e.mu.Unlock()
 		}

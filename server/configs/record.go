@@ -38,7 +38,11 @@ type reported struct {
 	Error  string `json:"error,omitempty"`
 }
 
-// record is the engine's state of one agent, guarded by Engine.mu.
+// record is the engine's state of one agent, guarded by Engine.mu. What
+// every agent has is here; what only an agent with a configuration (or
+// reports of one) has is in its detail, which the records of the other
+// agents share (noDetail): read through the embedded pointer, written
+// through own, given back by shed once all zero.
 type record struct {
 	uid       uuid.UUID
 	kind      registry.Kind
@@ -46,47 +50,98 @@ type record struct {
 	accepts   bool
 	online    bool
 	connected bool // over a WebSocket: sent at once, not in an answer
-	// failingSeen: see failing below (kept here, where it costs no bytes).
-	failingSeen bool
-	wave        int32
-	firstSeen   stamp.Stamp
-
+	wave      int32
+	firstSeen stamp.Stamp
 	fleet     string
-	blueprint string
-	// input identifies what the assigned hash (or the render error) was
-	// computed from: the template's source and the context's key.
-	input     string
-	revision  string // the estate revision whose render produced assigned
-	assigned  string
-	desired   string
-	failed    []string // newest last
-	applied   string   // the last hash this server sent that the agent reported APPLIED
-	reported  reported
+	// effective is the hash of the configuration the agent last reported
+	// running (every collector under a Supervisor reports one).
 	effective string
-	err       string // the render error, shown as assignment.error
-	source    string // where the render's context came from
-
-	sentHash string
-	sentAt   stamp.Stamp
-
-	// tr is what is followed of the agent applying a configuration (nil
-	// while there is nothing: most agents, most of the time).
-	tr *tracking
 
 	// countedIn is the fleet whose wave counts hold the record.
 	countedIn string
 
 	// reportAt is when the last report applied was received (see
-	// ApplyReports). With instances sharing a store, failing is a hash the
-	// agent connected here reported failing that the leader has not yet
-	// recorded failed (never sent again meanwhile), failingSeen whether
-	// the leader's failed hashes named it since; observed is what was last
-	// reported for the leader (nil: nothing, as for the agents connected
-	// to other instances).
+	// ApplyReports); observed is what was last reported for the leader
+	// (nil: nothing, as for the agents connected to other instances).
 	reportAt stamp.Stamp
-	failing  string
-	stuckWhy string // why failing was found stuck here ("": reported FAILED)
 	observed *observed
+
+	// tr is what is followed of the agent applying a configuration (nil
+	// while there is nothing: most agents, most of the time).
+	tr *tracking
+
+	*detail
+}
+
+// detail is the part of a record that an agent without a configuration
+// does without.
+type detail struct {
+	blueprint string
+	// input identifies what the assigned hash (or the render error) was
+	// computed from: the template's source and the context's key.
+	input    string
+	revision string // the estate revision whose render produced assigned
+	assigned string
+	desired  string
+	failed   []string // newest last
+	applied  string   // the last hash this server sent that the agent reported APPLIED
+	reported reported
+	err      string // the render error, shown as assignment.error
+	source   string // where the render's context came from
+
+	sentHash string
+	sentAt   stamp.Stamp
+
+	// With instances sharing a store, failing is a hash the agent
+	// connected here reported failing that the leader has not yet recorded
+	// failed (never sent again meanwhile), failingSeen whether the
+	// leader's failed hashes named it since; stuckWhy why failing was
+	// found stuck here ("": reported FAILED).
+	failing     string
+	failingSeen bool
+	stuckWhy    string
+}
+
+// noDetail is the detail of every record that has none of its own. It is
+// never written: writes go through own.
+var noDetail = &detail{}
+
+func newRecord(uid uuid.UUID) *record { return &record{uid: uid, detail: noDetail} }
+
+// own returns r's detail to write, its own from then on.
+func (r *record) own() *detail {
+	if r.detail == noDetail {
+		r.detail = &detail{}
+	}
+	return r.detail
+}
+
+// shed gives r's detail back once it holds nothing.
+func (r *record) shed() {
+	if d := r.detail; d != noDetail && d.zero() {
+		r.detail = noDetail
+	}
+}
+
+// sendAgain has the desired configuration sent again.
+func (r *record) sendAgain() {
+	if r.sentHash != "" {
+		r.own().sentHash = ""
+	}
+}
+
+// clearFailing forgets a hash the agent reported failing here.
+func (r *record) clearFailing() {
+	if r.failing != "" || r.failingSeen || r.stuckWhy != "" {
+		d := r.own()
+		d.failing, d.failingSeen, d.stuckWhy = "", false, ""
+	}
+}
+
+func (d *detail) zero() bool {
+	return d.blueprint == "" && d.input == "" && d.revision == "" && d.assigned == "" && d.desired == "" &&
+		len(d.failed) == 0 && d.applied == "" && d.reported == (reported{}) && d.err == "" &&
+		d.source == "" && d.sentHash == "" && d.sentAt.IsZero() && d.failing == "" && !d.failingSeen && d.stuckWhy == ""
 }
 
 // tracking is what is followed of an agent applying a configuration:
@@ -182,18 +237,38 @@ func (r *record) persisted() persisted {
 
 func (r *record) restore(p persisted) {
 	r.restoreDecided(p)
-	r.reported, r.effective = p.Reported, p.Effective
+	d := *r.detail
+	d.reported = p.Reported
+	r.setDetail(d)
+	r.effective = p.Effective
 }
 
 // restoreDecided sets what the engine decided of p, not what the agent
 // reported.
 func (r *record) restoreDecided(p persisted) {
-	r.fleet, r.blueprint, r.input, r.revision = p.Fleet, p.Blueprint, p.Input, p.Revision
-	r.assigned, r.desired, r.failed, r.applied = p.Assigned, p.Desired, p.Failed, p.Applied
-	r.err, r.source, r.wave = p.Error, p.Source, int32(p.Wave)
+	d := *r.detail
+	d.blueprint, d.input, d.revision = p.Blueprint, p.Input, p.Revision
+	d.assigned, d.desired, d.failed, d.applied = p.Assigned, p.Desired, p.Failed, p.Applied
+	d.err, d.source = p.Error, p.Source
+	r.setDetail(d)
+	r.fleet, r.wave = p.Fleet, int32(p.Wave)
 	r.reportAt = 0
 	if p.ReportAt > 0 {
 		r.reportAt = stamp.Stamp(p.ReportAt)
+	}
+}
+
+// setDetail makes d r's detail.
+func (r *record) setDetail(d detail) {
+	switch {
+	case d.zero():
+		r.detail = noDetail
+	case r.detail == noDetail:
+		nd := new(detail)
+		*nd = d
+		r.detail = nd
+	default:
+		*r.detail = d
 	}
 }
 
@@ -212,9 +287,10 @@ func (r *record) addFailed(h string) {
 	if r.isFailed(h) {
 		return
 	}
-	r.failed = append(r.failed, h)
-	if len(r.failed) > maxFailed {
-		r.failed = slices.Clone(r.failed[len(r.failed)-maxFailed:])
+	d := r.own()
+	d.failed = append(d.failed, h)
+	if len(d.failed) > maxFailed {
+		d.failed = slices.Clone(d.failed[len(d.failed)-maxFailed:])
 	}
 }
 

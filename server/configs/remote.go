@@ -24,7 +24,7 @@ func (e *Engine) Merge(assignments map[[16]byte][]byte) (missing []string) {
 		}
 		r := e.records[uid]
 		if r == nil {
-			r = &record{uid: uid}
+			r = newRecord(uid)
 			e.records[uid] = r
 		}
 		prevDesired := r.desired
@@ -35,10 +35,11 @@ func (e *Engine) Merge(assignments map[[16]byte][]byte) (missing []string) {
 		}
 		e.settleFailing(r)
 		if !r.connected || r.desired != prevDesired {
-			r.sentHash = ""
+			r.sendAgain()
 		}
 		e.count(r)
 		e.pushIfDue(r)
+		r.shed()
 		for _, h := range append([]string{r.assigned, r.desired, r.applied}, r.failed...) {
 			if _, ok := e.bodies[h]; h != "" && !ok {
 				missing = append(missing, h)
@@ -56,10 +57,10 @@ func (e *Engine) settleFailing(r *record) {
 	switch {
 	case r.failing == "":
 	case r.isFailed(r.failing):
-		r.failingSeen = true
+		r.own().failingSeen = true
 	case r.failingSeen || r.desired != r.failing:
-		r.failing, r.failingSeen, r.stuckWhy = "", false, ""
-		r.sentHash = ""
+		r.clearFailing()
+		r.sendAgain()
 	}
 }
 

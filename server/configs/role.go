@@ -80,7 +80,7 @@ func (e *Engine) Lead(ctx context.Context) error {
 		}
 		r := e.records[uid]
 		if r == nil {
-			r = &record{uid: uid}
+			r = newRecord(uid)
 			e.records[uid] = r
 		}
 		if r.connected {
@@ -95,7 +95,8 @@ func (e *Engine) Lead(ctx context.Context) error {
 		e.applyObserved(r, o)
 	}
 	for _, r := range e.records {
-		r.failing, r.failingSeen, r.stuckWhy = "", false, ""
+		r.clearFailing()
+		r.shed()
 	}
 	e.saveFleets()
 	e.kick()

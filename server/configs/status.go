@@ -48,7 +48,8 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 			e.failed(r, r.desired, why)
 			e.reevaluate(r)
 		} else {
-			r.failing, r.failingSeen, r.stuckWhy = r.desired, false, why
+			d := r.own()
+			d.failing, d.failingSeen, d.stuckWhy = r.desired, false, why
 		}
 	}
 	if ec := msg.GetEffectiveConfig(); ec != nil {
@@ -66,6 +67,7 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 	e.checkEffective(r)
 	r.untrack()
 	e.report(r)
+	r.shed()
 	if e.shouldSend(r) {
 		resp.RemoteConfig = e.remoteConfig(r)
 	}
@@ -81,15 +83,16 @@ func (e *Engine) observeStatus(r *record, next reported) {
 	if (next.Status != prev.Status || next.Hash != prev.Hash) && r.tr != nil {
 		r.tr.applyingSince = time.Time{}
 	}
-	r.reported = next
+	r.own().reported = next
 	if prev.Hash == r.desired && next.Hash != r.desired {
-		r.sentHash = ""
+		r.sendAgain()
 	}
 	switch {
 	case next.Status == StatusFailed && next.Hash == r.desired && !r.isFailed(next.Hash):
-		r.failing, r.failingSeen, r.stuckWhy = next.Hash, false, ""
+		d := r.own()
+		d.failing, d.failingSeen, d.stuckWhy = next.Hash, false, ""
 	case next.Status != StatusFailed && next.Hash == r.failing:
-		r.failing = ""
+		r.own().failing = ""
 	}
 }
 
@@ -101,7 +104,7 @@ func (e *Engine) checkEffective(r *record) {
 		return
 	}
 	r.track().notEffectiveNoted = r.desired
-	r.sentHash = ""
+	r.sendAgain()
 	if e.lead {
 		e.event(r, "config_not_effective", "the collector reports configuration "+short(r.desired)+
 			" applied but runs without "+listUpTo(r.tracking().effectiveMissing, 5)+"; it is sent again")
@@ -181,12 +184,12 @@ func (e *Engine) remoteConfigStatus(r *record, next reported) {
 		return
 	}
 	prev := r.reported
-	r.reported = next
+	r.own().reported = next
 	e.dirty[r.uid] = struct{}{}
 	if prev.Hash == r.desired && h != r.desired {
 		// It ran the desired configuration and no longer does (a full
 		// state report after a restart that lost it): send it again now.
-		r.sentHash = ""
+		r.sendAgain()
 	}
 	_, known := e.bodies[h]
 	sent := known && (h == r.desired || h == r.applied || h == r.assigned || r.isFailed(h))
@@ -200,7 +203,7 @@ func (e *Engine) remoteConfigStatus(r *record, next reported) {
 			e.event(r, "config_applied", "configuration "+short(h)+" applied")
 		}
 		if sent {
-			r.applied = h
+			r.own().applied = h
 		}
 	case status == StatusFailed:
 		e.failed(r, h, next.Error)
@@ -241,7 +244,8 @@ func (e *Engine) reevaluate(r *record) {
 func (e *Engine) remoteConfig(r *record) *protobufs.AgentRemoteConfig {
 	body := e.bodies[r.desired]
 	hash, _ := hex.DecodeString(r.desired)
-	r.sentHash, r.sentAt = r.desired, stamp.Of(e.opts.Now())
+	d := r.own()
+	d.sentHash, d.sentAt = r.desired, stamp.Of(e.opts.Now())
 	e.event(r, "config_sent", "configuration "+short(r.desired)+" sent")
 	return &protobufs.AgentRemoteConfig{
 		Config: &protobufs.AgentConfigMap{ConfigMap: map[string]*protobufs.AgentConfigFile{
