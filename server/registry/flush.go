@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/myriarch/myriarch/internal/stamp"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -48,9 +49,10 @@ func (r *Registry) flush(withSeen bool) error {
 		b.Delete = append(b.Delete, uid)
 	}
 	r.pendingDeletes = nil
-	for uid := range r.pendingRows {
+	for uid, changed := range r.pendingRows {
 		if a, ok := r.agents[uid]; ok {
 			rec := a.record()
+			rec.Changed = changed.Time()
 			b.Agents = append(b.Agents, rec)
 			a.seenWritten, a.descSum = a.lastSeen, descSumOf(rec.Description)
 		}
@@ -105,7 +107,7 @@ func (r *Registry) flush(withSeen bool) error {
 		}
 	}
 	clear(r.pendingConns)
-	r.pendingRows = map[uuid.UUID]struct{}{}
+	r.pendingRows = map[uuid.UUID]stamp.Stamp{}
 	r.pendingEvents = map[uuid.UUID][]store.Event{}
 	clear(r.pendingReports)
 	r.mu.Unlock()
@@ -159,8 +161,11 @@ func (r *Registry) requeue(b store.Batch) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, a := range b.Agents {
-		if !a.EventsOnly { // such a row comes along with its events again
-			r.pendingRows[uuid.UUID(a.UID)] = struct{}{}
+		if a.EventsOnly { // such a row comes along with its events again
+			continue
+		}
+		if newer, ok := r.pendingRows[uuid.UUID(a.UID)]; !ok || newer.Time().Before(a.Changed) {
+			r.pendingRows[uuid.UUID(a.UID)] = stamp.Of(a.Changed)
 		}
 	}
 	for uid := range b.LastSeen {

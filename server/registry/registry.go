@@ -85,7 +85,7 @@ type Registry struct {
 	agents        map[uuid.UUID]*agent        // guarded by mu
 	inventory     Inventory                   // guarded by mu
 	tokens        TokenInfo                   // set once by Load
-	pendingRows   map[uuid.UUID]struct{}      // guarded by mu
+	pendingRows   map[uuid.UUID]stamp.Stamp   // when each row last changed; guarded by mu
 	pendingSeen   map[uuid.UUID]struct{}      // guarded by mu
 	pendingEvents map[uuid.UUID][]store.Event // guarded by mu
 	// pendingReports are reports to write (see SetReport); pendingConns
@@ -130,7 +130,7 @@ func Load(ctx context.Context, st store.Agents, tokens TokenInfo, log *slog.Logg
 		store:          st,
 		agents:         map[uuid.UUID]*agent{},
 		tokens:         tokens,
-		pendingRows:    map[uuid.UUID]struct{}{},
+		pendingRows:    map[uuid.UUID]stamp.Stamp{},
 		pendingSeen:    map[uuid.UUID]struct{}{},
 		pendingEvents:  map[uuid.UUID][]store.Event{},
 		pendingReports: map[reportKey]store.Report{},
@@ -151,7 +151,7 @@ func Load(ctx context.Context, st store.Agents, tokens TokenInfo, log *slog.Logg
 		r.noteNewLocked(a.uid)
 		if len(recs[i].Description) > MaxDescriptionBytes+4096 {
 			// Stored unbounded by an earlier version: store what is kept.
-			r.pendingRows[a.uid] = struct{}{}
+			r.pendingRows[a.uid] = a.lastSeen
 		}
 	}
 	go r.loop()
@@ -338,7 +338,7 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 		if b, err := marshalDeterministic(h); err == nil {
 			a.health, a.hasHealth = string(b), true
 		}
-		r.pendingRows[uid] = struct{}{}
+		r.pendingRows[uid] = stamp.Of(now)
 	}
 	if changed {
 		r.relabelLocked(a, newDesc)
@@ -348,7 +348,7 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 			}
 			a.kind = k
 		}
-		r.pendingRows[uid] = struct{}{}
+		r.pendingRows[uid] = stamp.Of(now)
 	} else {
 		r.pendingSeen[uid] = struct{}{}
 	}
@@ -404,7 +404,7 @@ func (r *Registry) SetExtra(uid uuid.UUID, extra []byte) {
 	a, ok := r.agents[uid]
 	if ok {
 		a.extra = extra
-		r.pendingRows[uid] = struct{}{}
+		r.pendingRows[uid] = stamp.Of(r.opts.Now())
 	}
 	r.mu.Unlock()
 	if ok {

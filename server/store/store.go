@@ -35,6 +35,14 @@ type Event struct {
 	Message string    `json:"message"`
 }
 
+// ChangedAt is when a's row last changed (Changed, or LastSeen when unset).
+func (a *Agent) ChangedAt() time.Time {
+	if a.Changed.IsZero() {
+		return a.LastSeen
+	}
+	return a.Changed
+}
+
 // Agent is the persisted form of an agent. Description and Health are
 // marshalled protobufs so the attribute rules can be re-applied on load.
 type Agent struct {
@@ -47,6 +55,14 @@ type Agent struct {
 	TokenLabels  map[string]string
 	FirstSeen    time.Time
 	LastSeen     time.Time
+	// Changed is when what the row holds last changed: the message (or
+	// feature change) that made it what it is; zero means LastSeen. Rows
+	// are ordered by it, not by LastSeen, which heartbeats and closing
+	// connections move on without changing the row (Batch.LastSeen): an
+	// instance that sees an agent's connection close after the agent
+	// reconnected elsewhere has a later LastSeen but an older row. Written,
+	// not read back.
+	Changed time.Time
 	// Extra is JSON owned by features layered on the registry (offers, pairing).
 	Extra []byte
 	// EventsOnly: the row is written only to accompany new events (so
@@ -97,9 +113,10 @@ type Agents interface {
 	// LoadAgents returns every agent with its newest events (at most keepEvents each, oldest first).
 	LoadAgents(ctx context.Context, keepEvents int) ([]Agent, map[[16]byte][]Event, error)
 	// Write applies one batch atomically. An agent row older than the
-	// stored one (an earlier LastSeen) leaves it as it is: an instance that
-	// is not the agent's own (several sharing a database) and holds an
-	// older copy never overwrites a newer description.
+	// stored one (an earlier Agent.Changed) leaves it as it is: an instance
+	// that is not the agent's own (several sharing a database) and holds an
+	// older copy never overwrites a newer description. A row written keeps
+	// the later of the two last-seen times.
 	Write(ctx context.Context, b Batch) error
 }
 

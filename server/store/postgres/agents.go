@@ -103,14 +103,14 @@ func upsertAgents(ctx context.Context, tx pgx.Tx, agents []store.Agent, eventsOn
 	var (
 		uids, descs, healths, extras        = make([][]byte, n), make([][]byte, n), make([][]byte, n), make([][]byte, n)
 		credKinds, credIDs, kinds, labelSet = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		caps, firsts, lasts                 = make([]int64, n), make([]int64, n), make([]int64, n)
+		caps, firsts, lasts, changed        = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 	)
 	for i := range agents {
 		a := &agents[i]
 		uids[i] = a.UID[:]
 		credKinds[i], credIDs[i], kinds[i] = a.Credential.Kind, a.Credential.ID, a.Kind
 		descs[i], healths[i], extras[i] = nonNil(a.Description), nonNil(a.Health), nonNil(a.Extra)
-		caps[i], firsts[i], lasts[i] = int64(a.Capabilities), a.FirstSeen.UnixNano(), a.LastSeen.UnixNano()
+		caps[i], firsts[i], lasts[i], changed[i] = int64(a.Capabilities), a.FirstSeen.UnixNano(), a.LastSeen.UnixNano(), a.ChangedAt().UnixNano()
 		labelSet[i] = "{}"
 		if a.TokenLabels != nil {
 			l, _ := json.Marshal(a.TokenLabels)
@@ -119,15 +119,16 @@ func upsertAgents(ctx context.Context, tx pgx.Tx, agents []store.Agent, eventsOn
 	}
 	conflict := `ON CONFLICT (uid) DO UPDATE SET cred_kind=excluded.cred_kind, cred_id=excluded.cred_id, kind=excluded.kind,
 		description=excluded.description, capabilities=excluded.capabilities, health=excluded.health,
-		token_labels=excluded.token_labels, first_seen=excluded.first_seen, last_seen=excluded.last_seen, extra=excluded.extra
-		WHERE agents.last_seen <= excluded.last_seen`
+		token_labels=excluded.token_labels, first_seen=excluded.first_seen, last_seen=GREATEST(agents.last_seen, excluded.last_seen),
+		extra=excluded.extra, changed_at=excluded.changed_at
+		WHERE agents.changed_at <= excluded.changed_at`
 	if eventsOnly {
 		conflict = `ON CONFLICT (uid) DO NOTHING`
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO agents(uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra)
-		SELECT * FROM unnest($1::bytea[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::int8[], $7::bytea[], $8::text[], $9::int8[], $10::int8[], $11::bytea[])
+	_, err := tx.Exec(ctx, `INSERT INTO agents(uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra, changed_at)
+		SELECT * FROM unnest($1::bytea[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::int8[], $7::bytea[], $8::text[], $9::int8[], $10::int8[], $11::bytea[], $12::int8[])
 		`+conflict,
-		uids, credKinds, credIDs, kinds, descs, caps, healths, labelSet, firsts, lasts, extras)
+		uids, credKinds, credIDs, kinds, descs, caps, healths, labelSet, firsts, lasts, extras, changed)
 	if err != nil {
 		return fmt.Errorf("agents: %w", err)
 	}

@@ -91,6 +91,10 @@ var migrations = []string{
 		id TEXT PRIMARY KEY,
 		seen BIGINT NOT NULL
 	);`,
+	// 4: when each agent's row last changed, which orders its writes
+	// (last_seen moves on without the row changing).
+	`ALTER TABLE agents ADD COLUMN changed_at BIGINT NOT NULL DEFAULT 0;
+	UPDATE agents SET changed_at = last_seen;`,
 }
 
 // SchemaVersion is the schema version this binary migrates a database to.

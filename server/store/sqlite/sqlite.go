@@ -217,13 +217,14 @@ func (d *DB) Write(ctx context.Context, b store.Batch) (err error) {
 		}
 	}
 	if len(b.Agents) > 0 {
-		const insert = `INSERT INTO agents(uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra)
-			VALUES(?,?,?,?,?,?,?,?,?,?,?)`
+		const insert = `INSERT INTO agents(uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra, changed_at)
+			VALUES(?,?,?,?,?,?,?,?,?,?,?,?)`
 		st, err := tx.PrepareContext(ctx, insert+`
 			ON CONFLICT(uid) DO UPDATE SET cred_kind=excluded.cred_kind, cred_id=excluded.cred_id, kind=excluded.kind,
 			description=excluded.description, capabilities=excluded.capabilities, health=excluded.health,
-			token_labels=excluded.token_labels, first_seen=excluded.first_seen, last_seen=excluded.last_seen, extra=excluded.extra
-			WHERE agents.last_seen <= excluded.last_seen`)
+			token_labels=excluded.token_labels, first_seen=excluded.first_seen, last_seen=max(agents.last_seen, excluded.last_seen),
+			extra=excluded.extra, changed_at=excluded.changed_at
+			WHERE agents.changed_at <= excluded.changed_at`)
 		if err != nil {
 			return err
 		}
@@ -245,7 +246,7 @@ func (d *DB) Write(ctx context.Context, b store.Batch) (err error) {
 				labels = []byte("{}")
 			}
 			if _, err := st.ExecContext(ctx, a.UID[:], a.Credential.Kind, a.Credential.ID, a.Kind, nonNil(a.Description), int64(a.Capabilities),
-				nonNil(a.Health), string(labels), a.FirstSeen.UnixNano(), a.LastSeen.UnixNano(), nonNil(a.Extra)); err != nil {
+				nonNil(a.Health), string(labels), a.FirstSeen.UnixNano(), a.LastSeen.UnixNano(), nonNil(a.Extra), a.ChangedAt().UnixNano()); err != nil {
 				return fmt.Errorf("agent %x: %w", a.UID, err)
 			}
 		}

@@ -107,8 +107,9 @@ func testLastSeen(t *testing.T, h *handle) {
 	}
 }
 
-// testStaleUpsertIgnored: a row older than the stored one (by last seen)
-// is not written; one as new or newer is.
+// testStaleUpsertIgnored: a row older than the stored one (by when it
+// changed; its last-seen time when that is not set) is not written; one as
+// new or newer is.
 func testStaleUpsertIgnored(t *testing.T, h *handle) {
 	now := time.Unix(1700000000, 0).UTC()
 	cur := agent(1, now)
@@ -127,6 +128,36 @@ func testStaleUpsertIgnored(t *testing.T, h *handle) {
 	if !sameAgent(got[cur.UID], same) {
 		t.Fatalf("a row as new as the stored one was not written: %+v", got[cur.UID])
 	}
+}
+
+// testRowsOrderedByChange: rows are ordered by when they changed, not by
+// last seen. An agent's own instance writes its new description (changed
+// after the stored row) although another instance has meanwhile moved its
+// last-seen time on (it saw the agent's old connection close late), and
+// that instance's copy, changed earlier, is not written however late its
+// last-seen time; the later last-seen time stays.
+func testRowsOrderedByChange(t *testing.T, h *handle) {
+	now := time.Unix(1700000000, 0).UTC()
+	stored := agent(1, now)
+	must(t, h.db.Write(ctx, store.Batch{Agents: []store.Agent{stored}}))
+	closedLate := stored.LastSeen.Add(time.Minute)
+	must(t, h.db.Write(ctx, store.Batch{LastSeen: map[[16]byte]time.Time{stored.UID: closedLate}}))
+
+	own := stored
+	own.Description, own.LastSeen = []byte("reconnected with a new version"), stored.LastSeen.Add(30*time.Second)
+	must(t, h.db.Write(ctx, store.Batch{Agents: []store.Agent{own}}))
+	stale := stored
+	stale.Description, stale.LastSeen, stale.Changed = []byte("the old copy"), closedLate.Add(time.Minute), stored.LastSeen
+	must(t, h.db.Write(ctx, store.Batch{Agents: []store.Agent{stale}}))
+
+	h.beforeAndAfterRestart(func(db store.Store) {
+		got, _ := loadAll(t, db, 0)
+		want := own
+		want.LastSeen = closedLate
+		if g := got[stored.UID]; !sameAgent(g, want) {
+			t.Fatalf("read back %q last seen %v, want %q last seen %v", g.Description, g.LastSeen, want.Description, want.LastSeen)
+		}
+	})
 }
 
 // testEventsOnlyRow: a row written only to accompany events (EventsOnly)

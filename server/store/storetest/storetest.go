@@ -28,6 +28,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"LastSeenOnlyMovesForward", testLastSeen},
 		{"Delete", testDelete},
 		{"StaleUpsertIgnored", testStaleUpsertIgnored},
+		{"RowsOrderedByChange", testRowsOrderedByChange},
 		{"EventsOnlyRow", testEventsOnlyRow},
 		{"EventsBounded", testEventsBounded},
 		{"LoadKeepsNewestEvents", testLoadKeepsNewestEvents},
