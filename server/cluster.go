@@ -87,7 +87,8 @@ func (s *Server) startCluster(db store.Store) {
 	log := s.log.With("component", "cluster")
 	s.sync = cluster.NewSync(pg, s.registry, s.tokens, s.opamp, cluster.SyncOptions{
 		Lease: 3 * hb, Sweep: hb, Log: log, Instance: s.notifier.ID(), Leader: s.leader, Revision: s.estateRevision,
-		Configs: s.configs, Offers: s.offers, Deciders: []cluster.Decider{s.offers, s.configs}, Requests: s.requests})
+		Configs: s.configs, Offers: s.offers, Deciders: []cluster.Decider{s.offers, s.configs}, Requests: s.requests,
+		Notifier: s.notifier})
 	s.notifier.Handle(s.sync.Handle)
 	s.sync.Start()
 	s.leader.Start(s.sync.LeaderChanged)

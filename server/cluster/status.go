@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/myriarch/myriarch/server/store"
@@ -18,6 +19,15 @@ type LeaderState struct {
 	Instance       string    `json:"instance"`
 	EstateRevision string    `json:"estateRevision"`
 	Since          time.Time `json:"since"`
+}
+
+// key tells one leader from another: the same instance leading again is
+// another leader (nil: "").
+func (ls *LeaderState) key() string {
+	if ls == nil {
+		return ""
+	}
+	return ls.Instance + "@" + ls.Since.UTC().Format(time.RFC3339Nano)
 }
 
 // Status is this instance's view of the instances on the store
@@ -56,23 +66,17 @@ func (s *Sync) checkLeader(ctx context.Context) {
 				return
 			}
 			st.Leader = ls
+			if s.opts.Notifier != nil {
+				s.opts.Notifier.Publish(KindState)
+			}
 		}
 	} else {
-		b, err := s.src.GetState(ctx, leaderKey)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			st.Leader = nil
-		case err != nil:
+		ls, err := s.readLeader(ctx)
+		if err != nil {
 			s.opts.Log.Warn("reading the leader's state failed", "err", err)
 			return
-		default:
-			var ls LeaderState
-			if err := json.Unmarshal(b, &ls); err != nil {
-				s.opts.Log.Warn("the leader's state is unreadable", "err", err)
-				return
-			}
-			st.Leader = &ls
 		}
+		st.Leader = ls
 	}
 	mismatch := st.Leader != nil && st.Leader.EstateRevision != rev
 	st.EstateMismatch = mismatch
@@ -91,6 +95,22 @@ func (s *Sync) checkLeader(ctx context.Context) {
 		s.opts.Log.Warn("this instance's estate differs from the leader's: deploy the same estate to every instance",
 			"revision", rev, "leader", st.Leader.Instance, "leader_revision", st.Leader.EstateRevision)
 	}
+}
+
+// readLeader reads the state the leader published (nil: none).
+func (s *Sync) readLeader(ctx context.Context) (*LeaderState, error) {
+	b, err := s.src.GetState(ctx, leaderKey)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	var ls LeaderState
+	if err := json.Unmarshal(b, &ls); err != nil {
+		return nil, fmt.Errorf("the leader's state is unreadable: %w", err)
+	}
+	return &ls, nil
 }
 
 // Status is this instance's view of the instances (as of the last sweep).

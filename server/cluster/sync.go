@@ -90,6 +90,9 @@ type SyncOptions struct {
 	Deciders []Decider
 	// Requests, when set, carries operator actions to the leader.
 	Requests *Requests
+	// Notifier, when set, announces this instance's taking the lead to the
+	// others (see followLeader).
+	Notifier *Notifier
 }
 
 // Sync applies the other instances' changes to this instance: agents to
@@ -106,6 +109,9 @@ type Sync struct {
 
 	mu     sync.Mutex
 	status Status // guarded by mu
+	// leaderSeen is the leader (instance and since) this instance last
+	// read, when following; guarded by mu.
+	leaderSeen string
 
 	mismatches int // guarded by mu; consecutive checks that found another estate than the leader's
 
@@ -157,6 +163,7 @@ func (s *Sync) Handle(c Change) {
 				s.opts.Log.Warn("reading the state the leader wrote failed", "err", err)
 			}
 		}
+		s.followLeader(ctx)
 	case KindTokens:
 		revoked, err := s.book.Reload(ctx)
 		if err != nil {
@@ -280,6 +287,37 @@ func (s *Sync) mergeConfigs(ctx context.Context, c Change) {
 	}
 }
 
+// followLeader reads the decisions again when another instance leads
+// than the one this instance last read of. The leader announces its
+// decisions after writing them; one that dies in between leaves the
+// others without the announcement of what it wrote last (the new leader
+// reads it from the store). Run by Handle, so the reads are ordered with
+// the announcements of what the new leader writes.
+func (s *Sync) followLeader(ctx context.Context) {
+	if s.leading() {
+		return
+	}
+	ls, err := s.readLeader(ctx)
+	if err != nil {
+		s.opts.Log.Warn("reading the leader's state failed", "err", err)
+		return
+	}
+	seen := ls.key()
+	s.mu.Lock()
+	changed := seen != s.leaderSeen
+	s.leaderSeen = seen
+	s.mu.Unlock()
+	if !changed || ls == nil {
+		return
+	}
+	if s.opts.Offers != nil {
+		s.mirrorOffers(ctx, Change{Kind: KindOffers, Resync: true})
+	}
+	if s.opts.Configs != nil {
+		s.mergeConfigs(ctx, Change{Kind: KindConfigs, Resync: true})
+	}
+}
+
 // takeRelayed adds to the histories of agents connected here the events
 // other instances relayed to them (uids nil: of every agent with events
 // waiting); the leader also takes those of agents connected nowhere, whose
@@ -340,6 +378,11 @@ func parseUIDs(ids []string) [][16]byte {
 // Sweep until Close; it follows the leader's changes of role.
 func (s *Sync) Start() {
 	s.sweep()
+	s.mu.Lock()
+	if s.leaderSeen == "" && !s.status.Leading {
+		s.leaderSeen = s.status.Leader.key() // what this instance loaded is as new
+	}
+	s.mu.Unlock()
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
