@@ -16,6 +16,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/internal/attributes"
+	"github.com/myriarch/myriarch/internal/intern"
 	"github.com/myriarch/myriarch/internal/stamp"
 	"github.com/myriarch/myriarch/internal/writebehind"
 	"github.com/myriarch/myriarch/server/admin"
@@ -102,6 +103,11 @@ type Engine struct {
 	// changes.
 	extensions    []FleetExtension            // guarded by mu
 	linkObservers []func(collector uuid.UUID) // guarded by mu
+
+	// strs and hashes share the strings and offer hashes of restored
+	// records; guarded by mu.
+	strs   intern.Table
+	hashes map[string][]byte
 
 	// records keeps each collector's record (nil: none are kept); dirty
 	// are those to write.

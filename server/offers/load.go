@@ -86,7 +86,7 @@ func (e *Engine) loadLocked(agents []registry.Agent, stored map[[16]byte][]byte)
 			c := e.collectorRecLocked(a.UID)
 			c.view, c.version, c.online = a.Attributes, f.version, a.Online
 			if p := f.stored; p != nil {
-				c.restore(p)
+				e.restoreLocked(c, p)
 			}
 		case registry.KindUpdater:
 			e.updaters[a.UID] = f.updater

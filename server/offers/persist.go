@@ -53,9 +53,41 @@ func (c *collector) persisted() persisted {
 	return p
 }
 
-// restore sets what p kept. The decision's inputs (fleet, target, wave…)
-// are computed again by a leader; a follower shows them as they are.
-func (c *collector) restore(p *persisted) {
+// restoreLocked sets what p kept of c, sharing its strings and hash with
+// the other records (a fleet's collectors hold the same few: states,
+// versions, the offer's hash). Caller holds e.mu.
+func (e *Engine) restoreLocked(c *collector, p *persisted) {
+	for _, s := range []*string{&p.State, &p.Error, &p.Package, &p.Version, &p.FleetKey, &p.Target, &p.Assign, &p.Mode, &p.OS, &p.Arch} {
+		*s = e.strs.String(*s)
+	}
+	c.restore(p, e.hashLocked(p.HashHex))
+}
+
+// hashLocked returns the shared bytes of the hex hash h (nil for "").
+// Caller holds e.mu.
+func (e *Engine) hashLocked(h string) []byte {
+	if h == "" {
+		return nil
+	}
+	if b, ok := e.hashes[h]; ok {
+		return b
+	}
+	if e.hashes == nil || len(e.hashes) >= maxSharedHashes {
+		e.hashes = map[string][]byte{}
+	}
+	b := unhex(h)
+	e.hashes[h] = b
+	return b
+}
+
+// maxSharedHashes bounds the offer hashes shared (one per package version
+// and platform offered; the table starts over when full).
+const maxSharedHashes = 1024
+
+// restore sets what p kept, with hash its offer's hash. The decision's
+// inputs (fleet, target, wave…) are computed again by a leader; a
+// follower shows them as they are.
+func (c *collector) restore(p *persisted, hash []byte) {
 	c.state, c.err, c.updated, c.pkg, c.offerVer = p.State, p.Error, stamp.Of(p.Updated), p.Package, p.Version
 	c.failed = nil
 	if len(p.Failed) > 0 {
@@ -64,7 +96,7 @@ func (c *collector) restore(p *persisted) {
 	for _, h := range p.Failed {
 		c.failed[h] = true
 	}
-	c.hash = unhex(p.HashHex)
+	c.hash = hash
 	c.fleet, c.target, c.assign, c.wave = p.FleetKey, p.Target, p.Assign, int32(p.Wave)
 	c.offer = offerKey{mode: p.Mode, os: p.OS, arch: p.Arch}
 	c.to, _ = uuid.Parse(p.To)

@@ -61,7 +61,7 @@ func (e *Engine) Lead(ctx context.Context) error {
 		}
 		var p persisted
 		if json.Unmarshal(data, &p) == nil {
-			c.restore(&p)
+			e.restoreLocked(c, &p)
 		}
 	}
 	e.lead = true
@@ -121,7 +121,7 @@ func (e *Engine) Mirror(records map[[16]byte][]byte) {
 		}
 		c := e.collectorRecLocked(uid)
 		prevTo, prevState, prevHash := c.to, c.state, c.hash
-		c.restore(&p)
+		e.restoreLocked(c, &p)
 		e.countLocked(c)
 		if prevTo != c.to && prevTo != uuid.Nil && e.offeredTo[prevTo] == c.uid {
 			delete(e.offeredTo, prevTo)
