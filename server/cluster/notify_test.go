@@ -88,16 +88,26 @@ func start(t *testing.T, dsn string, opts NotifierOptions) (*Notifier, *recorder
 	n := NewNotifier(pool(t, dsn), slog.New(slog.DiscardHandler), opts)
 	r := &recorder{}
 	n.Start()
+	listening(t, n)
 	n.Handle(r.handle)
 	t.Cleanup(n.Close)
 	return n, r
+}
+
+// listening waits until n listens: a notification sent before is not for it.
+func listening(t *testing.T, n *Notifier) {
+	t.Helper()
+	select {
+	case <-n.listening:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the notifier is not listening 20 s after Start")
+	}
 }
 
 func TestNotifierBatchesToOthers(t *testing.T) {
 	dsn := testenv.Postgres(t)
 	a, ra := start(t, dsn, NotifierOptions{})
 	_, rb := start(t, dsn, NotifierOptions{})
-	time.Sleep(200 * time.Millisecond) // both LISTEN (a notification before that is not for them)
 	want := map[string]bool{}
 	for i := range 2000 { // more than one payload
 		id := fmt.Sprintf("%032x", i)
@@ -127,7 +137,6 @@ func TestNotifierStormsBecomeResyncs(t *testing.T) {
 	dsn := testenv.Postgres(t)
 	a, _ := start(t, dsn, NotifierOptions{MaxIDs: 100})
 	_, rb := start(t, dsn, NotifierOptions{})
-	time.Sleep(200 * time.Millisecond)
 	var many []string
 	for i := range 150 {
 		many = append(many, fmt.Sprint(i))
@@ -146,7 +155,7 @@ func TestNotifierStormsBecomeResyncs(t *testing.T) {
 		rc.handle(ch)
 	})
 	defer c.Close()
-	time.Sleep(200 * time.Millisecond)
+	listening(t, c)
 	p := pool(t, dsn)
 	for i := range 50 {
 		if _, err := p.Exec(context.Background(), `SELECT pg_notify($1, $2)`, Channel, fmt.Sprintf("x|%s|%d", KindAgents, i)); err != nil {
@@ -154,7 +163,17 @@ func TestNotifierStormsBecomeResyncs(t *testing.T) {
 		}
 	}
 	<-blocked
-	time.Sleep(300 * time.Millisecond)
+	// The queue (4) overflows while the handler is blocked.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, owed := c.dropped.Load(KindAgents); owed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the queue never overflowed: %d queued", len(c.queue))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	close(release)
 	rc.waitFor(t, "a resync after the queue overflowed", func(cs []Change) bool { return resynced(cs, KindAgents) })
 }
@@ -240,7 +259,6 @@ func TestNotifierReconnectsAndResyncs(t *testing.T) {
 	a, _ := start(t, dsn, NotifierOptions{})
 	_, rb := start(t, dsn, NotifierOptions{})
 	p := pool(t, dsn)
-	time.Sleep(200 * time.Millisecond)
 	if _, err := p.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 		WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()`); err != nil {
 		t.Fatal(err)

@@ -39,6 +39,7 @@ func TestRequestsReachTheLeader(t *testing.T) {
 			return args[0] + args[0], nil
 		})
 		n.Start()
+		listening(t, n)
 		n.Handle(func(c Change) {
 			switch c.Kind {
 			case KindRequest:
@@ -52,7 +53,6 @@ func TestRequestsReachTheLeader(t *testing.T) {
 	}
 	leader, leaderLeads := mk(true)
 	follower, _ := mk(false)
-	time.Sleep(200 * time.Millisecond) // both listening
 
 	if out, err := follower.Ask(context.Background(), "double", "ab"); err != nil || out != "abab" {
 		t.Fatalf("asked of a follower: %q, %v", out, err)
