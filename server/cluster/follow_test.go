@@ -105,3 +105,25 @@ func TestFollowersReadTheDecisionsAgainWhenTheLeaderChanges(t *testing.T) {
 		t.Fatalf("not read again when an instance led again: %d and %d reads", len(m.offers), len(m.assign))
 	}
 }
+
+// A leader publishes itself when it takes over (a new Since) and again for
+// a new estate revision, keeping Since: followers read every decision
+// again only in the first case.
+func TestNextLeaderState(t *testing.T) {
+	t0, now := time.Unix(1700000000, 0).UTC(), time.Unix(1700000100, 0).UTC()
+	for _, tc := range []struct {
+		name string
+		prev *LeaderState
+		want *LeaderState
+	}{
+		{"none known", nil, &LeaderState{Instance: "a", EstateRevision: "r2", Since: now}},
+		{"another led", &LeaderState{Instance: "b", EstateRevision: "r2", Since: t0}, &LeaderState{Instance: "a", EstateRevision: "r2", Since: now}},
+		{"a new revision", &LeaderState{Instance: "a", EstateRevision: "r1", Since: t0}, &LeaderState{Instance: "a", EstateRevision: "r2", Since: t0}},
+		{"nothing changed", &LeaderState{Instance: "a", EstateRevision: "r2", Since: t0}, nil},
+	} {
+		got := nextLeaderState(tc.prev, "a", "r2", now)
+		if (got == nil) != (tc.want == nil) || got != nil && *got != *tc.want {
+			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}

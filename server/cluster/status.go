@@ -58,8 +58,7 @@ func (s *Sync) checkLeader(ctx context.Context) {
 	s.mu.Unlock()
 	st.Instance, st.Leading, st.EstateRevision = s.opts.Instance, s.opts.Leader.Leading(), rev
 	if st.Leading {
-		if st.Leader == nil || st.Leader.Instance != st.Instance || st.Leader.EstateRevision != rev {
-			ls := &LeaderState{Instance: st.Instance, EstateRevision: rev, Since: time.Now().UTC()}
+		if ls := nextLeaderState(st.Leader, st.Instance, rev, time.Now()); ls != nil {
 			b, _ := json.Marshal(ls)
 			if err := s.src.PutState(ctx, leaderKey, b); err != nil {
 				s.opts.Log.Warn("publishing the leader's state failed", "err", err)
@@ -95,6 +94,20 @@ func (s *Sync) checkLeader(ctx context.Context) {
 		s.opts.Log.Warn("this instance's estate differs from the leader's: deploy the same estate to every instance",
 			"revision", rev, "leader", st.Leader.Instance, "leader_revision", st.Leader.EstateRevision)
 	}
+}
+
+// nextLeaderState is the state this instance, leading, publishes when prev
+// (the last it knows) is not already it (nil: nothing to publish). A new
+// estate revision keeps Since: the same leader goes on, and the others
+// read its decisions again only when another one takes over.
+func nextLeaderState(prev *LeaderState, self, rev string, now time.Time) *LeaderState {
+	switch {
+	case prev == nil || prev.Instance != self:
+		return &LeaderState{Instance: self, EstateRevision: rev, Since: now.UTC()}
+	case prev.EstateRevision != rev:
+		return &LeaderState{Instance: self, EstateRevision: rev, Since: prev.Since}
+	}
+	return nil
 }
 
 // readLeader reads the state the leader published (nil: none).
