@@ -104,10 +104,10 @@ type Engine struct {
 	extensions    []FleetExtension            // guarded by mu
 	linkObservers []func(collector uuid.UUID) // guarded by mu
 
-	// strs and hashes share the strings and offer hashes of restored
-	// records; guarded by mu.
-	strs   intern.Table
-	hashes map[string][]byte
+	// strs shares the strings of restored records, specs the offers
+	// collectors hold (see detail.go); guarded by mu.
+	strs  intern.Table
+	specs map[specKey]*offerSpec
 
 	// records keeps each collector's record (nil: none are kept); dirty
 	// are those to write.
@@ -129,31 +129,26 @@ type Engine struct {
 }
 
 // collector is the engine's record of one collector; guarded by Engine.mu.
+// What every collector has is here; what only a collector with an offer,
+// an error or failed hashes has is in its offerDetail, which the records
+// of the other collectors share (noOffer): read through the embedded
+// pointer, written through own or the setters, given back by shed (see
+// detail.go).
 type collector struct {
-	uid      uuid.UUID
-	view     attributes.View
-	version  string
-	online   bool
-	wave     int32
-	fleet    string
-	target   string
-	assign   string // assignment error
-	state    string // "" when not assigned
-	err      string
-	progress *Progress
-	updated  stamp.Stamp
-	pkg      string
-	offerVer string
-	hash     []byte          // per-package hash of the current offer
-	content  []byte          // content_hash of the current offer's file
-	failed   map[string]bool // quarantined hashes (nil: none)
-	countFl  string          // the fleet whose wave counts hold it
-	// offer is whom the current offer went to and for which platform,
-	// so that the instance the updater is connected to can deliver it.
-	offer offerKey
-	to    uuid.UUID
+	uid     uuid.UUID
+	view    attributes.View
+	version string
+	online  bool
+	wave    int32
+	fleet   string
+	target  string
+	state   string // "" when not assigned
+	updated stamp.Stamp
+	countFl string // the fleet whose wave counts hold it
 	// reportAt is when the last package status applied was received.
 	reportAt stamp.Stamp
+
+	*offerDetail
 }
 
 // Progress is the last download progress reported.
@@ -258,7 +253,7 @@ func (e *Engine) sender(s Sender) {
 func (e *Engine) collectorRecLocked(uid uuid.UUID) *collector {
 	c := e.collectors[uid]
 	if c == nil {
-		c = &collector{uid: uid}
+		c = newCollector(uid)
 		e.collectors[uid] = c
 	}
 	return c

@@ -57,7 +57,8 @@ func (e *Engine) evaluateLocked(work map[uuid.UUID]struct{}) {
 // assignLocked picks the collector's fleet: the highest-priority match; a tie at
 // the top is an assignment error.
 func (e *Engine) assignLocked(c *collector) *fleet {
-	c.fleet, c.target, c.assign, c.wave = "", "", "", 0
+	c.fleet, c.target, c.wave = "", "", 0
+	c.setAssign("")
 	if e.est == nil {
 		return nil
 	}
@@ -68,7 +69,7 @@ func (e *Engine) assignLocked(c *collector) *fleet {
 	c.fleet = def.Name
 	switch {
 	case err != nil:
-		c.assign = err.Error()
+		c.setAssign(err.Error())
 		return nil
 	case def.Package == "":
 		return nil // the fleet only configures its collectors
@@ -83,9 +84,10 @@ func (e *Engine) evalOneLocked(c *collector) {
 	f := e.assignLocked(c)
 	u := e.linkedUpdaterLocked(c)
 	state, errMsg := e.decideLocked(c, f, u)
-	c.state, c.err = state, errMsg
+	c.state = state
+	c.setErr(errMsg)
 	if state != Downloading {
-		c.progress = nil
+		c.setProgress(nil)
 	}
 	if state == "" || state == UpToDate || state == Failed {
 		if u != nil {
@@ -100,6 +102,7 @@ func (e *Engine) evalOneLocked(c *collector) {
 	} else if !c.decisionIs(prev) {
 		e.persistLocked(c)
 	}
+	c.shed()
 }
 
 // decideLocked returns the offer state for a collector and queues an offer when
@@ -110,12 +113,12 @@ func (e *Engine) decideLocked(c *collector, f *fleet, u *updater) (string, strin
 	}
 	cur, err := e.versionLocked(c.version)
 	if err != nil {
-		c.assign = fmt.Sprintf("collector reports service.version %q, which is not a version", c.version)
+		c.setAssign(fmt.Sprintf("collector reports service.version %q, which is not a version", c.version))
 		return "", ""
 	}
 	tgt, err := e.versionLocked(f.def.TargetVersion)
 	if err != nil {
-		c.assign = fmt.Sprintf("fleet %s targetVersion %q is not a version", f.def.Name, f.def.TargetVersion)
+		c.setAssign(fmt.Sprintf("fleet %s targetVersion %q is not a version", f.def.Name, f.def.TargetVersion))
 		return "", ""
 	}
 	if cur.Equal(tgt) {
@@ -137,7 +140,8 @@ func (e *Engine) decideLocked(c *collector, f *fleet, u *updater) (string, strin
 		return NoArtifact, why
 	}
 	if string(c.hash) == string(hash) {
-		c.content = pas.Packages[pv.Name].GetFile().GetContentHash() // not persisted: restore after a restart
+		// The content hash is not persisted: restore it after a restart.
+		c.setOffer(e.specLocked(c.pkg, c.offerVer, c.hash, pas.Packages[pv.Name].GetFile().GetContentHash(), c.offer), c.to)
 	}
 	hexHash := hex.EncodeToString(hash)
 	inFlight := string(c.hash) == string(hash) &&
@@ -159,9 +163,7 @@ func (e *Engine) decideLocked(c *collector, f *fleet, u *updater) (string, strin
 	case !u.accepts:
 		return NoUpdater, "the linked updater does not accept packages"
 	}
-	c.hash, c.pkg, c.offerVer = hash, pv.Name, pv.Version
-	c.offer, c.to = e.offerKeyForLocked(c, u), u.uid
-	c.content = pas.Packages[pv.Name].GetFile().GetContentHash()
+	c.setOffer(e.specLocked(pv.Name, pv.Version, hash, pas.Packages[pv.Name].GetFile().GetContentHash(), e.offerKeyForLocked(c, u)), u.uid)
 	e.desired[u.uid] = pas
 	if u.online {
 		e.outbox.push(u.uid, pas)

@@ -50,8 +50,7 @@ func (e *Engine) RetryFleet(name string) (int, error) {
 	work := map[uuid.UUID]struct{}{}
 	for m := range f.waves.Members() {
 		if c := e.collectors[m]; c != nil && c.state == Failed {
-			c.failed = nil
-			c.err = ""
+			c.clearFailed()
 			e.reg.AddEvent(m, "offer_retry", "failed offers of fleet "+name+" cleared by an operator")
 			e.persistLocked(c)
 			work[m] = struct{}{}

@@ -57,50 +57,42 @@ func (c *collector) persisted() persisted {
 // the other records (a fleet's collectors hold the same few: states,
 // versions, the offer's hash). Caller holds e.mu.
 func (e *Engine) restoreLocked(c *collector, p *persisted) {
-	for _, s := range []*string{&p.State, &p.Error, &p.Package, &p.Version, &p.FleetKey, &p.Target, &p.Assign, &p.Mode, &p.OS, &p.Arch} {
+	for _, s := range []*string{&p.State, &p.Error, &p.FleetKey, &p.Target, &p.Assign} {
 		*s = e.strs.String(*s)
 	}
-	c.restore(p, e.hashLocked(p.HashHex))
+	var spec *offerSpec
+	if c.pkg == p.Package && c.offerVer == p.Version && hex.EncodeToString(c.hash) == p.HashHex &&
+		c.offer == (offerKey{mode: p.Mode, os: p.OS, arch: p.Arch}) {
+		spec = c.offerSpec // the same offer: keep the content hash it has
+	} else {
+		spec = e.specLocked(p.Package, p.Version, unhex(p.HashHex), nil, offerKey{mode: p.Mode, os: p.OS, arch: p.Arch})
+	}
+	c.restore(p, spec)
 }
 
-// hashLocked returns the shared bytes of the hex hash h (nil for "").
-// Caller holds e.mu.
-func (e *Engine) hashLocked(h string) []byte {
-	if h == "" {
-		return nil
+// restore sets what p kept, with spec its offer. The decision's inputs
+// (fleet, target, wave…) are computed again by a leader; a follower shows
+// them as they are.
+func (c *collector) restore(p *persisted, spec *offerSpec) {
+	c.state, c.updated = p.State, stamp.Of(p.Updated)
+	c.fleet, c.target, c.wave = p.FleetKey, p.Target, int32(p.Wave)
+	c.reportAt = stamp.Of(p.ReportAt)
+	to, _ := uuid.Parse(p.To)
+	c.setErr(p.Error)
+	c.setAssign(p.Assign)
+	c.setProgress(p.Progress)
+	c.setOffer(spec, to)
+	if len(p.Failed) > 0 || c.failed != nil {
+		var failed map[string]bool
+		if len(p.Failed) > 0 {
+			failed = make(map[string]bool, len(p.Failed))
+		}
+		for _, h := range p.Failed {
+			failed[h] = true
+		}
+		c.own().failed = failed
 	}
-	if b, ok := e.hashes[h]; ok {
-		return b
-	}
-	if e.hashes == nil || len(e.hashes) >= maxSharedHashes {
-		e.hashes = map[string][]byte{}
-	}
-	b := unhex(h)
-	e.hashes[h] = b
-	return b
-}
-
-// maxSharedHashes bounds the offer hashes shared (one per package version
-// and platform offered; the table starts over when full).
-const maxSharedHashes = 1024
-
-// restore sets what p kept, with hash its offer's hash. The decision's
-// inputs (fleet, target, wave…) are computed again by a leader; a
-// follower shows them as they are.
-func (c *collector) restore(p *persisted, hash []byte) {
-	c.state, c.err, c.updated, c.pkg, c.offerVer = p.State, p.Error, stamp.Of(p.Updated), p.Package, p.Version
-	c.failed = nil
-	if len(p.Failed) > 0 {
-		c.failed = make(map[string]bool, len(p.Failed))
-	}
-	for _, h := range p.Failed {
-		c.failed[h] = true
-	}
-	c.hash = hash
-	c.fleet, c.target, c.assign, c.wave = p.FleetKey, p.Target, p.Assign, int32(p.Wave)
-	c.offer = offerKey{mode: p.Mode, os: p.OS, arch: p.Arch}
-	c.to, _ = uuid.Parse(p.To)
-	c.progress, c.reportAt = p.Progress, stamp.Of(p.ReportAt)
+	c.shed()
 }
 
 // decided is what a collector's record holds besides its state, error and

@@ -11,7 +11,7 @@ import (
 // Records read from the store (a follower mirroring the leader's, or an
 // instance starting) share their strings and offer hash: a fleet's
 // collectors hold the same few.
-func TestRestoredRecordsShareStringsAndHash(t *testing.T) {
+func TestRestoredRecordsShareStringsAndOffer(t *testing.T) {
 	e := &Engine{}
 	const rec = `{"state":"installed","package":"otelcol-contrib","version":"0.149.1","fleet":"edge","targetVersion":"0.149.1",` +
 		`"hash":"190eb8f5e22ed8fbd8669114af56a5d8e6fb642bb4e5b4df77184d2b655dac76","mode":"binary","os":"linux","arch":"amd64",` +
@@ -22,7 +22,7 @@ func TestRestoredRecordsShareStringsAndHash(t *testing.T) {
 		if err := json.Unmarshal([]byte(rec), &p); err != nil {
 			t.Fatal(err)
 		}
-		c := &collector{uid: uuid.New()}
+		c := newCollector(uuid.New())
 		e.restoreLocked(c, &p)
 		cs = append(cs, c)
 	}
@@ -37,7 +37,7 @@ func TestRestoredRecordsShareStringsAndHash(t *testing.T) {
 			t.Errorf("%s not shared", name)
 		}
 	}
-	if &a.hash[0] != &b.hash[0] {
-		t.Error("the offer hash is not shared")
+	if a.offerSpec != b.offerSpec || &a.hash[0] != &b.hash[0] {
+		t.Error("the offer is not shared")
 	}
 }

@@ -78,28 +78,34 @@ func (e *Engine) packageStatusesLocked(updaterUID uuid.UUID, ps *protobufs.Packa
 	prev, prevErr, prevProgress := c.state, c.err, c.progress
 	switch st.Status {
 	case protobufs.PackageStatusEnum_PackageStatusEnum_Downloading:
-		c.state, c.err = Downloading, ""
+		c.state = Downloading
+		c.setErr("")
 		if d := st.DownloadDetails; d != nil {
-			c.progress = &Progress{Percent: d.DownloadPercent, BytesPerSec: d.DownloadBytesPerSecond}
+			c.setProgress(&Progress{Percent: d.DownloadPercent, BytesPerSec: d.DownloadBytesPerSecond})
 		}
 	case protobufs.PackageStatusEnum_PackageStatusEnum_InstallPending, protobufs.PackageStatusEnum_PackageStatusEnum_Installing:
-		c.state, c.err, c.progress = Installing, "", nil
+		c.state = Installing
+		c.setErr("")
+		c.setProgress(nil)
 	case protobufs.PackageStatusEnum_PackageStatusEnum_Installed:
 		// Installed is not the end: up_to_date needs the collector itself to
 		// report the target version.
-		c.state, c.err, c.progress = Installed, "", nil
+		c.state = Installed
+		c.setErr("")
+		c.setProgress(nil)
 	case protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed:
 		if c.state == Failed && c.failed[hex.EncodeToString(c.hash)] {
 			return nil
 		}
-		if c.failed == nil {
-			c.failed = map[string]bool{}
+		d := c.own()
+		if d.failed == nil {
+			d.failed = map[string]bool{}
 		}
-		c.failed[hex.EncodeToString(c.hash)] = true
-		c.state, c.progress = Failed, nil
-		c.err = st.ErrorMessage
-		if c.err == "" {
-			c.err = "the updater reported InstallFailed"
+		d.failed[hex.EncodeToString(d.hash)] = true
+		c.state, d.progress = Failed, nil
+		d.err = st.ErrorMessage
+		if d.err == "" {
+			d.err = "the updater reported InstallFailed"
 		}
 		delete(e.desired, updaterUID)
 	}
@@ -147,10 +153,7 @@ func (e *Engine) Retry(uid uuid.UUID) error {
 		e.mu.Unlock()
 		return fmt.Errorf("no collector %s", uid)
 	}
-	c.failed = nil
-	if c.state == Failed {
-		c.err = ""
-	}
+	c.clearFailed()
 	e.reg.AddEvent(uid, "offer_retry", "failed offers cleared by an operator")
 	e.persistLocked(c)
 	e.evaluateLocked(map[uuid.UUID]struct{}{uid: {}})
