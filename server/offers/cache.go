@@ -66,10 +66,10 @@ func (e *Engine) offerForLocked(c *collector, pv *estate.PackageVersion, u *upda
 func (e *Engine) offerKeyForLocked(c *collector, u *updater) offerKey {
 	k := offerKey{mode: u.mode, os: c.view.Value("os.type"), arch: c.view.Value("host.arch")}
 	if k.os == "" {
-		k.os = u.os
+		k.os = u.view.Value("os.type")
 	}
 	if k.arch == "" {
-		k.arch = u.arch
+		k.arch = u.view.Value("host.arch")
 	}
 	return k
 }

@@ -160,11 +160,10 @@ type Progress struct {
 // updater is the engine's record of one updater; guarded by Engine.mu.
 type updater struct {
 	uid     uuid.UUID
+	view    attributes.View // os.type and host.arch, read when an offer is built
+	mode    string
 	online  bool
 	accepts bool
-	mode    string
-	arch    string
-	os      string
 }
 
 // New builds the engine from the registry's current agents and starts its

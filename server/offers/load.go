@@ -35,7 +35,7 @@ func factsOf(a registry.Agent) facts {
 		}
 		f.updater = &updater{uid: a.UID, online: a.Online,
 			accepts: a.HasCapability(protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages),
-			mode:    a.NonIdentifying.Value("dev.myriarch.install.mode"), arch: a.Attributes.Value("host.arch"), os: a.Attributes.Value("os.type")}
+			mode:    a.NonIdentifying.Value("dev.myriarch.install.mode"), view: a.Attributes}
 	}
 	return f
 }
