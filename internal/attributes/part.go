@@ -13,28 +13,46 @@ import (
 type Described struct {
 	// View is the attribute view.
 	View View
-	// ident are the identifying keys, sorted; agents reporting the same
-	// keys share one slice (see Describe).
-	ident []string
+	// ident are the identifying keys, sorted (nil: none); agents
+	// reporting the same keys share one list (see Describe).
+	ident *[]string
 	// hidden are the non-identifying values whose key is identifying too
 	// (the view shows the identifying one); nil almost always.
 	hidden map[string]string
 }
 
 // KeySets shares sorted key lists between descriptions: Describe and
-// NewView ask it for the list to keep. nil keeps every list as built.
+// NewView ask it for the list to keep, which they never modify. nil keeps
+// every list as built.
 type KeySets interface {
-	Share(keys []string) []string
+	Share(keys []string) *[]string
+}
+
+// shareKeys returns the list to keep for keys (nil when empty): a
+// description holds a pointer to it, one word instead of a slice's three.
+func shareKeys(keys []string, sets KeySets) *[]string {
+	switch {
+	case len(keys) == 0:
+		return nil
+	case sets != nil:
+		return sets.Share(keys)
+	}
+	return &keys
+}
+
+// list is the keys l points to.
+func list(l *[]string) []string {
+	if l == nil {
+		return nil
+	}
+	return *l
 }
 
 // Describe builds the description of two cleaned lists and the labels.
 func Describe(identifying, nonIdentifying, labels map[string]string, sets KeySets) Described {
 	d := Described{View: NewView(identifying, nonIdentifying, labels, sets)}
 	if len(identifying) > 0 {
-		d.ident = slices.Sorted(maps.Keys(identifying))
-		if sets != nil {
-			d.ident = sets.Share(d.ident)
-		}
+		d.ident = shareKeys(slices.Sorted(maps.Keys(identifying)), sets)
 	}
 	for k, v := range nonIdentifying {
 		if _, ok := identifying[k]; ok {
@@ -70,7 +88,7 @@ func (d Described) Identifying() Part { return Part{d: d} }
 func (d Described) NonIdentifying() Part { return Part{d: d, non: true} }
 
 func (d Described) isIdent(k string) bool {
-	_, ok := slices.BinarySearch(d.ident, k)
+	_, ok := slices.BinarySearch(list(d.ident), k)
 	return ok
 }
 
@@ -110,7 +128,7 @@ type KeyValue struct{ Key, Value string }
 // AppendTo appends the list's entries to dst, in no particular order.
 func (p Part) AppendTo(dst []KeyValue) []KeyValue {
 	if !p.non {
-		for _, k := range p.d.ident {
+		for _, k := range list(p.d.ident) {
 			dst = append(dst, KeyValue{k, p.d.View.Value(k)})
 		}
 		return dst

@@ -20,7 +20,7 @@ import (
 type View struct{ v *view }
 
 type view struct {
-	keys []string // sorted; possibly shared with other views
+	keys *[]string // sorted; possibly shared with other views (nil: none)
 	// data holds the value of each key in turn, each preceded by its
 	// length as a uvarint: one allocation for all the values instead of a
 	// string header for each and an allocation for each value of its own
@@ -65,10 +65,7 @@ func viewOf(m map[string]string, sets KeySets) View {
 		data.Write(binary.AppendUvarint(prefix[:0], uint64(len(m[k]))))
 		data.WriteString(m[k])
 	}
-	if sets != nil && len(keys) > 0 {
-		keys = sets.Share(keys)
-	}
-	return View{&view{keys: keys, data: data.String()}}
+	return View{&view{keys: shareKeys(keys, sets), data: data.String()}}
 }
 
 // Known reports whether the agent has described itself.
@@ -79,7 +76,7 @@ func (v View) Len() int {
 	if v.v == nil {
 		return 0
 	}
-	return len(v.v.keys)
+	return len(list(v.v.keys))
 }
 
 // Get returns the value of k.
@@ -87,7 +84,7 @@ func (v View) Get(k string) (string, bool) {
 	if v.v == nil {
 		return "", false
 	}
-	i, ok := slices.BinarySearch(v.v.keys, k)
+	i, ok := slices.BinarySearch(list(v.v.keys), k)
 	if !ok {
 		return "", false
 	}
@@ -127,7 +124,7 @@ func (v View) All() iter.Seq2[string, string] {
 			return
 		}
 		off := 0
-		for _, k := range v.v.keys {
+		for _, k := range list(v.v.keys) {
 			n, w := v.v.next(off)
 			off += w
 			if !yield(k, v.v.data[off:off+n]) {
@@ -151,7 +148,7 @@ func (v View) Map() map[string]string {
 	if v.v == nil {
 		return nil
 	}
-	m := make(map[string]string, len(v.v.keys))
+	m := make(map[string]string, v.Len())
 	for k, val := range v.All() {
 		m[k] = val
 	}
@@ -163,7 +160,7 @@ func (v View) Equal(o View) bool {
 	if v.v == nil || o.v == nil {
 		return v.v == o.v
 	}
-	return v.v.data == o.v.data && slices.Equal(v.v.keys, o.v.keys)
+	return v.v.data == o.v.data && slices.Equal(list(v.v.keys), list(o.v.keys))
 }
 
 // String formats the view as fmt formats the map of its attributes.

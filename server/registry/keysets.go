@@ -23,18 +23,18 @@ type keySets struct {
 	last atomic.Pointer[[]string]
 
 	mu   sync.Mutex
-	sets map[string][]string // guarded by mu; the keys, each after its length → the shared list
+	sets map[string]*[]string // guarded by mu; the keys, each after its length → the shared list
 }
 
 var _ attributes.KeySets = (*keySets)(nil)
 
 // Share implements attributes.KeySets.
-func (s *keySets) Share(keys []string) []string {
+func (s *keySets) Share(keys []string) *[]string {
 	if len(keys) == 0 {
 		return nil
 	}
 	if last := s.last.Load(); last != nil && slices.Equal(*last, keys) {
-		return *last
+		return last
 	}
 	var buf [256]byte
 	b := buf[:0]
@@ -46,16 +46,16 @@ func (s *keySets) Share(keys []string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c, ok := s.sets[string(b)]; ok { // no allocation for the lookup
-		s.last.Store(&c)
+		s.last.Store(c)
 		return c
 	}
 	if len(s.sets) >= maxKeySets {
-		return keys
+		return &keys
 	}
 	if s.sets == nil {
-		s.sets = map[string][]string{}
+		s.sets = map[string]*[]string{}
 	}
-	s.sets[string(b)] = keys
+	s.sets[string(b)] = &keys
 	s.last.Store(&keys)
-	return keys
+	return &keys
 }

@@ -21,13 +21,13 @@ func TestKeySetsShareEqualListsOnly(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var s keySets
 			a, b := s.Share(tt.a), s.Share(tt.b)
-			if &a[0] != &tt.a[0] {
+			if &(*a)[0] != &tt.a[0] {
 				t.Fatal("the first list of its contents is not the one kept")
 			}
-			if got := &a[0] == &b[0]; got != tt.share {
+			if got := a == b; got != tt.share {
 				t.Fatalf("shared = %v, want %v", got, tt.share)
 			}
-			if !slices.Equal(b, tt.b) {
+			if !slices.Equal(*b, tt.b) {
 				t.Fatalf("Share(%v) = %v", tt.b, b)
 			}
 		})
@@ -40,7 +40,7 @@ func TestKeySetsBounded(t *testing.T) {
 		s.Share([]string{fmt.Sprint(i)})
 	}
 	over := []string{"beyond"}
-	if got := s.Share(over); &got[0] != &over[0] || len(s.sets) != maxKeySets {
+	if got := s.Share(over); &(*got)[0] != &over[0] || len(s.sets) != maxKeySets {
 		t.Fatalf("past the bound: %d lists kept, want %d, and the list itself back", len(s.sets), maxKeySets)
 	}
 }
