@@ -18,7 +18,6 @@ import (
 type agent struct {
 	uid  uuid.UUID
 	cred store.Credential
-	kind Kind
 	desc attributes.Described // the attribute view and the reported lists in it
 	// descSum is the digest of the description its row holds, as read or
 	// as last encoded here (0: none); rows are compared by it. The bytes
@@ -34,6 +33,7 @@ type agent struct {
 	firstSeen stamp.Stamp
 	lastSeen  stamp.Stamp
 	conns     int32
+	kind      kindCode
 	hasDesc   bool
 	hasHealth bool
 	httpSeen  bool // last contact was a plain-HTTP poll
@@ -109,7 +109,7 @@ func (a *agent) snapshot(now time.Time, httpWindow time.Duration, withEvents boo
 	s := Agent{
 		UID:            a.uid,
 		Credential:     a.cred,
-		Kind:           a.kind,
+		Kind:           a.kind.Kind(),
 		Online:         a.online(now, httpWindow),
 		Connected:      a.conns > 0,
 		Identifying:    a.desc.Identifying(),
@@ -140,7 +140,7 @@ func (a *agent) record() store.Agent {
 	return store.Agent{
 		UID:          a.uid,
 		Credential:   a.cred,
-		Kind:         string(a.kind),
+		Kind:         string(a.kind.Kind()),
 		Description:  a.encodedDesc(),
 		Capabilities: a.capabilities,
 		Health:       health,

@@ -16,6 +16,26 @@ const (
 	KindUnknown   Kind = "unknown"
 )
 
+// kindCode is a Kind as an agent's record holds it: one byte instead of
+// a string's two words, for every agent of the estate.
+type kindCode uint8
+
+// kindsByCode are the kinds by code; a kind this binary does not know (a
+// row written by another version) is held as KindUnknown.
+var kindsByCode = [...]Kind{KindUnknown, KindUpdater, KindBridge, KindCollector}
+
+func codeOf(k Kind) kindCode {
+	for i, known := range kindsByCode {
+		if known == k {
+			return kindCode(i)
+		}
+	}
+	return 0
+}
+
+// Kind is the kind c stands for.
+func (c kindCode) Kind() Kind { return kindsByCode[c] }
+
 // Recognition keys.
 const (
 	UpdaterServiceName = "myriarch-updater"

@@ -93,7 +93,7 @@ func (r *Registry) AppendPage(dst []Agent, q PageQuery) (page []Agent, more bool
 	now := r.opts.Now()
 	for _, uid := range order[start:] {
 		a := r.agents[uid]
-		if a == nil || (q.Kind != "" && a.kind != q.Kind) { // nil: pruned since order was taken
+		if a == nil || (q.Kind != "" && a.kind.Kind() != q.Kind) { // nil: pruned since order was taken
 			continue
 		}
 		if q.Limit > 0 && len(page) == limit {

@@ -28,7 +28,7 @@ func (r *Registry) prune() {
 		if a.conns > 0 || a.online(now, r.opts.HTTPOnlineWindow) || !a.lastSeen.Time().Before(limit) {
 			continue
 		}
-		pruned = append(pruned, gone{uid, a.kind, a.lastSeen.Time()})
+		pruned = append(pruned, gone{uid, a.kind.Kind(), a.lastSeen.Time()})
 		delete(r.agents, uid)
 		delete(r.pendingRows, uid)
 		delete(r.pendingSeen, uid)

@@ -187,7 +187,7 @@ func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, event
 	*a = agent{
 		uid:          uuid.UUID(rec.UID),
 		cred:         rec.Credential,
-		kind:         Kind(rec.Kind),
+		kind:         codeOf(Kind(rec.Kind)),
 		descSum:      descSumOf(rec.Description),
 		capabilities: rec.Capabilities,
 		tokenLabels:  r.labelSets.share(rec.TokenLabels),
@@ -279,7 +279,7 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 			r.registrations.logRefusal(r.log, cred)
 			return res, &RegistrationLimitError{Credential: cred, RetryAfter: wait}
 		}
-		a = &agent{uid: uid, cred: cred, kind: KindUnknown, firstSeen: stamp.Of(now), tokenLabels: map[string]string{}}
+		a = &agent{uid: uid, cred: cred, kind: codeOf(KindUnknown), firstSeen: stamp.Of(now), tokenLabels: map[string]string{}}
 		r.agents[uid] = a
 		r.noteNewLocked(uid)
 		res.New = true
@@ -342,11 +342,11 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 	}
 	if changed {
 		r.relabelLocked(a, newDesc)
-		if k := Classify(a.desc.Identifying(), a.desc.NonIdentifying(), a.capabilities); k != a.kind {
-			if a.kind != KindUnknown || !res.New {
-				r.addEventLocked(a, now, EventKindChanged, fmt.Sprintf("kind %s → %s", a.kind, k))
+		if k := Classify(a.desc.Identifying(), a.desc.NonIdentifying(), a.capabilities); k != a.kind.Kind() {
+			if a.kind.Kind() != KindUnknown || !res.New {
+				r.addEventLocked(a, now, EventKindChanged, fmt.Sprintf("kind %s → %s", a.kind.Kind(), k))
 			}
-			a.kind = k
+			a.kind = codeOf(k)
 		}
 		r.pendingRows[uid] = stamp.Of(now)
 	} else {
@@ -443,7 +443,7 @@ func (r *Registry) Counts() map[Kind]int {
 	out := map[Kind]int{}
 	for _, a := range r.agents {
 		if a.online(now, r.opts.HTTPOnlineWindow) {
-			out[a.kind]++
+			out[a.kind.Kind()]++
 		}
 	}
 	return out

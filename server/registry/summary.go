@@ -28,11 +28,11 @@ func (r *Registry) Summarize() Summary {
 		if a.online(now, r.opts.HTTPOnlineWindow) {
 			on = 1
 		}
-		c := s.ByKind[a.kind]
+		c := s.ByKind[a.kind.Kind()]
 		c.Total++
 		c.Online += on
-		s.ByKind[a.kind] = c
-		if a.kind == KindCollector {
+		s.ByKind[a.kind.Kind()] = c
+		if a.kind.Kind() == KindCollector {
 			v := a.desc.Identifying().Value("service.version")
 			c := s.CollectorVersions[v]
 			c.Total++

@@ -8,6 +8,6 @@ func (r *Registry) EachKindVersion(fn func(kind Kind, version string)) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for _, a := range r.agents {
-		fn(a.kind, a.desc.Identifying().Value("service.version"))
+		fn(a.kind.Kind(), a.desc.Identifying().Value("service.version"))
 	}
 }
