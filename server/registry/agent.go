@@ -17,7 +17,7 @@ import (
 // share them.
 type agent struct {
 	uid  uuid.UUID
-	cred store.Credential
+	cred *store.Credential    // shared (see credSets)
 	desc attributes.Described // the attribute view and the reported lists in it
 	// descSum is the digest of the description its row holds, as read or
 	// as last encoded here (0: none); rows are compared by it. The bytes
@@ -43,10 +43,12 @@ type agent struct {
 	// history is read from the store when asked (events holds only what
 	// was recorded here since).
 	historyInStore bool
-	events         []store.Event
-	nextSeq        uint64
-	lastMsgSeq     uint64
-	extra          []byte
+	// events is the history held here (nil: none), replaced, never
+	// modified in place: snapshots share it.
+	events     *[]store.Event
+	nextSeq    uint64
+	lastMsgSeq uint64
+	extra      []byte
 	// instance: the instance sharing the database its WebSocket is open
 	// to, as its row says ("" none); remoteUntil: connected to another
 	// instance, online until this lease ends; leftAt: when its connection
@@ -108,7 +110,7 @@ func (a *agent) online(now time.Time, httpWindow time.Duration) bool {
 func (a *agent) snapshot(now time.Time, httpWindow time.Duration, withEvents bool) Agent {
 	s := Agent{
 		UID:            a.uid,
-		Credential:     a.cred,
+		Credential:     *a.cred,
 		Kind:           a.kind.Kind(),
 		Online:         a.online(now, httpWindow),
 		Connected:      a.conns > 0,
@@ -124,10 +126,10 @@ func (a *agent) snapshot(now time.Time, httpWindow time.Duration, withEvents boo
 		LastSeen:       a.lastSeen.Time(),
 		Extra:          a.extra,
 	}
-	if withEvents && len(a.events) > 0 {
+	if evs := a.history(); withEvents && len(evs) > 0 {
 		// Shared, not copied: addEvent only appends past this length or
 		// builds a new array, so the snapshot's elements never change.
-		s.Events = a.events[:len(a.events):len(a.events)]
+		s.Events = evs[:len(evs):len(evs)]
 	}
 	return s
 }
@@ -139,7 +141,7 @@ func (a *agent) record() store.Agent {
 	}
 	return store.Agent{
 		UID:          a.uid,
-		Credential:   a.cred,
+		Credential:   *a.cred,
 		Kind:         string(a.kind.Kind()),
 		Description:  a.encodedDesc(),
 		Capabilities: a.capabilities,

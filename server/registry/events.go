@@ -30,11 +30,32 @@ const MaxEvents = 200
 func (r *Registry) addEventLocked(a *agent, now time.Time, typ, msg string) {
 	a.nextSeq++
 	e := store.Event{Seq: a.nextSeq, Time: now.UTC(), Type: typ, Message: r.messages.String(limitMessage(msg))}
-	a.events = append(a.events, e)
-	if len(a.events) > MaxEvents {
-		a.events = append(a.events[:0:0], a.events[len(a.events)-MaxEvents:]...)
+	evs := append(a.history(), e)
+	if len(evs) > MaxEvents {
+		evs = append(evs[:0:0], evs[len(evs)-MaxEvents:]...)
 	}
+	a.setHistory(evs)
 	r.pendingEvents[a.uid] = append(r.pendingEvents[a.uid], e)
+}
+
+// history is the agent's history held here.
+func (a *agent) history() []store.Event {
+	if a.events == nil {
+		return nil
+	}
+	return *a.events
+}
+
+// setHistory holds evs as the agent's history (none when empty).
+func (a *agent) setHistory(evs []store.Event) {
+	switch {
+	case len(evs) == 0:
+		a.events = nil
+	case a.events == nil:
+		a.events = &evs
+	default:
+		*a.events = evs
+	}
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

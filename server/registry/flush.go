@@ -144,14 +144,15 @@ func (r *Registry) forgetWritten(written map[[16]byte][]store.Event) {
 			continue
 		}
 		last := evs[len(evs)-1].Seq
+		held := a.history()
 		i := 0
-		for i < len(a.events) && a.events[i].Seq <= last {
+		for i < len(held) && held[i].Seq <= last {
 			i++
 		}
-		if i == len(a.events) {
-			a.events = nil
+		if i == len(held) {
+			a.setHistory(nil)
 		} else {
-			a.events = append([]store.Event(nil), a.events[i:]...)
+			a.setHistory(append([]store.Event(nil), held[i:]...))
 		}
 	}
 }

@@ -111,6 +111,7 @@ type Registry struct {
 	registrations *registrationLimit // nil without a bound
 	labelSets     labelSets          // equal label maps shared among agents
 	keySets       keySets            // equal identifying key lists shared among agents
+	creds         credSets           // equal credentials shared among agents
 }
 
 // TokenInfo answers what the registry needs to know about enrollment tokens.
@@ -186,7 +187,7 @@ func (r *Registry) build(recs []store.Agent, events map[[16]byte][]store.Event) 
 func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, events []store.Event) {
 	*a = agent{
 		uid:          uuid.UUID(rec.UID),
-		cred:         rec.Credential,
+		cred:         r.creds.share(rec.Credential),
 		kind:         codeOf(Kind(rec.Kind)),
 		descSum:      descSumOf(rec.Description),
 		capabilities: rec.Capabilities,
@@ -195,11 +196,11 @@ func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, event
 		persisted:    true,
 		firstSeen:    stamp.Of(rec.FirstSeen),
 		lastSeen:     stamp.Of(rec.LastSeen),
-		events:       events,
 		extra:        rec.Extra,
 	}
-	if n := len(a.events); n > 0 {
-		a.nextSeq = a.events[n-1].Seq
+	a.setHistory(events)
+	if n := len(events); n > 0 {
+		a.nextSeq = events[n-1].Seq
 	}
 	var ds *described
 	if len(rec.Description) > 0 {
@@ -265,7 +266,7 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 	var res ReportResult
 	r.mu.Lock()
 	a, ok := r.agents[uid]
-	if ok && a.cred != cred {
+	if ok && *a.cred != cred {
 		r.addEventLocked(a, now, EventIdentityConflict,
 			fmt.Sprintf("refused a connection presenting this instance UID with %s %q", cred.Kind, cred.ID))
 		r.mu.Unlock()
@@ -279,7 +280,7 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 			r.registrations.logRefusal(r.log, cred)
 			return res, &RegistrationLimitError{Credential: cred, RetryAfter: wait}
 		}
-		a = &agent{uid: uid, cred: cred, kind: codeOf(KindUnknown), firstSeen: stamp.Of(now), tokenLabels: map[string]string{}}
+		a = &agent{uid: uid, cred: r.creds.share(cred), kind: codeOf(KindUnknown), firstSeen: stamp.Of(now), tokenLabels: map[string]string{}}
 		r.agents[uid] = a
 		r.noteNewLocked(uid)
 		res.New = true
@@ -455,7 +456,7 @@ func (r *Registry) UIDsByCredential(cred store.Credential) []uuid.UUID {
 	defer r.mu.RUnlock()
 	var out []uuid.UUID
 	for _, a := range r.agents {
-		if a.cred == cred {
+		if *a.cred == cred {
 			out = append(out, a.uid)
 		}
 	}

@@ -165,7 +165,7 @@ func (r *Registry) Outdated(recs []store.Agent, events map[[16]byte][]store.Even
 
 // sameRow reports whether rec holds what a does of its row.
 func (a *agent) sameRow(rec *store.Agent) bool {
-	if string(a.kind.Kind()) != rec.Kind || a.cred != rec.Credential || a.capabilities != rec.Capabilities ||
+	if string(a.kind.Kind()) != rec.Kind || *a.cred != rec.Credential || a.capabilities != rec.Capabilities ||
 		a.instance != rec.Instance || a.descSum != descSumOf(rec.Description) || !bytes.Equal(a.extra, rec.Extra) ||
 		!maps.Equal(a.tokenLabels, rec.TokenLabels) {
 		return false

@@ -186,7 +186,7 @@ func TestMergedHistoryReadFromTheStore(t *testing.T) {
 	r.Merge([]store.Agent{{UID: uid, Credential: store.Credential{Kind: "token", ID: "t"}, Kind: "collector", FirstSeen: now, LastSeen: now}},
 		map[[16]byte][]store.Event{uid: stored}, func(t time.Time) time.Time { return t.Add(time.Minute) })
 	r.mu.RLock()
-	inMemory := len(r.agents[uid].events)
+	inMemory := len(r.agents[uid].history())
 	r.mu.RUnlock()
 	if inMemory != 0 {
 		t.Fatalf("%d events of a merged agent kept in memory", inMemory)
