@@ -3,6 +3,7 @@ package pairing
 import (
 	"github.com/google/uuid"
 
+	"github.com/myriarch/myriarch/internal/intern"
 	"github.com/myriarch/myriarch/internal/stamp"
 	"github.com/myriarch/myriarch/server/store"
 )
@@ -48,7 +49,7 @@ var reasonNames = [...]string{0: "", reasonCredential: ReasonCredential, reasonH
 // (112 bytes; the index holds every agent of the estate).
 type entry struct {
 	uid   uuid.UUID
-	cred  store.Credential
+	cred  *store.Credential // shared (Index.creds)
 	host  string
 	claim uuid.UUID
 	// peer is a collector's linked updater, or the collector an updater is
@@ -62,9 +63,9 @@ type entry struct {
 	reason   reason // an unlinked updater's
 }
 
-// set takes a's facts, keeping the pairing.
-func (e *entry) set(a Agent) {
-	e.uid, e.cred, e.host, e.claim = a.UID, a.Cred, a.Host, a.Claim
+// set takes a's facts, keeping the pairing; creds shares its credential.
+func (e *entry) set(a Agent, creds *intern.Values[store.Credential]) {
+	e.uid, e.cred, e.host, e.claim = a.UID, creds.Of(a.Cred), a.Host, a.Claim
 	e.lastSeen, e.role, e.online, e.hasClaim = stamp.Of(a.LastSeen), a.Role, a.Online, a.HasClaim
 }
 

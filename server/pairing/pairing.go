@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/myriarch/myriarch/internal/intern"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -85,6 +86,9 @@ type Index struct {
 	claims map[uuid.UUID][]uuid.UUID
 	// ambiguous holds the claimants of the collectors in that state (few).
 	ambiguous map[uuid.UUID][]uuid.UUID
+	// creds shares the entries' credentials: an updater and its collector
+	// present the same one, and so do a token's other agents.
+	creds intern.Values[store.Credential]
 }
 
 // New returns an empty index.
@@ -125,7 +129,7 @@ func (ix *Index) Load(agents []Agent) {
 			ix.place(agents[i], affected) // the same UID twice: the later facts win, as with Update
 			continue
 		}
-		all[i].set(agents[i])
+		all[i].set(agents[i], &ix.creds)
 		ix.agents[agents[i].UID] = &all[i]
 		ix.placeNew(&all[i], affected)
 	}
@@ -140,7 +144,7 @@ func (ix *Index) place(a Agent, affected map[uuid.UUID]struct{}) {
 	e, ok := ix.agents[a.UID]
 	if !ok {
 		e = &entry{}
-		e.set(a)
+		e.set(a, &ix.creds)
 		ix.agents[a.UID] = e
 		ix.placeNew(e, affected)
 		return
@@ -159,7 +163,7 @@ func (ix *Index) place(a Agent, affected map[uuid.UUID]struct{}) {
 		e.state, e.reason, e.peer = none, 0, uuid.Nil
 		delete(ix.ambiguous, e.uid)
 	}
-	e.set(a)
+	e.set(a, &ix.creds)
 	ix.placeNew(e, affected)
 }
 
@@ -306,7 +310,7 @@ func (ix *Index) evalCollector(c uuid.UUID) (CollectorState, bool) {
 
 // rules returns which pairing rule an updater fails for a collector (0: none).
 func rules(u, c *entry) reason {
-	if u.cred != c.cred {
+	if *u.cred != *c.cred {
 		return reasonCredential
 	}
 	if u.host != "" && c.host != "" && u.host != c.host {
