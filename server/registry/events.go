@@ -25,12 +25,22 @@ const (
 // MaxEvents bounds each agent's history, in memory and in the store.
 const MaxEvents = 200
 
+// exactHistory is the length up to which a history held in memory grows
+// one event at a time (each event a new array of exactly its length).
+const exactHistory = 8
+
 // addEventLocked appends to the history and queues it for the store;
 // caller holds r.mu for writing.
 func (r *Registry) addEventLocked(a *agent, now time.Time, typ, msg string) {
 	a.nextSeq++
 	e := store.Event{Seq: a.nextSeq, Time: now.UTC(), Type: typ, Message: r.messages.String(limitMessage(msg))}
-	evs := append(a.history(), e)
+	evs := a.history()
+	if n := len(evs); n < exactHistory {
+		// Most agents have a few events: an array of exactly their number
+		// instead of append's doubled capacity.
+		evs = append(make([]store.Event, 0, n+1), evs...)
+	}
+	evs = append(evs, e)
 	if len(evs) > MaxEvents {
 		evs = append(evs[:0:0], evs[len(evs)-MaxEvents:]...)
 	}
