@@ -1,10 +1,6 @@
 package offers
 
-import (
-	"testing"
-
-	"github.com/open-telemetry/opamp-go/protobufs"
-)
+import "testing"
 
 // Collectors never offered anything share one detail; an offer gives each
 // its own, with the offer itself shared by every collector offered the same
@@ -35,20 +31,9 @@ func TestCollectorsShareTheirDetailAndOffer(t *testing.T) {
 			t.Errorf("collector %s holds an offer of its own: %+v", c.uid, *c.offerSpec)
 		}
 	}
-	var upd [16]byte
-	var offer *protobufs.PackagesAvailable
-	for u, d := range e.desired {
-		upd, offer = u, d
-		break
-	}
 	e.mu.Unlock()
 
-	pa := offer.Packages["otelcol-contrib"]
-	e.OnAgentMessage(upd, &protobufs.AgentToServer{PackageStatuses: &protobufs.PackageStatuses{
-		ServerProvidedAllPackagesHash: offer.AllPackagesHash,
-		Packages: map[string]*protobufs.PackageStatus{"otelcol-contrib": {Name: "otelcol-contrib", ServerOfferedHash: pa.Hash,
-			ServerOfferedVersion: pa.Version, Status: protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed, ErrorMessage: "disk full"}},
-	}}, &protobufs.ServerToAgent{})
+	upd := failOneOffer(t, e)
 	e.mu.Lock()
 	failed := e.linkedCollectorLocked(upd)
 	if failed.state != Failed || failed.err != "disk full" || len(failed.failed) != 1 || failed.offerSpec != spec {

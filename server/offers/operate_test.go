@@ -52,6 +52,30 @@ func addPair(t *testing.T, reg *registry.Registry, host string) (col, upd uuid.U
 	return col, upd
 }
 
+// failOneOffer has one updater with an offer report it failed ("disk
+// full") and returns that updater.
+func failOneOffer(t *testing.T, e *Engine) uuid.UUID {
+	t.Helper()
+	e.mu.Lock()
+	var upd uuid.UUID
+	var offer *protobufs.PackagesAvailable
+	for u, d := range e.desired {
+		upd, offer = u, d
+		break
+	}
+	e.mu.Unlock()
+	if offer == nil {
+		t.Fatal("no offer made")
+	}
+	pa := offer.Packages["otelcol-contrib"]
+	e.OnAgentMessage(upd, &protobufs.AgentToServer{PackageStatuses: &protobufs.PackageStatuses{
+		ServerProvidedAllPackagesHash: offer.AllPackagesHash,
+		Packages: map[string]*protobufs.PackageStatus{"otelcol-contrib": {Name: "otelcol-contrib", ServerOfferedHash: pa.Hash,
+			ServerOfferedVersion: pa.Version, Status: protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed, ErrorMessage: "disk full"}},
+	}}, &protobufs.ServerToAgent{})
+	return upd
+}
+
 func TestOperatorPauseHoldsNewOffersUntilResume(t *testing.T) {
 	e, _, reg := buildPairs(t, 2)
 	defer reg.Close()
@@ -100,20 +124,7 @@ func TestRetryFleetRetriesOnlyFailedMembers(t *testing.T) {
 	defer reg.Close()
 	defer e.Close()
 	e.SetEstate(testEstate("0.149.1"))
-	e.mu.Lock()
-	var upd uuid.UUID
-	var offer *protobufs.PackagesAvailable
-	for u, d := range e.desired {
-		upd, offer = u, d
-		break
-	}
-	e.mu.Unlock()
-	pa := offer.Packages["otelcol-contrib"]
-	e.OnAgentMessage(upd, &protobufs.AgentToServer{PackageStatuses: &protobufs.PackageStatuses{
-		ServerProvidedAllPackagesHash: offer.AllPackagesHash,
-		Packages: map[string]*protobufs.PackageStatus{"otelcol-contrib": {Name: "otelcol-contrib", ServerOfferedHash: pa.Hash,
-			ServerOfferedVersion: pa.Version, Status: protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed, ErrorMessage: "disk full"}},
-	}}, &protobufs.ServerToAgent{})
+	failOneOffer(t, e)
 	if s := states(e); s[Failed] != 1 || s[Offered] != 2 {
 		t.Fatalf("before retry: %v", s)
 	}

@@ -1,9 +1,7 @@
 package registry
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -16,12 +14,7 @@ import (
 // A short history is held in an array of exactly its length; a long one
 // grows as append grows it, and keeps its newest MaxEvents.
 func TestHistoryHeldExactlyWhileShort(t *testing.T) {
-	r, err := Load(context.Background(), &recordingStore{}, nil, slog.New(slog.DiscardHandler),
-		Options{FlushInterval: time.Hour, SeenInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := newTestRegistry(t, &recordingStore{}, Options{})
 	uid := uuid.New()
 	if _, err := r.Report(uid, store.Credential{Kind: "token", ID: "t1"}, &protobufs.AgentToServer{Capabilities: 1}, false, true); err != nil {
 		t.Fatal(err)
