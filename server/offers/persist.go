@@ -53,9 +53,9 @@ func (c *collector) persisted() persisted {
 	return p
 }
 
-// restoreLocked sets what p kept of c, sharing its strings and hash with
+// restoreLocked sets what p kept of c, sharing its strings and offer with
 // the other records (a fleet's collectors hold the same few: states,
-// versions, the offer's hash). Caller holds e.mu.
+// versions, the offer). Caller holds e.mu.
 func (e *Engine) restoreLocked(c *collector, p *persisted) {
 	for _, s := range []*string{&p.State, &p.Error, &p.FleetKey, &p.Target, &p.Assign} {
 		*s = e.strs.String(*s)
