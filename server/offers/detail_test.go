@@ -1,6 +1,10 @@
 package offers
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/google/uuid"
+)
 
 // Collectors never offered anything share one detail; an offer gives each
 // its own, with the offer itself shared by every collector offered the same
@@ -89,5 +93,28 @@ func TestDetailOwnedOnlyWhileItHoldsSomething(t *testing.T) {
 	}
 	if len(e.specs) > maxSharedSpecs {
 		t.Fatalf("%d specs kept, bound %d", len(e.specs), maxSharedSpecs)
+	}
+}
+
+// An offer read back from the store has no content hash (it is not
+// persisted); the next evaluation gives it back, so that a status naming
+// the offer by its file's content hash is still recognised.
+func TestEvaluationRestoresTheContentHash(t *testing.T) {
+	e, _, reg := buildPairs(t, 1)
+	defer reg.Close()
+	defer e.Close()
+	e.SetEstate(testEstate("0.149.1"))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for uid, c := range e.collectors {
+		content := c.content
+		if len(content) == 0 {
+			t.Fatal("offer without a content hash")
+		}
+		c.setOffer(e.specLocked(c.pkg, c.offerVer, c.hash, nil, c.offer), c.to) // as restored
+		e.evaluateLocked(map[uuid.UUID]struct{}{uid: {}})
+		if string(c.content) != string(content) || c.state != Offered {
+			t.Fatalf("after evaluation: state %s, content %x, want %x", c.state, c.content, content)
+		}
 	}
 }
