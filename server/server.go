@@ -508,6 +508,7 @@ func (s *Server) Start() error {
 	}
 	if s.adminLn, err = net.Listen("tcp", s.opts.AdminListen); err != nil {
 		s.opampLn.Close()
+		s.opampLn, s.adminLn = nil, nil // not started: Close has no listener to shut down
 		return fmt.Errorf("admin listen %s: %w", s.opts.AdminListen, err)
 	}
 	s.adminHTTP = &http.Server{Handler: s.admin, ReadHeaderTimeout: 10 * time.Second}
