@@ -54,7 +54,45 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// start starts the process and waits until it is ready. Addresses taken
+// by another process between freeAddr and the bind (tests run in
+// parallel) are replaced by fresh ones, a few times at most.
 func (d *daemon) start() {
+	d.t.Helper()
+	for attempt := 1; ; attempt++ {
+		before := d.logSize()
+		if d.startOnce() {
+			return
+		}
+		fresh := d.logSince(before)
+		if attempt == 3 || !strings.Contains(fresh, "address already in use") {
+			d.t.Fatalf("myriarchd exited at start:\n%s", fresh)
+		}
+		d.opamp, d.admin = freeAddr(d.t), freeAddr(d.t)
+	}
+}
+
+func (d *daemon) logSize() int64 {
+	if fi, err := os.Stat(d.logPath); err == nil {
+		return fi.Size()
+	}
+	return 0
+}
+
+// logSince is the log written from offset on (its last 8000 bytes).
+func (d *daemon) logSince(offset int64) string {
+	b, _ := os.ReadFile(d.logPath)
+	if offset <= int64(len(b)) {
+		b = b[offset:]
+	}
+	if len(b) > 8000 {
+		b = b[len(b)-8000:]
+	}
+	return string(b)
+}
+
+// startOnce starts the process; false when it exited before it was ready.
+func (d *daemon) startOnce() bool {
 	d.t.Helper()
 	logf, err := os.OpenFile(d.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -76,18 +114,23 @@ func (d *daemon) start() {
 	for time.Now().Before(deadline) {
 		select {
 		case <-d.exited:
-			d.t.Fatalf("myriarchd exited at start:\n%s", d.log())
+			return false
 		default:
 		}
 		if tok, err := os.ReadFile(filepath.Join(d.dataDir, "admin.token")); err == nil {
 			d.adminToken = strings.TrimSpace(string(tok))
+			// Ready, and this process: another's listener on a
+			// taken address would refuse this one's admin token.
 			if code, _ := d.api("GET", "/readyz", nil); code == 200 {
-				return
+				if code, _ := d.api("GET", "/api/v1/estate", nil); code == 200 {
+					return true
+				}
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	d.t.Fatalf("myriarchd not ready within a minute:\n%s", d.log())
+	return false
 }
 
 // stop ends the process with SIGTERM (SIGKILL after 30 s); it returns how
