@@ -46,7 +46,7 @@ var reasonNames = [...]string{0: "", reasonCredential: ReasonCredential, reasonH
 	reasonUnknownCollector: ReasonUnknownCollector, reasonNoClaim: ReasonNoClaim, reasonSuperseded: ReasonSuperseded}
 
 // entry is one agent as the index keeps it: its facts and its pairing
-// (112 bytes; the index holds every agent of the estate).
+// (96 bytes; the index holds every agent of the estate).
 type entry struct {
 	uid   uuid.UUID
 	cred  *store.Credential // shared (Index.creds)
