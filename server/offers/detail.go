@@ -18,21 +18,15 @@ type offerDetail struct {
 
 // offerSpec is the current offer, the same for every collector offered
 // the same package on the same platform: shared (Engine.specLocked),
-// never written once shared.
+// never written once shared. Comparable, so that equal specs are found.
 type offerSpec struct {
 	pkg      string
 	offerVer string
-	hash     []byte // per-package hash of the offer
-	content  []byte // content_hash of the offer's file
+	hash     string // per-package hash of the offer (bytes)
+	content  string // content_hash of the offer's file (bytes)
 	// offer is the platform the offer was built for, so that the
 	// instance the updater is connected to can deliver it.
 	offer offerKey
-}
-
-// specKey identifies an offerSpec.
-type specKey struct {
-	pkg, offerVer, hash, content string
-	offer                        offerKey
 }
 
 // noOffer is the detail of every record that has none of its own, noSpec
@@ -104,31 +98,18 @@ func (c *collector) setOffer(s *offerSpec, to uuid.UUID) {
 }
 
 // specLocked returns the shared offerSpec with these fields (noSpec when
-// all are empty). The table starts over when full: specs already held
-// stay valid, only no longer shared with new ones. Caller holds e.mu.
+// all are empty). Caller holds e.mu.
 func (e *Engine) specLocked(pkg, ver string, hash, content []byte, offer offerKey) *offerSpec {
-	k := specKey{pkg: pkg, offerVer: ver, hash: string(hash), content: string(content), offer: offer}
-	if k == (specKey{}) {
+	s := offerSpec{pkg: e.strs.String(pkg), offerVer: e.strs.String(ver), hash: string(hash), content: string(content),
+		offer: offerKey{mode: e.strs.String(offer.mode), os: e.strs.String(offer.os), arch: e.strs.String(offer.arch)}}
+	if s == (offerSpec{}) {
 		return noSpec
 	}
-	if s, ok := e.specs[k]; ok {
-		return s
-	}
-	if e.specs == nil || len(e.specs) >= maxSharedSpecs {
-		e.specs = map[specKey]*offerSpec{}
-	}
-	s := &offerSpec{pkg: e.strs.String(pkg), offerVer: e.strs.String(ver), hash: []byte(k.hash), content: []byte(k.content),
-		offer: offerKey{mode: e.strs.String(offer.mode), os: e.strs.String(offer.os), arch: e.strs.String(offer.arch)}}
-	if len(s.hash) == 0 {
-		s.hash = nil
-	}
-	if len(s.content) == 0 {
-		s.content = nil
-	}
-	e.specs[k] = s
-	return s
+	e.specs.Max = maxSharedSpecs
+	return e.specs.Of(s)
 }
 
 // maxSharedSpecs bounds the offers shared (one per package version and
-// platform offered, with or without its file's content hash).
+// platform offered, with or without its file's content hash); the table
+// starts over when full.
 const maxSharedSpecs = 1024

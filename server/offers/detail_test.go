@@ -91,8 +91,8 @@ func TestDetailOwnedOnlyWhileItHoldsSomething(t *testing.T) {
 	for i := range maxSharedSpecs + 1 {
 		e.specLocked("p", "1.0.0", []byte{byte(i), byte(i >> 8)}, nil, offerKey{})
 	}
-	if len(e.specs) > maxSharedSpecs {
-		t.Fatalf("%d specs kept, bound %d", len(e.specs), maxSharedSpecs)
+	if e.specs.Len() > maxSharedSpecs {
+		t.Fatalf("%d specs kept, bound %d", e.specs.Len(), maxSharedSpecs)
 	}
 }
 
@@ -111,9 +111,9 @@ func TestEvaluationRestoresTheContentHash(t *testing.T) {
 		if len(content) == 0 {
 			t.Fatal("offer without a content hash")
 		}
-		c.setOffer(e.specLocked(c.pkg, c.offerVer, c.hash, nil, c.offer), c.to) // as restored
+		c.setOffer(e.specLocked(c.pkg, c.offerVer, []byte(c.hash), nil, c.offer), c.to) // as restored
 		e.evaluateLocked(map[uuid.UUID]struct{}{uid: {}})
-		if string(c.content) != string(content) || c.state != Offered {
+		if c.content != content || c.state != Offered {
 			t.Fatalf("after evaluation: state %s, content %x, want %x", c.state, c.content, content)
 		}
 	}

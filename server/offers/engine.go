@@ -107,7 +107,7 @@ type Engine struct {
 	// strs shares the strings of restored records, specs the offers
 	// collectors hold (see detail.go); guarded by mu.
 	strs  intern.Table
-	specs map[specKey]*offerSpec
+	specs intern.Values[offerSpec]
 
 	// records keeps each collector's record (nil: none are kept); dirty
 	// are those to write.

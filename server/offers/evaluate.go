@@ -139,12 +139,12 @@ func (e *Engine) decideLocked(c *collector, f *fleet, u *updater) (string, strin
 	if pas == nil {
 		return NoArtifact, why
 	}
-	if content := pas.Packages[pv.Name].GetFile().GetContentHash(); string(c.hash) == string(hash) && string(c.content) != string(content) {
+	if content := pas.Packages[pv.Name].GetFile().GetContentHash(); c.hash == string(hash) && c.content != string(content) {
 		// The content hash is not persisted: restore it after a restart.
-		c.setOffer(e.specLocked(c.pkg, c.offerVer, c.hash, content, c.offer), c.to)
+		c.setOffer(e.specLocked(c.pkg, c.offerVer, []byte(c.hash), content, c.offer), c.to)
 	}
 	hexHash := hex.EncodeToString(hash)
-	inFlight := string(c.hash) == string(hash) &&
+	inFlight := c.hash == string(hash) &&
 		(c.state == Offered || c.state == Downloading || c.state == Installing || c.state == Installed)
 	switch {
 	case c.failed[hexHash]:

@@ -25,5 +25,5 @@ func (s sharedUnwritten) Run() int {
 }
 
 func specZero(s *offerSpec) bool {
-	return s.pkg == "" && s.offerVer == "" && s.hash == nil && s.content == nil && s.offer == (offerKey{})
+	return *s == offerSpec{}
 }

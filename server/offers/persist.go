@@ -41,7 +41,7 @@ type persisted struct {
 
 func (c *collector) persisted() persisted {
 	p := persisted{State: c.state, Error: c.err, Updated: c.updated.Time(), Package: c.pkg, Version: c.offerVer,
-		HashHex: hex.EncodeToString(c.hash), FleetKey: c.fleet, Target: c.target, Assign: c.assign, Wave: int(c.wave),
+		HashHex: hex.EncodeToString([]byte(c.hash)), FleetKey: c.fleet, Target: c.target, Assign: c.assign, Wave: int(c.wave),
 		Mode: c.offer.mode, OS: c.offer.os, Arch: c.offer.arch, Progress: c.progress, ReportAt: c.reportAt.Time()}
 	if c.to != uuid.Nil {
 		p.To = c.to.String()
@@ -61,7 +61,7 @@ func (e *Engine) restoreLocked(c *collector, p *persisted) {
 		*s = e.strs.String(*s)
 	}
 	var spec *offerSpec
-	if c.pkg == p.Package && c.offerVer == p.Version && hex.EncodeToString(c.hash) == p.HashHex &&
+	if c.pkg == p.Package && c.offerVer == p.Version && hex.EncodeToString([]byte(c.hash)) == p.HashHex &&
 		c.offer == (offerKey{mode: p.Mode, os: p.OS, arch: p.Arch}) {
 		spec = c.offerSpec // the same offer: keep the content hash it has
 	} else {
@@ -106,12 +106,12 @@ type decided struct {
 }
 
 func (c *collector) decision() decided {
-	return decided{fleet: c.fleet, target: c.target, assign: c.assign, wave: int(c.wave), hash: string(c.hash), offer: c.offer, to: c.to}
+	return decided{fleet: c.fleet, target: c.target, assign: c.assign, wave: int(c.wave), hash: c.hash, offer: c.offer, to: c.to}
 }
 
 func (c *collector) decisionIs(d decided) bool {
 	return c.fleet == d.fleet && c.target == d.target && c.assign == d.assign && int(c.wave) == d.wave &&
-		string(c.hash) == d.hash && c.offer == d.offer && c.to == d.to
+		c.hash == d.hash && c.offer == d.offer && c.to == d.to
 }
 
 // persistLocked queues c's record for the writer when this instance decides;

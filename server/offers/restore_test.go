@@ -37,7 +37,7 @@ func TestRestoredRecordsShareStringsAndOffer(t *testing.T) {
 			t.Errorf("%s not shared", name)
 		}
 	}
-	if a.offerSpec != b.offerSpec || &a.hash[0] != &b.hash[0] {
+	if a.offerSpec != b.offerSpec || unsafe.StringData(a.hash) != unsafe.StringData(b.hash) {
 		t.Error("the offer is not shared")
 	}
 }

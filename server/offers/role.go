@@ -1,7 +1,6 @@
 package offers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"time"
@@ -131,7 +130,7 @@ func (e *Engine) Mirror(records map[[16]byte][]byte) {
 			continue
 		}
 		e.offeredTo[c.to] = c.uid
-		fresh := c.state == Offered && (prevState != Offered || !bytes.Equal(prevHash, c.hash) || prevTo != c.to)
+		fresh := c.state == Offered && (prevState != Offered || prevHash != c.hash || prevTo != c.to)
 		e.deliverToLocked(c.to, fresh)
 	}
 }
@@ -156,7 +155,7 @@ func (e *Engine) deliverToLocked(upd uuid.UUID, send bool) {
 		return
 	}
 	pas, hash, _ := e.offerOnLocked(pv, c.offer)
-	if pas == nil || !bytes.Equal(hash, c.hash) {
+	if pas == nil || string(hash) != c.hash {
 		e.log.Warn("the leader's offer differs from this instance's estate; not delivered", "collector", c.uid, "updater", upd,
 			"package", c.pkg, "version", c.offerVer)
 		return

@@ -94,14 +94,14 @@ func (e *Engine) packageStatusesLocked(updaterUID uuid.UUID, ps *protobufs.Packa
 		c.setErr("")
 		c.setProgress(nil)
 	case protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed:
-		if c.state == Failed && c.failed[hex.EncodeToString(c.hash)] {
+		if c.state == Failed && c.failed[hex.EncodeToString([]byte(c.hash))] {
 			return nil
 		}
 		d := c.own()
 		if d.failed == nil {
 			d.failed = map[string]bool{}
 		}
-		d.failed[hex.EncodeToString(d.hash)] = true
+		d.failed[hex.EncodeToString([]byte(d.hash))] = true
 		c.state, d.progress = Failed, nil
 		d.err = st.ErrorMessage
 		if d.err == "" {
@@ -187,8 +187,8 @@ func (e *Engine) Resume(name string) error {
 // server_offered_hash is the PackageAvailable hash; agents that echo the
 // file's content_hash instead are matched by that and the offered version.
 func (c *collector) isCurrent(st *protobufs.PackageStatus) bool {
-	if bytes.Equal(st.ServerOfferedHash, c.hash) {
+	if string(st.ServerOfferedHash) == c.hash {
 		return true
 	}
-	return len(c.content) > 0 && bytes.Equal(st.ServerOfferedHash, c.content) && st.ServerOfferedVersion == c.offerVer
+	return len(c.content) > 0 && string(st.ServerOfferedHash) == c.content && st.ServerOfferedVersion == c.offerVer
 }
