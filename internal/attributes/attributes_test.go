@@ -195,7 +195,7 @@ func TestView(t *testing.T) {
 // Values of every length read back whole: a view packs them into one
 // string, each behind its length.
 func TestViewValueLengths(t *testing.T) {
-	for _, n := range []int{0, 1, 127, 128, 300, 16383, 16384, MaxLen} {
+	for _, n := range []int{0, 1, 63, 64, 127, 128, 300, 8191, 8192, 16383, 16384, MaxLen} {
 		m := map[string]string{"a": "x", "b": strings.Repeat("v", n), "c": "", "d": strings.Repeat("w", n/2)}
 		v := ViewOf(m)
 		if !maps.Equal(v.Map(), m) {

@@ -12,8 +12,9 @@ import (
 // its identifying ones (which win on equal keys), then its labels under
 // LabelPrefix. A server holds one for every agent of the estate, so it is
 // compact: the keys, sorted (views with the same keys share one list, see
-// KeySets), and the values in their order packed into one string, behind
-// one pointer that every holder copies. Immutable.
+// KeySets), and the values in their order packed into one string, those
+// the fleet repeats referred to by number (see dictionary), behind one
+// pointer that every holder copies. Immutable.
 //
 // The zero View is unknown (the agent has not described itself); a known
 // View may be empty.
@@ -21,10 +22,14 @@ type View struct{ v *view }
 
 type view struct {
 	keys *[]string // sorted; possibly shared with other views (nil: none)
-	// data holds the value of each key in turn, each preceded by its
-	// length as a uvarint: one allocation for all the values instead of a
-	// string header for each and an allocation for each value of its own
-	// (host names, instance UIDs). A value read is a substring of it.
+	// data holds the value of each key in turn: one allocation for all the
+	// values instead of a string header for each and an allocation for
+	// each value of its own (host names, instance UIDs). Each value is a
+	// uvarint h, then, when h is even, the h/2 bytes of the value (a value
+	// read is a substring of data); when h is odd, the value is number h/2
+	// of the dictionary of repeated values (see dictionary). The same
+	// values may so be written two ways, depending on when the view was
+	// built.
 	data string
 }
 
@@ -54,16 +59,35 @@ func ViewOf(m map[string]string) View {
 
 func viewOf(m map[string]string, sets KeySets) View {
 	keys := slices.Sorted(maps.Keys(m))
+	var small [16]string
+	var smallRefs [16]uint32
+	vals, refs := small[:0], smallRefs[:0]
+	if len(keys) > len(small) {
+		vals, refs = make([]string, 0, len(keys)), make([]uint32, 0, len(keys))
+	}
+	for _, k := range keys {
+		vals = append(vals, m[k])
+	}
+	refs = refs[:len(vals)]
+	values.refs(vals, refs)
 	var prefix [binary.MaxVarintLen64]byte
 	n := 0
-	for _, val := range m {
-		n += len(binary.AppendUvarint(prefix[:0], uint64(len(val)))) + len(val)
+	for i, val := range vals {
+		if refs[i] > 0 {
+			n += len(binary.AppendUvarint(prefix[:0], uint64(refs[i]-1)<<1|1))
+		} else {
+			n += len(binary.AppendUvarint(prefix[:0], uint64(len(val))<<1)) + len(val)
+		}
 	}
 	var data strings.Builder
 	data.Grow(n)
-	for _, k := range keys {
-		data.Write(binary.AppendUvarint(prefix[:0], uint64(len(m[k]))))
-		data.WriteString(m[k])
+	for i, val := range vals {
+		if refs[i] > 0 {
+			data.Write(binary.AppendUvarint(prefix[:0], uint64(refs[i]-1)<<1|1))
+			continue
+		}
+		data.Write(binary.AppendUvarint(prefix[:0], uint64(len(val))<<1))
+		data.WriteString(val)
 	}
 	return View{&view{keys: shareKeys(keys, sets), data: data.String()}}
 }
@@ -90,25 +114,28 @@ func (v View) Get(k string) (string, bool) {
 	}
 	off := 0
 	for range i {
-		n, w := v.v.next(off)
-		off += w + n
+		_, off = v.v.at(off)
 	}
-	n, w := v.v.next(off)
-	return v.v.data[off+w : off+w+n], true
+	val, _ := v.v.at(off)
+	return val, true
 }
 
-// next reads the length of the value at off in data: the value's length
-// and the width of its prefix.
-func (v *view) next(off int) (n, w int) {
-	var x uint64
+// at reads the value at off in data: the value and the offset of the next.
+func (v *view) at(off int) (string, int) {
+	var h uint64
 	for shift := 0; ; shift += 7 {
-		b := v.data[off+w]
-		w++
-		x |= uint64(b&0x7f) << shift
+		b := v.data[off]
+		off++
+		h |= uint64(b&0x7f) << shift
 		if b < 0x80 {
-			return int(x), w
+			break
 		}
 	}
+	if h&1 == 1 {
+		return values.value(uint32(h >> 1)), off
+	}
+	n := int(h >> 1)
+	return v.data[off : off+n], off + n
 }
 
 // Value is Get's value ("" when k is not in the view).
@@ -125,12 +152,11 @@ func (v View) All() iter.Seq2[string, string] {
 		}
 		off := 0
 		for _, k := range list(v.v.keys) {
-			n, w := v.v.next(off)
-			off += w
-			if !yield(k, v.v.data[off:off+n]) {
+			var val string
+			val, off = v.v.at(off)
+			if !yield(k, val) {
 				return
 			}
-			off += n
 		}
 	}
 }
@@ -160,7 +186,23 @@ func (v View) Equal(o View) bool {
 	if v.v == nil || o.v == nil {
 		return v.v == o.v
 	}
-	return v.v.data == o.v.data && slices.Equal(list(v.v.keys), list(o.v.keys))
+	if !slices.Equal(list(v.v.keys), list(o.v.keys)) {
+		return false
+	}
+	if v.v.data == o.v.data {
+		return true
+	}
+	// The same values may be written differently (see view.data).
+	off, ooff := 0, 0
+	for range list(v.v.keys) {
+		var a, b string
+		a, off = v.v.at(off)
+		b, ooff = o.v.at(ooff)
+		if a != b {
+			return false
+		}
+	}
+	return true
 }
 
 // String formats the view as fmt formats the map of its attributes.
