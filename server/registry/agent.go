@@ -17,7 +17,7 @@ import (
 // share them.
 type agent struct {
 	uid  uuid.UUID
-	cred *store.Credential    // shared (see credSets)
+	cred *store.Credential    // shared (see sharedValues)
 	desc attributes.Described // the attribute view and the reported lists in it
 	// descSum is the digest of the description its row holds, as read or
 	// as last encoded here (0: none); rows are compared by it. The bytes
@@ -48,13 +48,13 @@ type agent struct {
 	events     *[]store.Event
 	nextSeq    uint64
 	lastMsgSeq uint64
-	extra      []byte
+	extra      *[]byte // feature-owned JSON; nil: none; replaced, never modified
 	// instance: the instance sharing the database its WebSocket is open
-	// to, as its row says ("" none); remoteUntil: connected to another
+	// to, as its row says (nil: none; shared, see sharedValues); remoteUntil: connected to another
 	// instance, online until this lease ends; leftAt: when its connection
 	// to another instance was seen closing (see remote.go). Kept as stamps:
 	// the registry holds every agent of the estate.
-	instance    string
+	instance    *string
 	seenWritten stamp.Stamp // the last-seen time last written
 	remoteUntil stamp.Stamp
 	leftAt      stamp.Stamp
@@ -124,7 +124,7 @@ func (a *agent) snapshot(now time.Time, httpWindow time.Duration, withEvents boo
 		hasHealth:      a.hasHealth,
 		FirstSeen:      a.firstSeen.Time(),
 		LastSeen:       a.lastSeen.Time(),
-		Extra:          a.extra,
+		Extra:          a.extraBytes(),
 	}
 	if evs := a.history(); withEvents && len(evs) > 0 {
 		// Shared, not copied: addEvent only appends past this length or
@@ -149,6 +149,31 @@ func (a *agent) record() store.Agent {
 		TokenLabels:  a.tokenLabels,
 		FirstSeen:    a.firstSeen.Time(),
 		LastSeen:     a.lastSeen.Time(),
-		Extra:        a.extra,
+		Extra:        a.extraBytes(),
 	}
+}
+
+// extraOf is the record's hold of feature-owned JSON.
+func extraOf(b []byte) *[]byte {
+	if b == nil {
+		return nil
+	}
+	return &b
+}
+
+// extraBytes is the feature-owned JSON (nil: none).
+func (a *agent) extraBytes() []byte {
+	if a.extra == nil {
+		return nil
+	}
+	return *a.extra
+}
+
+// instanceName is the instance the agent's WebSocket is open to, as its row
+// says ("": none).
+func (a *agent) instanceName() string {
+	if a.instance == nil {
+		return ""
+	}
+	return *a.instance
 }

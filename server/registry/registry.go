@@ -108,10 +108,11 @@ type Registry struct {
 	stop    chan struct{}
 	done    chan struct{}
 
-	registrations *registrationLimit // nil without a bound
-	labelSets     labelSets          // equal label maps shared among agents
-	keySets       keySets            // equal identifying key lists shared among agents
-	creds         credSets           // equal credentials shared among agents
+	registrations *registrationLimit             // nil without a bound
+	labelSets     labelSets                      // equal label maps shared among agents
+	keySets       keySets                        // equal identifying key lists shared among agents
+	creds         sharedValues[store.Credential] // equal credentials shared among agents
+	instances     sharedValues[string]           // instance names shared among agents
 }
 
 // TokenInfo answers what the registry needs to know about enrollment tokens.
@@ -192,11 +193,13 @@ func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, event
 		descSum:      descSumOf(rec.Description),
 		capabilities: rec.Capabilities,
 		tokenLabels:  r.labelSets.share(rec.TokenLabels),
-		instance:     rec.Instance,
 		persisted:    true,
 		firstSeen:    stamp.Of(rec.FirstSeen),
 		lastSeen:     stamp.Of(rec.LastSeen),
-		extra:        rec.Extra,
+		extra:        extraOf(rec.Extra),
+	}
+	if rec.Instance != "" {
+		a.instance = r.instances.share(rec.Instance)
 	}
 	a.setHistory(events)
 	if n := len(events); n > 0 {
@@ -297,7 +300,7 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 		a.conns++
 		if a.conns == 1 && r.opts.Instance != "" {
 			r.pendingConns[uid] = true
-			a.instance, a.remoteUntil = r.opts.Instance, 0
+			a.instance, a.remoteUntil = r.instances.share(r.opts.Instance), 0
 		}
 	}
 	if !wasOnline {
@@ -376,7 +379,7 @@ func (r *Registry) Disconnected(uid uuid.UUID) {
 		r.pendingSeen[uid] = struct{}{}
 		if a.conns == 0 && r.opts.Instance != "" {
 			r.pendingConns[uid] = false
-			a.instance, a.leftAt = "", a.lastSeen // connected nowhere, as far as this instance knows
+			a.instance, a.leftAt = nil, a.lastSeen // connected nowhere, as far as this instance knows
 		}
 	}
 	r.mu.Unlock()
@@ -404,7 +407,7 @@ func (r *Registry) SetExtra(uid uuid.UUID, extra []byte) {
 	r.mu.Lock()
 	a, ok := r.agents[uid]
 	if ok {
-		a.extra = extra
+		a.extra = extraOf(extra)
 		r.pendingRows[uid] = stamp.Of(r.opts.Now())
 	}
 	r.mu.Unlock()

@@ -40,7 +40,7 @@ func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, 
 		}
 		if ok {
 			fresh.leftAt = a.leftAt
-			if a.instance != "" && fresh.instance == "" && recs[i].LastSeen.After(fresh.leftAt.Time()) {
+			if a.instance != nil && fresh.instance == nil && recs[i].LastSeen.After(fresh.leftAt.Time()) {
 				fresh.leftAt = stamp.Of(recs[i].LastSeen) // its connection closed then
 			}
 		}
@@ -63,8 +63,8 @@ func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, 
 // connected to none, leaseUntil of lastSeen unless it left since. Caller
 // holds r.mu.
 func (r *Registry) leaseLocked(a *agent, lastSeen time.Time, leaseUntil func(time.Time) time.Time) time.Time {
-	if a.instance != "" && a.instance != r.opts.Instance {
-		if until, ok := r.live[a.instance]; ok {
+	if a.instance != nil && *a.instance != r.opts.Instance {
+		if until, ok := r.live[*a.instance]; ok {
 			return until
 		}
 		// An instance the last sweep did not know (it started since) wrote
@@ -122,8 +122,8 @@ func (r *Registry) SeenElsewhere(seen map[[16]byte]time.Time, live map[string]ti
 			a.lastSeen = stamp.Of(t)
 		}
 		switch {
-		case a.instance != "" && a.instance != r.opts.Instance:
-			a.remoteUntil = stamp.Of(r.live[a.instance])
+		case a.instance != nil && *a.instance != r.opts.Instance:
+			a.remoteUntil = stamp.Of(r.live[*a.instance])
 		case ok:
 			a.remoteUntil = stamp.Of(r.leaseLocked(a, t, leaseUntil))
 		default:
@@ -166,7 +166,7 @@ func (r *Registry) Outdated(recs []store.Agent, events map[[16]byte][]store.Even
 // sameRow reports whether rec holds what a does of its row.
 func (a *agent) sameRow(rec *store.Agent) bool {
 	if string(a.kind.Kind()) != rec.Kind || *a.cred != rec.Credential || a.capabilities != rec.Capabilities ||
-		a.instance != rec.Instance || a.descSum != descSumOf(rec.Description) || !bytes.Equal(a.extra, rec.Extra) ||
+		a.instanceName() != rec.Instance || a.descSum != descSumOf(rec.Description) || !bytes.Equal(a.extraBytes(), rec.Extra) ||
 		!maps.Equal(a.tokenLabels, rec.TokenLabels) {
 		return false
 	}
