@@ -1,7 +1,6 @@
 package attributes
 
 import (
-	"encoding/binary"
 	"iter"
 	"maps"
 	"slices"
@@ -24,12 +23,10 @@ type view struct {
 	keys *[]string // sorted; possibly shared with other views (nil: none)
 	// data holds the value of each key in turn: one allocation for all the
 	// values instead of a string header for each and an allocation for
-	// each value of its own (host names, instance UIDs). Each value is a
-	// uvarint h, then, when h is even, the h/2 bytes of the value (a value
-	// read is a substring of data); when h is odd, the value is number h/2
-	// of the dictionary of repeated values (see dictionary). The same
-	// values may so be written two ways, depending on when the view was
-	// built.
+	// each value of its own (host names, instance UIDs). The values are
+	// written as encoding.go says: inline, as a UUID's 16 bytes, or as the
+	// number of a value the fleet repeats (see dictionary). The same values
+	// may so be written two ways, depending on when the view was built.
 	data string
 }
 
@@ -70,24 +67,14 @@ func viewOf(m map[string]string, sets KeySets) View {
 	}
 	refs = refs[:len(vals)]
 	values.refs(vals, refs)
-	var prefix [binary.MaxVarintLen64]byte
 	n := 0
 	for i, val := range vals {
-		if refs[i] > 0 {
-			n += len(binary.AppendUvarint(prefix[:0], uint64(refs[i]-1)<<1|1))
-		} else {
-			n += len(binary.AppendUvarint(prefix[:0], uint64(len(val))<<1)) + len(val)
-		}
+		n += encodedLen(val, refs[i])
 	}
 	var data strings.Builder
 	data.Grow(n)
 	for i, val := range vals {
-		if refs[i] > 0 {
-			data.Write(binary.AppendUvarint(prefix[:0], uint64(refs[i]-1)<<1|1))
-			continue
-		}
-		data.Write(binary.AppendUvarint(prefix[:0], uint64(len(val))<<1))
-		data.WriteString(val)
+		encode(&data, val, refs[i])
 	}
 	return View{&view{keys: shareKeys(keys, sets), data: data.String()}}
 }
@@ -114,28 +101,10 @@ func (v View) Get(k string) (string, bool) {
 	}
 	off := 0
 	for range i {
-		_, off = v.v.at(off)
+		off, _ = v.v.next(off)
 	}
 	val, _ := v.v.at(off)
 	return val, true
-}
-
-// at reads the value at off in data: the value and the offset of the next.
-func (v *view) at(off int) (string, int) {
-	var h uint64
-	for shift := 0; ; shift += 7 {
-		b := v.data[off]
-		off++
-		h |= uint64(b&0x7f) << shift
-		if b < 0x80 {
-			break
-		}
-	}
-	if h&1 == 1 {
-		return values.value(uint32(h >> 1)), off
-	}
-	n := int(h >> 1)
-	return v.data[off : off+n], off + n
 }
 
 // Value is Get's value ("" when k is not in the view).
@@ -192,15 +161,20 @@ func (v View) Equal(o View) bool {
 	if v.v.data == o.v.data {
 		return true
 	}
-	// The same values may be written differently (see view.data).
+	// The same values may be written differently (see view.data): equal
+	// bytes are equal values, other bytes are compared as values.
 	off, ooff := 0, 0
 	for range list(v.v.keys) {
-		var a, b string
-		a, off = v.v.at(off)
-		b, ooff = o.v.at(ooff)
+		next, a := v.v.next(off)
+		onext, b := o.v.next(ooff)
 		if a != b {
-			return false
+			x, _ := v.v.at(off)
+			y, _ := o.v.at(ooff)
+			if x != y {
+				return false
+			}
 		}
+		off, ooff = next, onext
 	}
 	return true
 }
