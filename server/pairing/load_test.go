@@ -93,8 +93,8 @@ func TestLoadMatchesUpdates(t *testing.T) {
 		if !reflect.DeepEqual(normal(seq.collectorStates()), normal(fresh.collectorStates())) || !reflect.DeepEqual(seq.updaterStates(), fresh.updaterStates()) {
 			t.Fatalf("round %d: states differ after claims moved:\nupdates %+v\nload    %+v", round, seq.collectorStates(), fresh.collectorStates())
 		}
-		if !reflect.DeepEqual(normalClaims(seq.claims), normalClaims(fresh.claims)) {
-			t.Fatalf("round %d: claims differ after claims moved:\nupdates %v\nload    %v", round, seq.claims, fresh.claims)
+		if !reflect.DeepEqual(seq.claimLists(), fresh.claimLists()) {
+			t.Fatalf("round %d: claims differ after claims moved:\nupdates %v\nload    %v", round, seq.claimLists(), fresh.claimLists())
 		}
 	}
 }
@@ -111,11 +111,16 @@ func normal(m map[uuid.UUID]CollectorState) map[uuid.UUID]CollectorState {
 	return out
 }
 
-// normalClaims sorts each collector's claimants.
-func normalClaims(m map[uuid.UUID][]uuid.UUID) map[uuid.UUID][]uuid.UUID {
-	out := make(map[uuid.UUID][]uuid.UUID, len(m))
-	for c, us := range m {
-		out[c] = slices.SortedFunc(slices.Values(us), func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+// claimLists is each claimed collector's claimants, sorted.
+func (ix *Index) claimLists() map[uuid.UUID][]uuid.UUID {
+	out := make(map[uuid.UUID][]uuid.UUID, len(ix.claims.first))
+	for c := range ix.claims.first {
+		out[c] = slices.SortedFunc(slices.Values(ix.claims.appendTo(nil, c)), func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	}
+	for c := range ix.claims.more {
+		if _, ok := ix.claims.first[c]; !ok {
+			out[c] = nil // further claimants without a first one: never equal to a list
+		}
 	}
 	return out
 }

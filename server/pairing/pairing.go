@@ -5,7 +5,6 @@
 package pairing
 
 import (
-	"slices"
 	"sort"
 	"time"
 
@@ -81,9 +80,8 @@ type Index struct {
 	// holds every agent of the estate, so a pairing is not a map entry of
 	// its own.
 	agents map[uuid.UUID]*entry
-	// claims are the updaters claiming each collector, in no order (one,
-	// almost always: a slice costs a fraction of a set).
-	claims map[uuid.UUID][]uuid.UUID
+	// claims are the updaters claiming each collector.
+	claims claims
 	// ambiguous holds the claimants of the collectors in that state (few).
 	ambiguous map[uuid.UUID][]uuid.UUID
 	// creds shares the entries' credentials: an updater and its collector
@@ -95,7 +93,7 @@ type Index struct {
 func New() *Index {
 	return &Index{
 		agents:    map[uuid.UUID]*entry{},
-		claims:    map[uuid.UUID][]uuid.UUID{},
+		claims:    newClaims(),
 		ambiguous: map[uuid.UUID][]uuid.UUID{},
 	}
 }
@@ -151,7 +149,7 @@ func (ix *Index) place(a Agent, affected map[uuid.UUID]struct{}) {
 	}
 	if e.role == Updater && e.hasClaim {
 		affected[e.claim] = struct{}{}
-		ix.unclaim(e.claim, e.uid)
+		ix.claims.remove(e.claim, e.uid)
 	}
 	if e.role == Collector {
 		affected[e.uid] = struct{}{}
@@ -173,9 +171,7 @@ func (ix *Index) placeNew(e *entry, affected map[uuid.UUID]struct{}) {
 	switch e.role {
 	case Updater:
 		if e.hasClaim {
-			if set := ix.claims[e.claim]; !slices.Contains(set, e.uid) {
-				ix.claims[e.claim] = append(set, e.uid)
-			}
+			ix.claims.add(e.claim, e.uid)
 			e.setUpdater(none, 0, uuid.Nil) // the claimed collector's evaluation sets it
 			affected[e.claim] = struct{}{}
 		} else {
@@ -186,18 +182,6 @@ func (ix *Index) placeNew(e *entry, affected map[uuid.UUID]struct{}) {
 	default:
 		e.state, e.reason, e.peer = none, 0, uuid.Nil
 		affected[e.uid] = struct{}{} // updaters may claim a UID that stopped being a collector
-	}
-}
-
-func (ix *Index) unclaim(collector, updater uuid.UUID) {
-	set := ix.claims[collector]
-	i := slices.Index(set, updater)
-	switch {
-	case i < 0:
-	case len(set) == 1:
-		delete(ix.claims, collector)
-	default:
-		ix.claims[collector] = slices.Delete(set, i, i+1)
 	}
 }
 
@@ -247,7 +231,8 @@ func (ix *Index) evalCollector(c uuid.UUID) (CollectorState, bool) {
 	col := ix.agents[c]
 	isCollector := col != nil && col.role == Collector
 	var valid, online []*entry
-	for _, u := range ix.claims[c] {
+	var buf [2]uuid.UUID
+	for _, u := range ix.claims.appendTo(buf[:0], c) {
 		upd := ix.agents[u]
 		if !isCollector {
 			upd.setUpdater(unlinked, reasonUnknownCollector, uuid.Nil)
@@ -313,7 +298,7 @@ func rules(u, c *entry) reason {
 	if *u.cred != *c.cred {
 		return reasonCredential
 	}
-	if u.host != "" && c.host != "" && u.host != c.host {
+	if u.host != 0 && c.host != 0 && u.host != c.host {
 		return reasonHostName
 	}
 	return 0
