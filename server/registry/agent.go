@@ -153,9 +153,10 @@ func (a *agent) record() store.Agent {
 	}
 }
 
-// extraOf is the record's hold of feature-owned JSON.
+// extraOf is the record's hold of feature-owned JSON: nil when empty (rows
+// give an empty, not a nil, slice for none).
 func extraOf(b []byte) *[]byte {
-	if b == nil {
+	if len(b) == 0 {
 		return nil
 	}
 	return &b

@@ -25,3 +25,16 @@ func TestAgentRecordSize(t *testing.T) {
 		t.Fatalf("agent record is %d bytes, want at most 192", n)
 	}
 }
+
+// A record holds no feature JSON when there is none, whether the row gave
+// nil or an empty slice.
+func TestNoExtraHeldForNone(t *testing.T) {
+	for _, b := range [][]byte{nil, {}} {
+		if p := extraOf(b); p != nil {
+			t.Fatalf("extraOf(%#v) holds %v", b, p)
+		}
+	}
+	if p := extraOf([]byte(`{}`)); p == nil || string(*p) != `{}` {
+		t.Fatal("extraOf dropped feature JSON")
+	}
+}
