@@ -7,7 +7,8 @@ package intern
 
 // Table is a bounded set of shared strings. When it is full it starts over,
 // so unique strings (host names, instance UIDs) cannot crowd out the common
-// ones for long. The zero value is ready to use. Not safe for concurrent
+// ones for long; it keeps the space its map grew to, so a table fed unique
+// strings allocates only the strings. The zero value is ready to use. Not safe for concurrent
 // use: callers hold their own lock or keep one Table per goroutine.
 type Table struct {
 	m   map[string]string
@@ -38,8 +39,11 @@ func (t *Table) add(s string) {
 	if limit <= 0 {
 		limit = 4096
 	}
-	if t.m == nil || len(t.m) >= limit {
+	switch {
+	case t.m == nil:
 		t.m = make(map[string]string, 256)
+	case len(t.m) >= limit:
+		clear(t.m) // starts over in the space it grew to: no map to grow again
 	}
 	t.m[s] = s
 }

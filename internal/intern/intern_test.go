@@ -2,6 +2,7 @@ package intern
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
@@ -29,5 +30,31 @@ func TestSharesAndStaysBounded(t *testing.T) {
 	e := tab.Bytes([]byte(a))
 	if unsafe.StringData(d) != unsafe.StringData(e) {
 		t.Error("not shared after the table started over")
+	}
+}
+
+// A table fed unique strings allocates the strings and nothing more: it
+// starts over in the map it has, not in a new one to grow again.
+func TestStartingOverAllocatesNoMap(t *testing.T) {
+	tab := Table{Max: 512}
+	const n = 20 * 512
+	bufs := make([][]byte, 2*n)
+	for i := range bufs {
+		bufs[i] = fmt.Appendf(nil, "host-%08d", i)
+	}
+	for _, b := range bufs[:n] { // the map reaches its size
+		tab.Bytes(b)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for _, b := range bufs[n:] {
+		tab.Bytes(b)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.Mallocs - before.Mallocs; got > n+n/100 {
+		t.Fatalf("%d unique strings took %d allocations", n, got)
+	}
+	if tab.Len() > 512 {
+		t.Fatalf("table holds %d strings, bound 512", tab.Len())
 	}
 }

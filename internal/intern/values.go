@@ -20,8 +20,11 @@ func (t *Values[T]) Of(v T) *T {
 	if limit <= 0 {
 		limit = 4096
 	}
-	if t.m == nil || len(t.m) >= limit {
+	switch {
+	case t.m == nil:
 		t.m = make(map[T]*T, 16)
+	case len(t.m) >= limit:
+		clear(t.m) // starts over in the space it grew to
 	}
 	p := &v
 	t.m[v] = p

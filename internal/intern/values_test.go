@@ -1,6 +1,9 @@
 package intern
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 func TestValuesShareAndStayBounded(t *testing.T) {
 	type cred struct{ kind, id string }
@@ -22,5 +25,23 @@ func TestValuesShareAndStayBounded(t *testing.T) {
 	// After starting over, a common value is shared again from its next use.
 	if tab.Of(cred{"token", "t1"}) != tab.Of(cred{"token", "t1"}) {
 		t.Error("not shared after the table started over")
+	}
+}
+
+// Values fed unique values allocates one shared copy of each and no map.
+func TestValuesStartingOverAllocatesNoMap(t *testing.T) {
+	tab := Values[[2]uint64]{Max: 512}
+	const n = 20 * 512
+	for i := range n { // the map reaches its size
+		tab.Of([2]uint64{uint64(i)})
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		tab.Of([2]uint64{uint64(n + i)})
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.Mallocs - before.Mallocs; got > n+n/100 {
+		t.Fatalf("%d unique values took %d allocations", n, got)
 	}
 }
