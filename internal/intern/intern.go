@@ -41,7 +41,9 @@ func (t *Table) add(s string) {
 	}
 	switch {
 	case t.m == nil:
-		t.m = make(map[string]string, 256)
+		// Grown as strings come: many tables live for one store scan or
+		// one batch of rows and see a few strings.
+		t.m = map[string]string{}
 	case len(t.m) >= limit:
 		clear(t.m) // starts over in the space it grew to: no map to grow again
 	}

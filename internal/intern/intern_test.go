@@ -58,3 +58,29 @@ func TestStartingOverAllocatesNoMap(t *testing.T) {
 		t.Fatalf("table holds %d strings, bound 512", tab.Len())
 	}
 }
+
+// A table that sees a few strings (one store scan, one batch of rows)
+// allocates for those, not for a map sized for thousands.
+func TestFewStringsAllocateLittle(t *testing.T) {
+	bufs := [][]byte{[]byte("token"), []byte("t1"), []byte("collector"), []byte("myriarchd-0")}
+	allocated := func() uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range 100 {
+			var tab Table
+			for range 10 {
+				for _, b := range bufs {
+					tab.Bytes(b)
+				}
+			}
+			if tab.Len() != len(bufs) {
+				t.Fatalf("table holds %d strings, want %d", tab.Len(), len(bufs))
+			}
+		}
+		runtime.ReadMemStats(&after)
+		return (after.TotalAlloc - before.TotalAlloc) / 100
+	}
+	if got := allocated(); got > 1024 {
+		t.Fatalf("a table of %d strings allocated %d bytes", len(bufs), got)
+	}
+}
