@@ -2,6 +2,7 @@ package attributes
 
 import (
 	"hash/maphash"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -106,7 +107,7 @@ func (d *dictionary) refLocked(v string) uint32 {
 		c0 = new([dictChunkLen]string)
 		d.chunk[id>>dictChunkBits].Store(c0)
 	}
-	v = string([]byte(v)) // its own copy: v may be part of a larger string
+	v = strings.Clone(v) // its own copy: v may be part of a larger string
 	c0[id&(dictChunkLen-1)] = v
 	d.ids[v] = id
 	d.n++
@@ -117,11 +118,4 @@ func (d *dictionary) refLocked(v string) uint32 {
 // value is the value numbered id.
 func (d *dictionary) value(id uint32) string {
 	return d.chunk[id>>dictChunkBits].Load()[id&(dictChunkLen-1)]
-}
-
-// size is how many values the dictionary holds and their bytes.
-func (d *dictionary) size() (entries, bytes int) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.n, d.bytes
 }

@@ -152,3 +152,10 @@ func TestViewsConcurrently(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// size is how many values the dictionary holds and their bytes.
+func (d *dictionary) size() (entries, bytes int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.n, d.bytes
+}

@@ -8,8 +8,9 @@ package intern
 // Table is a bounded set of shared strings. When it is full it starts over,
 // so unique strings (host names, instance UIDs) cannot crowd out the common
 // ones for long; it keeps the space its map grew to, so a table fed unique
-// strings allocates only the strings. The zero value is ready to use. Not safe for concurrent
-// use: callers hold their own lock or keep one Table per goroutine.
+// strings allocates only the strings. The zero value is ready to use. Not
+// safe for concurrent use: callers hold their own lock or keep one Table
+// per goroutine.
 type Table struct {
 	m   map[string]string
 	Max int // strings held at most; 0 means 4096
