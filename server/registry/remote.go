@@ -63,8 +63,8 @@ func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, 
 // connected to none, leaseUntil of lastSeen unless it left since. Caller
 // holds r.mu.
 func (r *Registry) leaseLocked(a *agent, lastSeen time.Time, leaseUntil func(time.Time) time.Time) time.Time {
-	if a.instance != nil && *a.instance != r.opts.Instance {
-		if until, ok := r.live[*a.instance]; ok {
+	if name := a.instanceName(); name != "" && name != r.opts.Instance {
+		if until, ok := r.live[name]; ok {
 			return until
 		}
 		// An instance the last sweep did not know (it started since) wrote
@@ -121,9 +121,9 @@ func (r *Registry) SeenElsewhere(seen map[[16]byte]time.Time, live map[string]ti
 		if ok && t.After(a.lastSeen.Time()) {
 			a.lastSeen = stamp.Of(t)
 		}
-		switch {
-		case a.instance != nil && *a.instance != r.opts.Instance:
-			a.remoteUntil = stamp.Of(r.live[*a.instance])
+		switch name := a.instanceName(); {
+		case name != "" && name != r.opts.Instance:
+			a.remoteUntil = stamp.Of(r.live[name])
 		case ok:
 			a.remoteUntil = stamp.Of(r.leaseLocked(a, t, leaseUntil))
 		default:
