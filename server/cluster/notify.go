@@ -74,6 +74,10 @@ type NotifierOptions struct {
 	// Queue bounds the changes received but not yet handled; past it they
 	// are dropped for a resync of their kind (default 1 024).
 	Queue int
+	// Retry is the wait before a kind whose change could not be applied is
+	// read again in full; it doubles with each failure in a row, up to
+	// 30 s (default 1 s).
+	Retry time.Duration
 }
 
 func (o *NotifierOptions) defaults() {
@@ -85,6 +89,9 @@ func (o *NotifierOptions) defaults() {
 	}
 	if o.Queue <= 0 {
 		o.Queue = 1024
+	}
+	if o.Retry <= 0 {
+		o.Retry = time.Second
 	}
 }
 
@@ -171,8 +178,10 @@ func (n *Notifier) Start() {
 }
 
 // Handle calls handle for each change of another instance, one at a time,
-// in the order received, until Close. Call it once, after Start.
-func (n *Notifier) Handle(handle func(Change)) {
+// in the order received, until Close. Call it once, after Start. When
+// handle fails, the change's kind (or the one an *Owed error names) is
+// handed on again later as a resync, until a resync of it succeeds.
+func (n *Notifier) Handle(handle func(Change) error) {
 	n.wg.Add(1)
 	go n.handleLoop(handle)
 }
@@ -340,29 +349,39 @@ func (n *Notifier) enqueue(c Change) {
 	}
 }
 
-func (n *Notifier) handleLoop(handle func(Change)) {
+func (n *Notifier) handleLoop(handle func(Change) error) {
 	defer n.wg.Done()
 	tick := time.NewTicker(n.opts.Interval)
 	defer tick.Stop()
+	failed := newRetries(n.opts.Retry)
+	run := func(c Change) {
+		err := handle(c)
+		if kind, wait := failed.record(c, err, time.Now()); kind != "" {
+			n.log.Warn("applying the other instances' changes failed; what they changed is read again in full",
+				"kind", c.Kind, "resync", c.Resync, "owed", kind, "retry_in", wait, "err", err)
+		}
+	}
 	for {
 		select {
 		case <-n.stop:
 			return
 		case c := <-n.queue:
 			for _, c := range coalesce(n.drain(c), n.opts.MaxIDs) {
-				handle(c)
+				run(c)
 			}
 		case <-tick.C:
 		}
-		var owed []string
+		owed := failed.due(time.Now())
 		n.dropped.Range(func(k, _ any) bool {
 			n.dropped.Delete(k)
-			owed = append(owed, k.(string))
+			if kind := k.(string); !slices.Contains(owed, kind) {
+				owed = append(owed, kind)
+			}
 			return true
 		})
 		slices.SortFunc(owed, func(a, b string) int { return cmp.Compare(rank(a), rank(b)) })
 		for _, kind := range owed {
-			handle(Change{Kind: kind, Resync: true})
+			run(Change{Kind: kind, Resync: true})
 		}
 	}
 }

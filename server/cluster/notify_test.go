@@ -43,10 +43,11 @@ type recorder struct {
 	changes []Change
 }
 
-func (r *recorder) handle(c Change) {
+func (r *recorder) handle(c Change) error {
 	r.mu.Lock()
 	r.changes = append(r.changes, c)
 	r.mu.Unlock()
+	return nil
 }
 
 // waitFor polls until cond holds over what was received.
@@ -150,9 +151,9 @@ func TestNotifierStormsBecomeResyncs(t *testing.T) {
 	rc := &recorder{}
 	var once sync.Once
 	c.Start()
-	c.Handle(func(ch Change) {
+	c.Handle(func(ch Change) error {
 		once.Do(func() { close(blocked); <-release }) // a slow handler
-		rc.handle(ch)
+		return rc.handle(ch)
 	})
 	defer c.Close()
 	listening(t, c)
@@ -188,9 +189,9 @@ func TestNotifierCoalescesABacklog(t *testing.T) {
 	rc := &recorder{}
 	var once sync.Once
 	c.Start()
-	c.Handle(func(ch Change) {
+	c.Handle(func(ch Change) error {
 		once.Do(func() { close(blocked); <-release })
-		rc.handle(ch)
+		return rc.handle(ch)
 	})
 	defer c.Close()
 	<-c.listening

@@ -40,13 +40,14 @@ func TestRequestsReachTheLeader(t *testing.T) {
 		})
 		n.Start()
 		listening(t, n)
-		n.Handle(func(c Change) {
+		n.Handle(func(c Change) error {
 			switch c.Kind {
 			case KindRequest:
 				r.serve(context.Background(), c)
 			case KindDone:
 				r.done(c)
 			}
+			return nil
 		})
 		t.Cleanup(n.Close)
 		return r, leading

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -140,35 +141,41 @@ func (s *Sync) leaseUntil(lastSeen time.Time) time.Time { return lastSeen.Add(s.
 
 func (s *Sync) leading() bool { return s.opts.Leader != nil && s.opts.Leader.Leading() }
 
-// Handle applies one change of another instance.
-func (s *Sync) Handle(c Change) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+// handleBudget bounds each read of one change (a reload of every agent
+// and the reload of reports that follows it have one each).
+const handleBudget = time.Minute
+
+// Handle applies one change of another instance. An error means the
+// change was not (wholly) applied: its kind, or the one an *Owed names,
+// is to be read again in full.
+func (s *Sync) Handle(c Change) error {
+	ctx, cancel := context.WithTimeout(context.Background(), handleBudget)
 	defer cancel()
 	switch c.Kind {
 	case KindAgents:
-		s.mergeAgents(ctx, c)
+		return s.mergeAgents(ctx, c)
 	case KindReports:
-		s.applyReports(ctx, c)
+		return s.applyReports(ctx, c)
 	case KindOffers:
 		if s.opts.Offers != nil {
-			s.mirrorOffers(ctx, c)
+			return s.mirrorOffers(ctx, c)
 		}
 	case KindConfigs:
 		if s.opts.Configs != nil {
-			s.mergeConfigs(ctx, c)
+			return s.mergeConfigs(ctx, c)
 		}
 	case KindState:
+		var errs []error
 		for _, d := range s.opts.Deciders {
 			if err := d.ReloadState(ctx); err != nil {
-				s.opts.Log.Warn("reading the state the leader wrote failed", "err", err)
+				errs = append(errs, fmt.Errorf("reading the state the leader wrote: %w", err))
 			}
 		}
-		s.followLeader(ctx)
+		return errors.Join(append(errs, s.followLeader(ctx))...)
 	case KindTokens:
 		revoked, err := s.book.Reload(ctx)
 		if err != nil {
-			s.opts.Log.Warn("reloading tokens another instance changed failed", "err", err)
-			return
+			return fmt.Errorf("reloading tokens another instance changed: %w", err)
 		}
 		for _, t := range revoked {
 			n := s.disc.DisconnectCredential(store.Credential{Kind: "token", ID: t.ID})
@@ -179,7 +186,7 @@ func (s *Sync) Handle(c Change) {
 		if !c.Resync {
 			uids = parseUIDs(c.IDs)
 		}
-		s.takeRelayed(ctx, uids, c.Resync)
+		return s.takeRelayed(ctx, uids, c.Resync)
 	case KindRequest:
 		if s.opts.Requests != nil {
 			s.opts.Requests.serve(ctx, c)
@@ -189,21 +196,28 @@ func (s *Sync) Handle(c Change) {
 			s.opts.Requests.done(c)
 		}
 	}
+	return nil
 }
 
-func (s *Sync) mergeAgents(ctx context.Context, c Change) {
+func (s *Sync) mergeAgents(ctx context.Context, c Change) error {
 	s.merging.Lock()
 	n, read, err := s.loadAndMergeLocked(ctx, c)
 	s.merging.Unlock()
 	if err != nil {
-		s.opts.Log.Warn("reading agents another instance changed failed", "resync", c.Resync, "err", err)
-		return
+		return fmt.Errorf("reading agents another instance changed: %w", err)
 	}
-	if c.Resync {
-		s.opts.Log.Info("agents reloaded from the store", "agents", read, "merged", n)
-		// A report of an agent unknown until now may have been passed over.
-		s.applyReports(ctx, Change{Kind: KindReports, Resync: true})
+	if !c.Resync {
+		return nil
 	}
+	s.opts.Log.Info("agents reloaded from the store", "agents", read, "merged", n)
+	// A report of an agent unknown until now may have been passed over.
+	// Reading every report has a budget of its own: the agents' took some.
+	ctx, cancel := context.WithTimeout(context.Background(), handleBudget)
+	defer cancel()
+	if err := s.applyReports(ctx, Change{Kind: KindReports, Resync: true}); err != nil {
+		return &Owed{Kind: KindReports, Err: err}
+	}
+	return nil
 }
 
 // loadAndMergeLocked reads the agents of a change and merges them; it
@@ -228,27 +242,27 @@ func (s *Sync) loadAndMergeLocked(ctx context.Context, c Change) (merged, read i
 
 // applyReports hands the reports of a change to the deciders when this
 // instance leads.
-func (s *Sync) applyReports(ctx context.Context, c Change) {
+func (s *Sync) applyReports(ctx context.Context, c Change) error {
 	if !s.leading() || len(s.opts.Deciders) == 0 {
-		return
+		return nil
 	}
 	var uids [][16]byte
 	if !c.Resync {
 		if uids = parseUIDs(c.IDs); len(uids) == 0 {
-			return
+			return nil
 		}
 	}
 	reps, err := s.src.LoadReports(ctx, uids)
 	if err != nil {
-		s.opts.Log.Warn("reading agents' reports failed", "resync", c.Resync, "err", err)
-		return
+		return fmt.Errorf("reading agents' reports: %w", err)
 	}
 	for _, d := range s.opts.Deciders {
 		d.ApplyReports(reps)
 	}
+	return nil
 }
 
-func (s *Sync) mirrorOffers(ctx context.Context, c Change) {
+func (s *Sync) mirrorOffers(ctx context.Context, c Change) error {
 	var recs map[[16]byte][]byte
 	var err error
 	if c.Resync {
@@ -257,15 +271,15 @@ func (s *Sync) mirrorOffers(ctx context.Context, c Change) {
 		recs, err = s.src.LoadOffersByUID(ctx, uids)
 	}
 	if err != nil {
-		s.opts.Log.Warn("reading the leader's offer records failed", "resync", c.Resync, "err", err)
-		return
+		return fmt.Errorf("reading the leader's offer records: %w", err)
 	}
 	if len(recs) > 0 {
 		s.opts.Offers.Mirror(recs)
 	}
+	return nil
 }
 
-func (s *Sync) mergeConfigs(ctx context.Context, c Change) {
+func (s *Sync) mergeConfigs(ctx context.Context, c Change) error {
 	var assignments map[[16]byte][]byte
 	var err error
 	if c.Resync {
@@ -274,17 +288,16 @@ func (s *Sync) mergeConfigs(ctx context.Context, c Change) {
 		assignments, err = s.src.LoadConfigsByUID(ctx, uids)
 	}
 	if err != nil {
-		s.opts.Log.Warn("reading configuration assignments another instance changed failed", "resync", c.Resync, "err", err)
-		return
+		return fmt.Errorf("reading configuration assignments another instance changed: %w", err)
 	}
 	if missing := s.opts.Configs.Merge(assignments); len(missing) > 0 {
 		bodies, err := s.src.LoadBodies(ctx, missing)
 		if err != nil {
-			s.opts.Log.Warn("reading configuration bodies another instance stored failed", "err", err)
-			return
+			return fmt.Errorf("reading configuration bodies another instance stored: %w", err)
 		}
 		s.opts.Configs.AddBodies(bodies)
 	}
+	return nil
 }
 
 // followLeader reads the decisions again when another instance leads
@@ -292,46 +305,54 @@ func (s *Sync) mergeConfigs(ctx context.Context, c Change) {
 // decisions after writing them; one that dies in between leaves the
 // others without the announcement of what it wrote last (the new leader
 // reads it from the store). Run by Handle, so the reads are ordered with
-// the announcements of what the new leader writes.
-func (s *Sync) followLeader(ctx context.Context) {
+// the announcements of what the new leader writes. The leader is taken as
+// read only once its decisions were.
+func (s *Sync) followLeader(ctx context.Context) error {
 	if s.leading() {
-		return
+		return nil
 	}
 	ls, err := s.readLeader(ctx)
 	if err != nil {
-		s.opts.Log.Warn("reading the leader's state failed", "err", err)
-		return
+		return fmt.Errorf("reading the leader's state: %w", err)
 	}
 	seen := ls.key()
 	s.mu.Lock()
 	changed := seen != s.leaderSeen
+	s.mu.Unlock()
+	if !changed {
+		return nil
+	}
+	if ls != nil {
+		if s.opts.Offers != nil {
+			if err := s.mirrorOffers(ctx, Change{Kind: KindOffers, Resync: true}); err != nil {
+				return err
+			}
+		}
+		if s.opts.Configs != nil {
+			if err := s.mergeConfigs(ctx, Change{Kind: KindConfigs, Resync: true}); err != nil {
+				return err
+			}
+		}
+	}
+	s.mu.Lock()
 	s.leaderSeen = seen
 	s.mu.Unlock()
-	if !changed || ls == nil {
-		return
-	}
-	if s.opts.Offers != nil {
-		s.mirrorOffers(ctx, Change{Kind: KindOffers, Resync: true})
-	}
-	if s.opts.Configs != nil {
-		s.mergeConfigs(ctx, Change{Kind: KindConfigs, Resync: true})
-	}
+	return nil
 }
 
 // takeRelayed adds to the histories of agents connected here the events
 // other instances relayed to them (uids nil: of every agent with events
 // waiting); the leader also takes those of agents connected nowhere, whose
 // rows it may write.
-func (s *Sync) takeRelayed(ctx context.Context, uids [][16]byte, all bool) {
+func (s *Sync) takeRelayed(ctx context.Context, uids [][16]byte, all bool) error {
 	if all {
 		var err error
 		if uids, err = s.src.RelayedAgents(ctx); err != nil {
-			s.opts.Log.Warn("listing relayed events failed", "err", err)
-			return
+			return fmt.Errorf("listing relayed events: %w", err)
 		}
 	}
 	if len(uids) == 0 {
-		return
+		return nil
 	}
 	ids := make([]uuid.UUID, len(uids))
 	for i := range uids {
@@ -346,7 +367,7 @@ func (s *Sync) takeRelayed(ctx context.Context, uids [][16]byte, all bool) {
 		}
 	}
 	if len(mine) == 0 {
-		return
+		return nil
 	}
 	take := make([][16]byte, len(mine))
 	for i := range mine {
@@ -354,12 +375,12 @@ func (s *Sync) takeRelayed(ctx context.Context, uids [][16]byte, all bool) {
 	}
 	evs, err := s.src.TakeRelayed(ctx, take)
 	if err != nil {
-		s.opts.Log.Warn("taking relayed events failed", "err", err)
-		return
+		return fmt.Errorf("taking relayed events: %w", err)
 	}
 	for uid, e := range evs {
 		s.reg.AddEvents(uid, e)
 	}
+	return nil
 }
 
 // parseUIDs decodes hex instance UIDs, skipping malformed ones.
@@ -425,7 +446,9 @@ func (s *Sync) sweep() {
 	s.checkLeader(ctx)
 	// Events relayed to an agent that moved on, or went offline, before
 	// the instance it was connected to took them.
-	s.takeRelayed(ctx, nil, true)
+	if err := s.takeRelayed(ctx, nil, true); err != nil {
+		s.opts.Log.Warn("taking events relayed to agents that moved failed", "err", err)
+	}
 	s.wakeRole()
 }
 
@@ -510,7 +533,10 @@ func (s *Sync) lead(ctx context.Context) error {
 	for _, d := range s.opts.Deciders {
 		d.ApplyReports(reps)
 	}
-	s.takeRelayed(ctx, nil, true)
+	if err := s.takeRelayed(ctx, nil, true); err != nil {
+		// The sweeps take them later.
+		s.opts.Log.Warn("taking events relayed to agents connected nowhere failed", "err", err)
+	}
 	s.opts.Log.Info("this instance decides rollouts", "reports", len(reps), "agents caught up", caught, "took", time.Since(t0).Round(time.Millisecond))
 	return nil
 }
