@@ -6,6 +6,7 @@ import (
 
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/cluster"
+	"github.com/myriarch/myriarch/server/metrics"
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/store"
 	"github.com/myriarch/myriarch/server/store/postgres"
@@ -120,4 +121,20 @@ func (s *Server) closeStore() error {
 		s.notifier.Close()
 	}
 	return s.store.Close()
+}
+
+// storePool samples a PostgreSQL store's connection pool for the metrics
+// (nil for another store).
+func storePool(db store.Store) func() metrics.StorePool {
+	pg, ok := db.(*postgres.DB)
+	if !ok {
+		return nil
+	}
+	return func() metrics.StorePool {
+		st := pg.Pool().Stat()
+		return metrics.StorePool{
+			Acquired: st.AcquiredConns(), Idle: st.IdleConns(), Max: st.MaxConns(),
+			Acquires: st.AcquireCount(), Waited: st.EmptyAcquireCount(), Wait: st.EmptyAcquireWaitTime(),
+		}
+	}
 }

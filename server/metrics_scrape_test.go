@@ -2,11 +2,13 @@ package server_test
 
 import (
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/myriarch/myriarch/internal/buildinfo"
+	"github.com/myriarch/myriarch/internal/testenv"
 	"github.com/myriarch/myriarch/server"
 )
 
@@ -65,4 +67,42 @@ func grepLines(text, prefix string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// On PostgreSQL the store's connection pool is measured (waits for a
+// connection show a busy database or too small a pool); on SQLite it is not.
+func TestMetricsOfTheStorePool(t *testing.T) {
+	pg := testenv.StartCluster(t)
+	on := startServer(t, func(o *server.Options) { o.Store = pg.DSN("postgres") })
+	on.createToken("edge", nil)
+	_, text := getNoToken(t, on, "/metrics")
+	for _, w := range []string{`myriarch_store_connections{state="acquired"} `, `myriarch_store_connections{state="idle"} `,
+		"myriarch_store_connections_max 8\n", "myriarch_store_acquires_waited_total ", "myriarch_store_acquire_wait_seconds_total "} {
+		if !strings.Contains(text, w) {
+			t.Errorf("metrics on PostgreSQL lack %q", w)
+		}
+	}
+	if n := metricValue(t, text, "myriarch_store_acquires_total"); n < 1 {
+		t.Errorf("myriarch_store_acquires_total = %v after a start and a token written, want some", n)
+	}
+	_, text = getNoToken(t, startServer(t), "/metrics")
+	if strings.Contains(text, "myriarch_store_") {
+		t.Errorf("metrics on SQLite have the pool's:\n%s", grepLines(text, "myriarch_store_"))
+	}
+}
+
+// metricValue is the value of an unlabelled sample.
+func metricValue(t *testing.T, text, name string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no sample of %s", name)
+	return 0
 }

@@ -243,8 +243,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			}
 			return out
 		},
-		Agents: metrics.RegistryAgents(s.registry),
-		Offers: s.offerStates,
+		Agents:    metrics.RegistryAgents(s.registry),
+		Offers:    s.offerStates,
+		StorePool: storePool(opened),
 	})
 	admission := backpressure.New(backpressure.Options{Rate: admissionRate})
 	s.opamp, err = opampsrv.New(s.registry, s.tokens, s.log.With("component", "opamp"),

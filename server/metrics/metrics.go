@@ -23,6 +23,8 @@ type Sources struct {
 	// Offers returns collectors by offer state (offers.Engine.StateCounts);
 	// a known state missing from it reads 0; nil leaves the gauge out.
 	Offers func() map[string]int
+	// StorePool samples the store's connection pool (a PostgreSQL store).
+	StorePool func() StorePool
 }
 
 // Metrics holds the server's instruments.
@@ -64,6 +66,9 @@ func New(src Sources) *Metrics {
 	}
 	if src.Offers != nil {
 		m.reg.MustRegister(&offersCollector{fn: src.Offers})
+	}
+	if src.StorePool != nil {
+		m.reg.MustRegister(&storeCollector{fn: src.StorePool})
 	}
 	return m
 }

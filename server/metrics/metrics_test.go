@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/myriarch/myriarch/internal/buildinfo"
 	"github.com/myriarch/myriarch/server/metrics"
@@ -34,6 +35,7 @@ func TestGauges(t *testing.T) {
 		name    string
 		agents  []agent
 		offers  map[string]int
+		pool    *metrics.StorePool
 		want    []string
 		wantNot []string
 	}{
@@ -49,6 +51,19 @@ func TestGauges(t *testing.T) {
 				`myriarch_agents{kind="unknown",version=""} 1`,
 				`myriarch_offers{state="offered"} 2`,
 				`myriarch_offers{state="failed"} 0`,
+			},
+			wantNot: []string{"myriarch_store_"},
+		},
+		{
+			name: "a PostgreSQL store's pool",
+			pool: &metrics.StorePool{Acquired: 3, Idle: 2, Max: 8, Acquires: 1200, Waited: 40, Wait: 1500 * time.Millisecond},
+			want: []string{
+				`myriarch_store_connections{state="acquired"} 3`,
+				`myriarch_store_connections{state="idle"} 2`,
+				`myriarch_store_connections_max 8`,
+				`myriarch_store_acquires_total 1200`,
+				`myriarch_store_acquires_waited_total 40`,
+				`myriarch_store_acquire_wait_seconds_total 1.5`,
 			},
 		},
 		{
@@ -69,14 +84,18 @@ func TestGauges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := metrics.New(metrics.Sources{
+			src := metrics.Sources{
 				Agents: func(count func(kind, version string)) {
 					for _, a := range tt.agents {
 						count(a.kind, a.version)
 					}
 				},
 				Offers: func() map[string]int { return tt.offers },
-			})
+			}
+			if tt.pool != nil {
+				src.StorePool = func() metrics.StorePool { return *tt.pool }
+			}
+			m := metrics.New(src)
 			text := scrape(t, m)
 			for _, w := range tt.want {
 				if !strings.Contains(text, w+"\n") {
