@@ -212,3 +212,39 @@ func (s *server) kill() {
 	<-s.done
 	s.cmd = nil
 }
+
+// poolWaits is what an instance's store pool counted of waits for a
+// connection: how many acquires waited, and for how long in all.
+type poolWaits struct {
+	waited float64
+	wait   float64 // seconds
+}
+
+// poolWaitsAll reads every running instance's pool waits, in r.srvs order.
+func (r *runner) poolWaitsAll() []poolWaits {
+	out := make([]poolWaits, len(r.srvs))
+	for i, s := range r.srvs {
+		if s.cmd != nil {
+			out[i].waited, _ = s.metric("myriarch_store_acquires_waited_total")
+			out[i].wait, _ = s.metric("myriarch_store_acquire_wait_seconds_total")
+		}
+	}
+	return out
+}
+
+// reportPoolWaits reports, on PostgreSQL, the waits for a store connection
+// between two readings: a pool too small or a database too slow for what
+// an instance asks of it.
+func (r *runner) reportPoolWaits(phase string, a, b []poolWaits) {
+	if !strings.HasPrefix(r.c.store, "postgres") {
+		return
+	}
+	var parts []string
+	for i := range a {
+		if r.srvs[i].cmd == nil {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("#%d %.0f (%.2f s)", i, b[i].waited-a[i].waited, b[i].wait-a[i].wait))
+	}
+	r.reportf("  %s: acquires of a store connection that waited (time waited): %s; leader #%d\n", phase, strings.Join(parts, ", "), r.leaderIndex())
+}

@@ -146,6 +146,7 @@ func (r *runner) steady(ctx context.Context) error {
 	sent0 := r.sim.st.sent.Load()
 	srv0 := r.metricAll("myriarch_opamp_messages_total")
 	a := r.sampleAll()
+	w0 := r.poolWaitsAll()
 	pg0, hasPG := samplePostgres(r.c.postgresPID)
 	self0 := r.sampleGenerator()
 	select {
@@ -154,6 +155,7 @@ func (r *runner) steady(ctx context.Context) error {
 	case <-time.After(r.c.steady):
 	}
 	b := r.sampleAll()
+	w1 := r.poolWaitsAll()
 	pg1, _ := samplePostgres(r.c.postgresPID)
 	self1 := r.sampleGenerator()
 	sent1 := r.sim.st.sent.Load()
@@ -167,6 +169,7 @@ func (r *runner) steady(ctx context.Context) error {
 		r.reportf("  PostgreSQL CPU %.1f%% of one core\n", 100*cpuShare(pg0, pg1))
 	}
 	r.reportf("  messages sent by agents %d, counted by myriarchd %.0f (difference %.0f: in flight)\n", sent1-sent0, srv1-srv0, float64(sent1-sent0)-(srv1-srv0))
+	r.reportPoolWaits("steady", w0, w1)
 	r.mem("steady")
 	if r.sim.st.connected.Load() != int64(r.c.agents) {
 		return fmt.Errorf("%d of %d agents connected at the end of the steady state", r.sim.st.connected.Load(), r.c.agents)
@@ -255,6 +258,7 @@ func (r *runner) rollout(ctx context.Context, kill bool) error {
 		}
 	}
 	a0 := r.sampleAll()
+	w0 := r.poolWaitsAll()
 	t0 := time.Now()
 	for _, s := range r.running() {
 		if code, err := s.api("POST", "/api/v1/estate/reload", nil, nil); err != nil || code != 200 {
@@ -282,6 +286,7 @@ func (r *runner) rollout(ctx context.Context, kill bool) error {
 	})
 	apiDone := time.Since(t0)
 	a1 := r.sampleAll()
+	w1 := r.poolWaitsAll()
 	if len(r.workers) > 0 {
 		r.collectTimes()
 	}
@@ -309,6 +314,7 @@ func (r *runner) rollout(ctx context.Context, kill bool) error {
 			pct(net, 50), pct(net, 99), net[len(net)-1].Seconds(), simMax.Seconds(), (hostsDone - simMax).Seconds())
 	}
 	r.reportf("  myriarchd CPU during the rollout %.1f%% of one core\n", 100*cpuAll(a0, a1))
+	r.reportPoolWaits("rollout", w0, w1)
 	r.counters()
 	if !apiOK {
 		r.diagnose()
