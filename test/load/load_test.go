@@ -31,7 +31,7 @@ func TestUIDsDistinctAndValid(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	good := config{instances: 1, workers: 1, agents: 10, heartbeat: time.Second, dialConcurrency: 1, sourceAddrs: 1, churnPerMin: 0.01, scenarios: "ramp,steady", transport: "ws"}
+	good := config{instances: 1, workers: 1, agents: 10, heartbeat: time.Second, logLevel: "warn", dialConcurrency: 1, sourceAddrs: 1, churnPerMin: 0.01, scenarios: "ramp,steady", transport: "ws"}
 	tests := []struct {
 		name string
 		mod  func(*config)
@@ -39,6 +39,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{name: "valid", mod: func(*config) {}},
 		{name: "odd agents", mod: func(c *config) { c.agents = 3 }, want: []string{"-n 3"}},
+		{name: "log level", mod: func(c *config) { c.logLevel = "loud" }, want: []string{`-log-level "loud"`}},
 		{name: "every error at once", mod: func(c *config) {
 			c.agents, c.heartbeat, c.transport, c.scenarios, c.churnPerMin = 0, 0, "udp", "ramp,boom", 2
 		}, want: []string{"-n 0", "-heartbeat", `-transport "udp"`, `unknown phase "boom"`, "-churn-rate 2"}},

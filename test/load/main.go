@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -47,6 +48,7 @@ type config struct {
 	store           string // myriarchd --store
 	instances       int
 	postgresPID     int
+	logLevel        string // myriarchd --log-level
 	workers         int
 	seed            uint64
 	workerHosts     string // worker process only
@@ -80,6 +82,7 @@ func main() {
 	flag.DurationVar(&c.backoffCap, "backoff-cap", 30*time.Second, "reconnect backoff cap")
 	flag.StringVar(&c.store, "store", "", "myriarchd --store (default: SQLite in the work directory), e.g. a postgres:// URL")
 	flag.IntVar(&c.instances, "instances", 1, "myriarchd instances sharing -store (a PostgreSQL URL when more than 1); agents are spread over them")
+	flag.StringVar(&c.logLevel, "log-level", "warn", "myriarchd --log-level (debug, info, warn, error); logs are kept in -work")
 	flag.IntVar(&c.postgresPID, "postgres-pid", 0, "PID of the PostgreSQL postmaster behind -store, to report its memory (PSS) and CPU")
 	flag.IntVar(&c.workers, "workers", 1, "processes simulating the agents (each holds one socket per agent, so more than RLIMIT_NOFILE agents need several)")
 	flag.Uint64Var(&c.seed, "seed", 0, "seed of the agents' instance UIDs (default: the time)")
@@ -142,6 +145,9 @@ func (c *config) validate() error {
 	}
 	if c.instances < 1 || (c.instances > 1 && !strings.HasPrefix(c.store, "postgres")) {
 		errs = append(errs, fmt.Errorf("-instances %d: at least 1, and more than 1 share a -store postgres://… URL", c.instances))
+	}
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.logLevel) {
+		errs = append(errs, fmt.Errorf("-log-level %q: debug, info, warn or error", c.logLevel))
 	}
 	for _, s := range strings.Split(c.scenarios, ",") {
 		switch s {
@@ -226,7 +232,7 @@ func run(c config, out io.Writer) error {
 			name = fmt.Sprintf("myriarchd-%d", i)
 		}
 		srv := &server{bin: c.bin, dataDir: filepath.Join(work, "data-"+name), estate: estate, logPath: filepath.Join(work, name+".log"),
-			opampAddr: opampAddr, adminAddr: adminAddr, heartbeat: c.heartbeat, store: c.store, tlsCert: tlsCert, tlsKey: tlsKey}
+			opampAddr: opampAddr, adminAddr: adminAddr, heartbeat: c.heartbeat, store: c.store, tlsCert: tlsCert, tlsKey: tlsKey, logLevel: c.logLevel}
 		if c.serverEnv != "" {
 			srv.env = strings.Split(c.serverEnv, ",")
 		}

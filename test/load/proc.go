@@ -20,6 +20,7 @@ import (
 // server is a myriarchd process on loopback.
 type server struct {
 	bin, dataDir, estate, logPath string
+	logLevel                      string
 	store                         string // --store; "": SQLite
 	tlsCert, tlsKey               string // -transport wss
 	opampAddr, adminAddr          string
@@ -38,7 +39,7 @@ func (s *server) start() error {
 	}
 	cmd := exec.Command(s.bin, "serve", "--data-dir", s.dataDir, "--listen", s.opampAddr,
 		"--admin-listen", s.adminAddr, "--estate", s.estate, "--heartbeat", s.heartbeat.String(),
-		"--log-format", "json", "--log-level", "warn",
+		"--log-format", "json", "--log-level", s.logLevel,
 		// Every simulated host enrolls with one token, faster than a site would.
 		"--registrations-per-minute", "0")
 	if s.tlsCert != "" {
