@@ -68,8 +68,8 @@ type NotifierOptions struct {
 	// Interval batches what is published: at most one round of
 	// notifications per interval (default 100 ms).
 	Interval time.Duration
-	// MaxIDs bounds the IDs of one kind held for one round; past it one
-	// resync notification replaces them (default 20 000).
+	// MaxIDs bounds the IDs of one kind held for one round of publishing;
+	// past it one resync notification replaces them (default 20 000).
 	MaxIDs int
 	// Queue bounds the changes received but not yet handled; past it they
 	// are dropped for a resync of their kind (default 1 024).
@@ -366,7 +366,7 @@ func (n *Notifier) handleLoop(handle func(Change) error) {
 		case <-n.stop:
 			return
 		case c := <-n.queue:
-			for _, c := range coalesce(n.drain(c), n.opts.MaxIDs) {
+			for _, c := range coalesce(n.drain(c)) {
 				run(c)
 			}
 		case <-tick.C:
@@ -401,11 +401,13 @@ func (n *Notifier) drain(c Change) []Change {
 }
 
 // coalesce makes one change of each kind out of cs (a resync if any was
-// one or if more than maxIDs IDs gather, as when publishing; else every ID
-// once), in the order kinds are published: one read for what several
-// rounds of the other instances changed, so an instance that fell behind
-// catches up instead of being owed a full reload.
-func coalesce(cs []Change, maxIDs int) []Change {
+// one; else every ID once), in the order kinds are published: one read
+// for what several rounds of the other instances changed, so an instance
+// that fell behind catches up instead of being owed a full reload. The
+// IDs are not bounded here (the queue bounds what cs holds): reading the
+// agents a backlog names, in chunks, costs less than reading every agent,
+// and a full reload while behind would leave it further behind.
+func coalesce(cs []Change) []Change {
 	if len(cs) == 1 {
 		return cs
 	}
@@ -428,9 +430,6 @@ func coalesce(cs []Change, maxIDs int) []Change {
 				seen[c.Kind][id] = struct{}{}
 				o.IDs = append(o.IDs, id)
 			}
-		}
-		if len(o.IDs) > maxIDs {
-			o.Resync, o.IDs = true, nil
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Change) int { return cmp.Compare(rank(a.Kind), rank(b.Kind)) })

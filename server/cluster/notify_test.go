@@ -240,13 +240,13 @@ func TestCoalesce(t *testing.T) {
 			in:   []Change{{Kind: KindState}, {Kind: KindState}},
 			want: []Change{{Kind: KindState}},
 		},
-		"more ids than the bound: a resync": {
-			in:   []Change{{Kind: KindAgents, IDs: []string{"a", "b"}}, {Kind: KindAgents, IDs: []string{"c", "d"}}, {Kind: KindAgents, IDs: []string{"e"}}},
-			want: []Change{{Kind: KindAgents, Resync: true}},
+		"a backlog of many ids stays one read by id": {
+			in:   []Change{{Kind: KindAgents, IDs: []string{"a", "b"}}, {Kind: KindAgents, IDs: []string{"c", "d"}}, {Kind: KindAgents, IDs: []string{"e", "a"}}},
+			want: []Change{{Kind: KindAgents, IDs: []string{"a", "b", "c", "d", "e"}}},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if got := coalesce(tc.in, 4); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			if got := coalesce(tc.in); fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Fatalf("coalesce = %+v, want %+v", got, tc.want)
 			}
 		})
