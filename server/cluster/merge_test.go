@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/hex"
 	"log/slog"
+	"maps"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -110,5 +112,72 @@ func TestTakeoverReadDoesNotUndoChangesMergedMeanwhile(t *testing.T) {
 	a, ok := here.Peek(col)
 	if !ok || a.Identifying.Value("service.version") != "0.149.1" {
 		t.Fatalf("after the takeover's read the collector shows %q, want the 0.149.1 it reported last", a.Identifying.Value("service.version"))
+	}
+}
+
+// chunkSource records how many agents each read names.
+type chunkSource struct {
+	Source
+	sizes []int
+}
+
+func (s *chunkSource) LoadAgentsByUID(_ context.Context, uids [][16]byte, _ int) ([]store.Agent, map[[16]byte][]store.Event, error) {
+	s.sizes = append(s.sizes, len(uids))
+	return nil, nil, nil
+}
+
+// A change naming many agents (a backlog coalesced) is read and merged a
+// chunk at a time, so an instance holds a chunk's rows at once.
+func TestManyAgentsAreMergedInChunks(t *testing.T) {
+	reg, _ := openRegistry(t)
+	src := &chunkSource{}
+	s := NewSync(src, reg, nil, nil, SyncOptions{Lease: time.Minute})
+	var ids []string
+	for range 2*mergeChunk + 500 {
+		u := uuid.New()
+		ids = append(ids, hex.EncodeToString(u[:]))
+	}
+	if err := s.Handle(Change{Kind: KindAgents, IDs: ids}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{mergeChunk, mergeChunk, 500}; !slices.Equal(src.sizes, want) {
+		t.Fatalf("reads named %v agents, want %v", src.sizes, want)
+	}
+}
+
+// A resync reads every agent but merges only those whose row changed:
+// what follows a merge (pairing, offers, configuration) is not redone for
+// the whole estate each time an instance falls behind.
+func TestAResyncMergesOnlyWhatChanged(t *testing.T) {
+	other, db := openRegistry(t)
+	here, _ := openRegistry(t)
+	var mu sync.Mutex
+	seen := map[uuid.UUID]int{}
+	here.Observe(func(uid uuid.UUID) { mu.Lock(); seen[uid]++; mu.Unlock() })
+	s := NewSync(leadSource{db: db}, here, nil, nil, SyncOptions{Lease: time.Minute})
+	uids := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
+	for _, u := range uids {
+		reportVersion(t, other, u, "0.149.0")
+	}
+	resync := func(want map[uuid.UUID]int) {
+		t.Helper()
+		mu.Lock()
+		clear(seen)
+		mu.Unlock()
+		if err := s.Handle(Change{Kind: KindAgents, Resync: true}); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !maps.Equal(seen, want) {
+			t.Fatalf("a resync merged %v, want %v", seen, want)
+		}
+	}
+	resync(map[uuid.UUID]int{uids[0]: 1, uids[1]: 1, uids[2]: 1})
+	resync(map[uuid.UUID]int{})
+	reportVersion(t, other, uids[1], "0.149.1")
+	resync(map[uuid.UUID]int{uids[1]: 1})
+	if a, _ := here.Peek(uids[1]); a.Identifying.Value("service.version") != "0.149.1" {
+		t.Fatalf("after the resync the collector shows %q", a.Identifying.Value("service.version"))
 	}
 }

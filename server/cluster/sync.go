@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -220,24 +221,33 @@ func (s *Sync) mergeAgents(ctx context.Context, c Change) error {
 	return nil
 }
 
+// mergeChunk bounds the agents read and merged at once: a change that
+// names many (a backlog coalesced) holds a chunk's rows at a time, not all.
+const mergeChunk = 2000
+
 // loadAndMergeLocked reads the agents of a change and merges them; it
-// returns how many were merged of how many read. Caller holds s.merging.
+// returns how many were merged of how many read. A resync reads every
+// agent and merges those whose row differs from what this instance holds
+// (last-seen times aside: the sweeps renew leases), so that what follows
+// a merge (pairing, offers, configuration) is redone only for them.
+// Caller holds s.merging.
 func (s *Sync) loadAndMergeLocked(ctx context.Context, c Change) (merged, read int, err error) {
-	var recs []store.Agent
-	var events map[[16]byte][]store.Event
 	if c.Resync {
-		recs, events, err = s.src.LoadAgents(ctx, s.reg.MergeEvents())
-	} else {
-		uids := parseUIDs(c.IDs)
-		if len(uids) == 0 {
-			return 0, 0, nil
+		recs, events, err := s.src.LoadAgents(ctx, s.reg.MergeEvents())
+		if err != nil {
+			return 0, 0, err
 		}
-		recs, events, err = s.src.LoadAgentsByUID(ctx, uids, s.reg.MergeEvents())
+		return s.reg.Merge(s.reg.Outdated(recs, events), events, s.leaseUntil), len(recs), nil
 	}
-	if err != nil {
-		return 0, 0, err
+	for uids := range slices.Chunk(parseUIDs(c.IDs), mergeChunk) {
+		recs, events, err := s.src.LoadAgentsByUID(ctx, uids, s.reg.MergeEvents())
+		if err != nil {
+			return merged, read, err
+		}
+		merged += s.reg.Merge(recs, events, s.leaseUntil)
+		read += len(recs)
 	}
-	return s.reg.Merge(recs, events, s.leaseUntil), len(recs), nil
+	return merged, read, nil
 }
 
 // applyReports hands the reports of a change to the deciders when this
@@ -549,11 +559,11 @@ func (s *Sync) lead(ctx context.Context) error {
 func (s *Sync) catchUp(ctx context.Context) (int, error) {
 	s.merging.Lock()
 	defer s.merging.Unlock()
-	recs, events, err := s.src.LoadAgents(ctx, s.reg.MergeEvents())
+	merged, _, err := s.loadAndMergeLocked(ctx, Change{Kind: KindAgents, Resync: true})
 	if err != nil {
 		return 0, fmt.Errorf("reading the agents before deciding: %w", err)
 	}
-	return s.reg.Merge(s.reg.Outdated(recs, events), events, s.leaseUntil), nil
+	return merged, nil
 }
 
 // Close stops the sweeps, and says this instance no longer lives (the
