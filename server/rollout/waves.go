@@ -17,17 +17,23 @@ type Waves struct {
 	counts  []map[string]int
 	members map[uuid.UUID]slot
 	done    func(state string) bool
+	// states are the states members were put in, numbered as slots hold
+	// them: a fleet of 50 000 uses a handful.
+	states  []string
+	stateNo map[string]uint32
 }
 
+// slot is a member's wave and state number: 8 bytes beside its UID in
+// the members map, where a wave and a state string took 24.
 type slot struct {
-	wave  int
-	state string
+	wave  int32
+	state uint32
 }
 
 // New makes n waves (at least one); done reports whether a member in a
 // state no longer holds back later waves.
 func New(n int, done func(state string) bool) *Waves {
-	w := &Waves{counts: make([]map[string]int, max(n, 1)), members: map[uuid.UUID]slot{}, done: done}
+	w := &Waves{counts: make([]map[string]int, max(n, 1)), members: map[uuid.UUID]slot{}, done: done, stateNo: map[string]uint32{}}
 	for i := range w.counts {
 		w.counts[i] = map[string]int{}
 	}
@@ -41,13 +47,20 @@ func (w *Waves) Len() int { return len(w.counts) }
 // it was counted as before.
 func (w *Waves) Set(uid uuid.UUID, wave int, state string) {
 	wave = min(max(wave, 0), len(w.counts)-1)
+	no, ok := w.stateNo[state]
+	if !ok {
+		no = uint32(len(w.states))
+		w.states = append(w.states, state)
+		w.stateNo[state] = no
+	}
+	s := slot{int32(wave), no}
 	if old, ok := w.members[uid]; ok {
-		if old.wave == wave && old.state == state {
+		if old == s {
 			return
 		}
 		w.uncount(old)
 	}
-	w.members[uid] = slot{wave, state}
+	w.members[uid] = s
 	w.counts[wave][state]++
 }
 
@@ -60,9 +73,9 @@ func (w *Waves) Remove(uid uuid.UUID) {
 }
 
 func (w *Waves) uncount(s slot) {
-	m := w.counts[s.wave]
-	if m[s.state]--; m[s.state] <= 0 {
-		delete(m, s.state)
+	m, state := w.counts[s.wave], w.states[s.state]
+	if m[state]--; m[state] <= 0 {
+		delete(m, state)
 	}
 }
 
@@ -76,7 +89,7 @@ func (w *Waves) Members() iter.Seq[uuid.UUID] { return maps.Keys(w.members) }
 func (w *Waves) MembersOf(from, to int) iter.Seq[uuid.UUID] {
 	return func(yield func(uuid.UUID) bool) {
 		for uid, s := range w.members {
-			if s.wave >= from && s.wave < to && !yield(uid) {
+			if int(s.wave) >= from && int(s.wave) < to && !yield(uid) {
 				return
 			}
 		}

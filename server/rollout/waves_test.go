@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/google/uuid"
@@ -43,4 +44,30 @@ func TestWaves(t *testing.T) {
 	if New(0, nil).Len() != 1 {
 		t.Fatal("at least one wave")
 	}
+}
+
+// BenchmarkWavesHeld measures the memory a fleet's waves hold per member
+// (every instance keeps them for every collector of a fleet).
+func BenchmarkWavesHeld(b *testing.B) {
+	const members = 50_000
+	uids := make([]uuid.UUID, members)
+	for i := range uids {
+		uids[i] = uuid.New()
+	}
+	states := []string{"offered", "installing", "up_to_date", "failed"}
+	var held float64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		w := New(4, func(s string) bool { return s == "up_to_date" })
+		for i, uid := range uids {
+			w.Set(uid, i%4, states[i%len(states)])
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		held = float64(after.HeapAlloc-before.HeapAlloc) / members
+		runtime.KeepAlive(w)
+	}
+	b.ReportMetric(held, "B/member")
 }
