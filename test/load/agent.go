@@ -51,6 +51,8 @@ type agent struct {
 	// collector: when it reported the version its updater installed
 	upgradedAt atomic.Int64
 	upDelay    atomic.Int64
+	// offerAt: an updater's last offer that started an install (unix ns).
+	offerAt atomic.Int64
 }
 
 // send writes one AgentToServer on the agent's socket (caller holds a.mu).
@@ -127,6 +129,7 @@ func (a *agent) offer(pa *protobufs.PackagesAvailable) {
 		}
 		a.installing = p.Version
 		a.offeredAt = time.Now()
+		a.offerAt.Store(a.offeredAt.UnixNano())
 		gen := a.gen
 		steps := []protobufs.PackageStatusEnum{
 			protobufs.PackageStatusEnum_PackageStatusEnum_Downloading,

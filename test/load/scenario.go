@@ -255,6 +255,8 @@ func (r *runner) rollout(ctx context.Context, kill bool) error {
 	for _, a := range r.sim.agents {
 		if !a.updater {
 			a.upgradedAt.Store(0)
+		} else {
+			a.offerAt.Store(0)
 		}
 	}
 	a0 := r.sampleAll()
@@ -312,6 +314,18 @@ func (r *runner) rollout(ctx context.Context, kill bool) error {
 	if len(net) > 0 {
 		r.reportf("  with each host's simulated delay subtracted: median %.2f s, p99 %.2f s, max %.2f s (longest simulated delay %.2f s); wall minus longest delay %.1f s\n",
 			pct(net, 50), pct(net, 99), net[len(net)-1].Seconds(), simMax.Seconds(), (hostsDone - simMax).Seconds())
+	}
+	// When each updater received the offer it installed from.
+	var offered []time.Duration
+	for _, a := range r.sim.agents {
+		if at := a.offerAt.Load(); a.updater && at != 0 {
+			offered = append(offered, time.Unix(0, at).Sub(t0))
+		}
+	}
+	if len(offered) > 0 {
+		sort.Slice(offered, func(i, j int) bool { return offered[i] < offered[j] })
+		r.reportf("  offers reached %d updaters: median %.2f s, p99 %.2f s, last %.2f s after the change\n",
+			len(offered), pct(offered, 50), pct(offered, 99), offered[len(offered)-1].Seconds())
 	}
 	r.reportf("  myriarchd CPU during the rollout %.1f%% of one core\n", 100*cpuAll(a0, a1))
 	r.reportPoolWaits("rollout", w0, w1)

@@ -95,12 +95,13 @@ func runWorker(c config, hostRange, servers, token string, in io.Reader, out io.
 			s.target.Store(arg)
 			for i := 2 * l; i < 2*h; i += 2 {
 				s.agents[i].upgradedAt.Store(0)
+				s.agents[i+1].offerAt.Store(0)
 			}
 		case "times":
 			var b strings.Builder
 			for i := 2 * l; i < 2*h; i += 2 {
 				if at := s.agents[i].upgradedAt.Load(); at != 0 {
-					fmt.Fprintf(&b, "t %d %d %d\n", i, at, s.agents[i].upDelay.Load())
+					fmt.Fprintf(&b, "t %d %d %d %d\n", i, at, s.agents[i].upDelay.Load(), s.agents[i+1].offerAt.Load())
 				}
 			}
 			emit("%send\n", b.String())
@@ -175,9 +176,13 @@ func (r *runner) readWorker(wp *workerProc, stdout io.Reader) {
 			i, _ := strconv.Atoi(f[1])
 			at, _ := strconv.ParseInt(f[2], 10, 64)
 			d, _ := strconv.ParseInt(f[3], 10, 64)
-			if i >= 0 && i < len(r.sim.agents) {
+			if i >= 0 && i+1 < len(r.sim.agents) {
 				r.sim.agents[i].upgradedAt.Store(at)
 				r.sim.agents[i].upDelay.Store(d)
+				if len(f) > 4 {
+					o, _ := strconv.ParseInt(f[4], 10, 64)
+					r.sim.agents[i+1].offerAt.Store(o)
+				}
 			}
 		case line == "end":
 			wp.ends <- struct{}{}
