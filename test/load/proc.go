@@ -237,3 +237,36 @@ func (s *server) saveProfile(name, path string) error {
 	}
 	return f.Close()
 }
+
+// machineCPU is the machine's busy and total CPU time since boot, from
+// /proc/stat, in clock ticks.
+type machineCPU struct{ busy, total int64 }
+
+func sampleMachine() machineCPU {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return machineCPU{}
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal …
+	var m machineCPU
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		if i >= 8 { // guest time is counted in user already
+			break
+		}
+		m.total += n
+		if i != 3 && i != 4 { // idle, iowait
+			m.busy += n
+		}
+	}
+	return m
+}
+
+// busyShare is how busy the machine's CPUs were between two samples (0–1).
+func busyShare(a, b machineCPU) float64 {
+	if b.total <= a.total {
+		return 0
+	}
+	return float64(b.busy-a.busy) / float64(b.total-a.total)
+}

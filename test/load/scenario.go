@@ -261,6 +261,8 @@ func (r *runner) rollout(ctx context.Context, kill bool) error {
 	}
 	a0 := r.sampleAll()
 	w0 := r.poolWaitsAll()
+	m0, g0 := sampleMachine(), r.sampleGenerator()
+	pg0, hasPG := samplePostgres(r.c.postgresPID)
 	t0 := time.Now()
 	for _, s := range r.running() {
 		if code, err := s.api("POST", "/api/v1/estate/reload", nil, nil); err != nil || code != 200 {
@@ -289,6 +291,8 @@ func (r *runner) rollout(ctx context.Context, kill bool) error {
 	apiDone := time.Since(t0)
 	a1 := r.sampleAll()
 	w1 := r.poolWaitsAll()
+	m1, g1 := sampleMachine(), r.sampleGenerator()
+	pg1, _ := samplePostgres(r.c.postgresPID)
 	if len(r.workers) > 0 {
 		r.collectTimes()
 	}
@@ -327,7 +331,11 @@ func (r *runner) rollout(ctx context.Context, kill bool) error {
 		r.reportf("  offers reached %d updaters: median %.2f s, p99 %.2f s, last %.2f s after the change\n",
 			len(offered), pct(offered, 50), pct(offered, 99), offered[len(offered)-1].Seconds())
 	}
-	r.reportf("  myriarchd CPU during the rollout %.1f%% of one core\n", 100*cpuAll(a0, a1))
+	r.reportf("  myriarchd CPU during the rollout %.1f%% of one core; load generator %.1f%%", 100*cpuAll(a0, a1), 100*cpuShare(g0, g1))
+	if hasPG {
+		r.reportf("; PostgreSQL %.1f%%", 100*cpuShare(pg0, pg1))
+	}
+	r.reportf("; the machine's %d CPUs %.0f%% busy\n", runtime.NumCPU(), 100*busyShare(m0, m1))
 	r.reportPoolWaits("rollout", w0, w1)
 	r.counters()
 	if !apiOK {
