@@ -48,6 +48,9 @@ const (
 // its report, a decision before the answer to the request that made it).
 var order = []string{KindAgents, KindReports, KindTokens, KindOffers, KindConfigs, KindState, KindRelay, KindRequest, KindDone}
 
+// Kinds are the kinds of change, in the order one round publishes them.
+func Kinds() []string { return slices.Clone(order) }
+
 // resyncKinds are owed a full reload when changes may have been missed.
 var resyncKinds = []string{KindAgents, KindReports, KindTokens, KindOffers, KindConfigs, KindState, KindRelay}
 
@@ -111,6 +114,7 @@ type Notifier struct {
 
 	queue   chan Change
 	dropped sync.Map // kind → true: a resync is owed
+	handled handled
 
 	listening  chan struct{} // closed once LISTEN first succeeded
 	listenOnce sync.Once
@@ -355,7 +359,9 @@ func (n *Notifier) handleLoop(handle func(Change) error) {
 	defer tick.Stop()
 	failed := newRetries(n.opts.Retry)
 	run := func(c Change) {
+		t0 := time.Now()
 		err := handle(c)
+		n.handled.add(c, time.Since(t0), err != nil)
 		if kind, wait := failed.record(c, err, time.Now()); kind != "" {
 			n.log.Warn("applying the other instances' changes failed; what they changed is read again in full",
 				"kind", c.Kind, "resync", c.Resync, "owed", kind, "retry_in", wait, "err", err)

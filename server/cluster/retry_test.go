@@ -130,6 +130,10 @@ func TestNotifierReadsAgainWhatFailed(t *testing.T) {
 			t.Fatalf("handled %+v, want %+v", handled, want)
 		}
 	}
+	st := b.Stats()
+	if r := st.Kinds[KindReports]; r.Applied != 4 || r.Resyncs != 3 || r.Failed != 3 || st.Kinds[KindTokens].Applied != 2 || st.Queued != 0 {
+		t.Fatalf("stats %+v, want reports applied 4 (3 resyncs, 3 failed), tokens 2, none queued", st)
+	}
 }
 
 // failingReports is a store whose reading of reports fails a number of
