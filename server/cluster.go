@@ -138,3 +138,14 @@ func storePool(db store.Store) func() metrics.StorePool {
 		}
 	}
 }
+
+// clusterStats is what this instance did with the other instances'
+// changes, for the metrics.
+func (s *Server) clusterStats() metrics.Cluster {
+	st := s.notifier.Stats()
+	out := metrics.Cluster{Queued: st.Queued, Kinds: make(map[string]metrics.ClusterKind, len(st.Kinds))}
+	for kind, k := range st.Kinds {
+		out.Kinds[kind] = metrics.ClusterKind{Applied: k.Applied, Resyncs: k.Resyncs, Failed: k.Failed, Busy: k.Busy}
+	}
+	return out
+}

@@ -70,8 +70,9 @@ func grepLines(text, prefix string) string {
 }
 
 // On PostgreSQL the store's connection pool is measured (waits for a
-// connection show a busy database or too small a pool); on SQLite it is not.
-func TestMetricsOfTheStorePool(t *testing.T) {
+// connection show a busy database or too small a pool), and so is what an
+// instance does with the others' changes; on SQLite neither is.
+func TestMetricsOnPostgreSQL(t *testing.T) {
 	pg := testenv.StartCluster(t)
 	on := startServer(t, func(o *server.Options) { o.Store = pg.DSN("postgres") })
 	on.createToken("edge", nil)
@@ -85,9 +86,24 @@ func TestMetricsOfTheStorePool(t *testing.T) {
 	if n := metricValue(t, text, "myriarch_store_acquires_total"); n < 1 {
 		t.Errorf("myriarch_store_acquires_total = %v after a start and a token written, want some", n)
 	}
+	// A second instance applies the token the first created.
+	other := startServer(t, func(o *server.Options) { o.Store = pg.DSN("postgres") })
+	on.createToken("site", nil)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		_, text = getNoToken(t, other, "/metrics")
+		if strings.Contains(text, "myriarch_cluster_changes_queued ") && !strings.Contains(text, `myriarch_cluster_changes_applied_total{kind="tokens"} 0`) &&
+			strings.Contains(text, `myriarch_cluster_changes_applied_total{kind="tokens"} `) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the second instance never counted the token's change:\n%s", grepLines(text, "myriarch_cluster_"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	_, text = getNoToken(t, startServer(t), "/metrics")
-	if strings.Contains(text, "myriarch_store_") {
-		t.Errorf("metrics on SQLite have the pool's:\n%s", grepLines(text, "myriarch_store_"))
+	if strings.Contains(text, "myriarch_store_") || strings.Contains(text, "myriarch_cluster_") {
+		t.Errorf("metrics on SQLite have the pool's or the cluster's:\n%s", grepLines(text, "myriarch_store_")+grepLines(text, "myriarch_cluster_"))
 	}
 }
 

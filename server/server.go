@@ -235,7 +235,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.closeStore()
 		return nil, err
 	}
-	s.metrics = metrics.New(metrics.Sources{
+	src := metrics.Sources{
 		Connected: func() map[string]int {
 			out := map[string]int{}
 			for k, n := range s.registry.Counts() {
@@ -246,7 +246,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		Agents:    metrics.RegistryAgents(s.registry),
 		Offers:    s.offerStates,
 		StorePool: storePool(opened),
-	})
+	}
+	if s.notifier != nil {
+		src.Cluster, src.ClusterKinds = s.clusterStats, cluster.Kinds()
+	}
+	s.metrics = metrics.New(src)
 	admission := backpressure.New(backpressure.Options{Rate: admissionRate})
 	s.opamp, err = opampsrv.New(s.registry, s.tokens, s.log.With("component", "opamp"),
 		opampsrv.Metrics{Message: s.metrics.Message, Reject: s.metrics.Reject, Replaced: s.metrics.Replaced},

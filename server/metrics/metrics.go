@@ -25,6 +25,10 @@ type Sources struct {
 	Offers func() map[string]int
 	// StorePool samples the store's connection pool (a PostgreSQL store).
 	StorePool func() StorePool
+	// Cluster samples what the instance did with the other instances'
+	// changes, of ClusterKinds (instances sharing a PostgreSQL store).
+	Cluster      func() Cluster
+	ClusterKinds []string
 }
 
 // Metrics holds the server's instruments.
@@ -69,6 +73,9 @@ func New(src Sources) *Metrics {
 	}
 	if src.StorePool != nil {
 		m.reg.MustRegister(&storeCollector{fn: src.StorePool})
+	}
+	if src.Cluster != nil {
+		m.reg.MustRegister(&clusterCollector{fn: src.Cluster, kinds: src.ClusterKinds})
 	}
 	return m
 }

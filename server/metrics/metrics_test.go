@@ -36,6 +36,7 @@ func TestGauges(t *testing.T) {
 		agents  []agent
 		offers  map[string]int
 		pool    *metrics.StorePool
+		cluster *metrics.Cluster
 		want    []string
 		wantNot []string
 	}{
@@ -67,6 +68,22 @@ func TestGauges(t *testing.T) {
 			},
 		},
 		{
+			name: "the other instances' changes",
+			cluster: &metrics.Cluster{Queued: 3, Kinds: map[string]metrics.ClusterKind{
+				"agents": {Applied: 10, Resyncs: 1, Failed: 2, Busy: 1500 * time.Millisecond},
+				"bogus":  {Applied: 1},
+			}},
+			want: []string{
+				`myriarch_cluster_changes_queued 3`,
+				`myriarch_cluster_changes_applied_total{kind="agents"} 10`,
+				`myriarch_cluster_resyncs_total{kind="agents"} 1`,
+				`myriarch_cluster_apply_failures_total{kind="agents"} 2`,
+				`myriarch_cluster_apply_seconds_total{kind="agents"} 1.5`,
+				`myriarch_cluster_changes_applied_total{kind="reports"} 0`,
+			},
+			wantNot: []string{`kind="bogus"`},
+		},
+		{
 			name:    "no offers engine yet",
 			offers:  nil,
 			wantNot: []string{"myriarch_offers{", "myriarch_agents{"},
@@ -94,6 +111,9 @@ func TestGauges(t *testing.T) {
 			}
 			if tt.pool != nil {
 				src.StorePool = func() metrics.StorePool { return *tt.pool }
+			}
+			if tt.cluster != nil {
+				src.Cluster, src.ClusterKinds = func() metrics.Cluster { return *tt.cluster }, []string{"agents", "reports"}
 			}
 			m := metrics.New(src)
 			text := scrape(t, m)
