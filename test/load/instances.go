@@ -214,37 +214,47 @@ func (s *server) kill() {
 }
 
 // poolWaits is what an instance's store pool counted of waits for a
-// connection: how many acquires waited, and for how long in all.
+// connection (how many acquires waited, and for how long in all), and the
+// time it spent applying the other instances' changes and its full
+// reloads of them.
 type poolWaits struct {
-	waited float64
-	wait   float64 // seconds
+	waited  float64
+	wait    float64 // seconds
+	busy    float64 // seconds
+	resyncs float64
 }
 
-// poolWaitsAll reads every running instance's pool waits, in r.srvs order.
+// poolWaitsAll reads every running instance's counters, in r.srvs order.
 func (r *runner) poolWaitsAll() []poolWaits {
 	out := make([]poolWaits, len(r.srvs))
 	for i, s := range r.srvs {
 		if s.cmd != nil {
 			out[i].waited, _ = s.metric("myriarch_store_acquires_waited_total")
 			out[i].wait, _ = s.metric("myriarch_store_acquire_wait_seconds_total")
+			out[i].busy, _ = s.metric("myriarch_cluster_apply_seconds_total")
+			out[i].resyncs, _ = s.metric("myriarch_cluster_resyncs_total")
 		}
 	}
 	return out
 }
 
-// reportPoolWaits reports, on PostgreSQL, the waits for a store connection
-// between two readings: a pool too small or a database too slow for what
-// an instance asks of it.
+// reportPoolWaits reports, on PostgreSQL, between two readings: the waits
+// for a store connection (a pool too small or a database too slow for
+// what an instance asks of it), and the time each instance spent applying
+// the others' changes (near the time passed: it falls behind them) with
+// its full reloads.
 func (r *runner) reportPoolWaits(phase string, a, b []poolWaits) {
 	if !strings.HasPrefix(r.c.store, "postgres") {
 		return
 	}
-	var parts []string
+	var waits, busy []string
 	for i := range a {
 		if r.srvs[i].cmd == nil {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("#%d %.0f (%.2f s)", i, b[i].waited-a[i].waited, b[i].wait-a[i].wait))
+		waits = append(waits, fmt.Sprintf("#%d %.0f (%.2f s)", i, b[i].waited-a[i].waited, b[i].wait-a[i].wait))
+		busy = append(busy, fmt.Sprintf("#%d %.1f s (%.0f)", i, b[i].busy-a[i].busy, b[i].resyncs-a[i].resyncs))
 	}
-	r.reportf("  %s: acquires of a store connection that waited (time waited): %s; leader #%d\n", phase, strings.Join(parts, ", "), r.leaderIndex())
+	r.reportf("  %s: acquires of a store connection that waited (time waited): %s; leader #%d\n", phase, strings.Join(waits, ", "), r.leaderIndex())
+	r.reportf("  %s: time applying the other instances' changes (full reloads): %s\n", phase, strings.Join(busy, ", "))
 }
