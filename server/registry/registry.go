@@ -174,7 +174,7 @@ func (r *Registry) build(recs []store.Agent, events map[[16]byte][]store.Event) 
 		wg.Go(func() {
 			dd := newDescDecoder()
 			for i := lo; i < hi; i++ {
-				r.fromRecord(dd, &all[i], &recs[i], events[recs[i].UID])
+				r.fromRecord(dd, &all[i], &recs[i], events[recs[i].UID], nil)
 				out[i] = &all[i]
 			}
 		})
@@ -185,7 +185,9 @@ func (r *Registry) build(recs []store.Agent, events map[[16]byte][]store.Event) 
 
 // fromRecord fills a from a stored record; safe to run concurrently before
 // the registry is in use (it reads only the inventory and token names).
-func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, events []store.Event) {
+// held, when not nil, is the record held of the agent until now: a
+// description it holds already is not decoded again.
+func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, events []store.Event, held *agent) {
 	*a = agent{
 		uid:          uuid.UUID(rec.UID),
 		cred:         r.creds.share(rec.Credential),
@@ -206,7 +208,12 @@ func (r *Registry) fromRecord(dd *descDecoder, a *agent, rec *store.Agent, event
 		a.nextSeq = events[n-1].Seq
 	}
 	var ds *described
-	if len(rec.Description) > 0 {
+	switch {
+	case held != nil && held.hasDesc && a.descSum != 0 && held.descSum == a.descSum:
+		// The row's description is the one held (a connection that closed,
+		// a new last-seen time): its view stands, relabelled if need be.
+		a.desc, a.labels, a.hasDesc = held.desc, held.labels, true
+	case len(rec.Description) > 0:
 		if d, err := dd.decode(rec.Description); err != nil {
 			r.log.Warn("stored description unreadable; waiting for the agent to report it", "agent", a.uid, "err", err)
 		} else {

@@ -34,7 +34,11 @@ func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, 
 			continue
 		}
 		fresh := &agent{}
-		r.fromRecord(dd, fresh, &recs[i], events[recs[i].UID])
+		var held *agent
+		if ok {
+			held = a
+		}
+		r.fromRecord(dd, fresh, &recs[i], events[recs[i].UID], held)
 		if r.history != nil {
 			fresh.events, fresh.historyInStore = nil, true // numbering continues from nextSeq
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/myriarch/myriarch/internal/attributes"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -230,5 +231,45 @@ func TestWrittenDescription(t *testing.T) {
 	changed.Description = encodeDescription(map[string]string{"service.version": "0.149.1"}, nil)
 	if got := r.Outdated([]store.Agent{changed}, nil); len(got) != 1 {
 		t.Fatal("a row with another description is not outdated")
+	}
+}
+
+// A merged row whose description is the one held (an agent whose
+// connection to another instance closed, a new last-seen time) keeps the
+// view held instead of decoding it again; a new description, or new token
+// labels, make a new one.
+func TestMergeKeepsTheDescriptionHeld(t *testing.T) {
+	r := newTestRegistry(t, &recordingStore{}, Options{})
+	uid := uuid.New()
+	now := time.Now()
+	lease := func(t time.Time) time.Time { return t.Add(time.Minute) }
+	row := store.Agent{UID: uid, Credential: store.Credential{Kind: "token", ID: "t"}, Kind: "collector",
+		Description: encodeDescription(map[string]string{"service.name": "otelcol", "service.version": "0.149.0"}, map[string]string{"host.name": "h1"}),
+		Instance:    "a", FirstSeen: now, LastSeen: now}
+	view := func() attributes.View {
+		r.mu.RLock()
+		defer r.mu.RUnlock()
+		return r.agents[uid].desc.View
+	}
+	r.Merge([]store.Agent{row}, nil, lease)
+	first := view()
+
+	row.Instance, row.LastSeen = "", now.Add(time.Second) // its connection closed
+	r.Merge([]store.Agent{row}, nil, lease)
+	if view() != first {
+		t.Fatal("a row with the same description got a view of its own")
+	}
+
+	row.TokenLabels = map[string]string{"site": "paris"}
+	r.Merge([]store.Agent{row}, nil, lease)
+	if v := view(); v == first || v.Value("labels.site") != "paris" || v.Value("host.name") != "h1" {
+		t.Fatalf("after new token labels the view is %v", v)
+	}
+	labelled := view()
+
+	row.Description = encodeDescription(map[string]string{"service.name": "otelcol", "service.version": "0.149.1"}, map[string]string{"host.name": "h1"})
+	r.Merge([]store.Agent{row}, nil, lease)
+	if v := view(); v == labelled || v.Value("service.version") != "0.149.1" || v.Value("labels.site") != "paris" {
+		t.Fatalf("after a new description the view is %v", v)
 	}
 }
