@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -25,8 +26,24 @@ import (
 // its connection was seen closing at or after that time.
 func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, leaseUntil func(lastSeen time.Time) time.Time) int {
 	dd := newDescDecoder()
-	var merged []uuid.UUID
+	n := 0
+	for batch := range slices.Chunk(recs, mergeHold) {
+		merged := r.mergeSome(dd, batch, events, leaseUntil)
+		r.notify(merged...)
+		n += len(merged)
+	}
+	return n
+}
+
+// mergeHold bounds the records Merge replaces under one hold of the
+// registry's lock: the agents connected here report meanwhile.
+const mergeHold = 256
+
+// mergeSome merges recs under one hold of the lock and returns those merged.
+func (r *Registry) mergeSome(dd *descDecoder, recs []store.Agent, events map[[16]byte][]store.Event, leaseUntil func(lastSeen time.Time) time.Time) []uuid.UUID {
+	merged := make([]uuid.UUID, 0, len(recs))
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	for i := range recs {
 		uid := uuid.UUID(recs[i].UID)
 		a, ok := r.agents[uid]
@@ -57,9 +74,7 @@ func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, 
 		}
 		merged = append(merged, uid)
 	}
-	r.mu.Unlock()
-	r.notify(merged...)
-	return len(merged)
+	return merged
 }
 
 // leaseLocked is when an agent not connected here stops counting as

@@ -273,3 +273,31 @@ func TestMergeKeepsTheDescriptionHeld(t *testing.T) {
 		t.Fatalf("after a new description the view is %v", v)
 	}
 }
+
+// Merge replaces records a bounded batch at a time (the agents connected
+// here report between batches); every record is merged and every merged
+// agent told to observers once.
+func TestMergeInBatches(t *testing.T) {
+	r := newTestRegistry(t, &recordingStore{}, Options{})
+	told := map[uuid.UUID]int{}
+	var mu sync.Mutex
+	r.Observe(func(u uuid.UUID) { mu.Lock(); told[u]++; mu.Unlock() })
+	now := time.Now()
+	var recs []store.Agent
+	for range 2*mergeHold + 7 {
+		recs = append(recs, store.Agent{UID: uuid.New(), Credential: store.Credential{Kind: "token", ID: "t"}, Kind: "collector", FirstSeen: now, LastSeen: now})
+	}
+	if n := r.Merge(recs, nil, func(t time.Time) time.Time { return t.Add(time.Minute) }); n != len(recs) {
+		t.Fatalf("merged %d of %d", n, len(recs))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, rec := range recs {
+		if told[rec.UID] != 1 {
+			t.Fatalf("agent %s told %d times", uuid.UUID(rec.UID), told[rec.UID])
+		}
+		if _, ok := r.Peek(rec.UID); !ok {
+			t.Fatalf("agent %s not merged", uuid.UUID(rec.UID))
+		}
+	}
+}
