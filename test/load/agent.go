@@ -46,7 +46,6 @@ type agent struct {
 	pkgStatus  *protobufs.PackageStatuses
 	installing string
 	delay      time.Duration // simulated download+install time of the current offer
-	offeredAt  time.Time
 
 	// collector: when it reported the version its updater installed
 	upgradedAt atomic.Int64
@@ -128,8 +127,7 @@ func (a *agent) offer(pa *protobufs.PackagesAvailable) {
 			continue
 		}
 		a.installing = p.Version
-		a.offeredAt = time.Now()
-		a.offerAt.Store(a.offeredAt.UnixNano())
+		a.offerAt.Store(time.Now().UnixNano())
 		gen := a.gen
 		steps := []protobufs.PackageStatusEnum{
 			protobufs.PackageStatusEnum_PackageStatusEnum_Downloading,
@@ -174,13 +172,12 @@ func (a *agent) report(gen int, name string, p *protobufs.PackageAvailable, all 
 	m := a.compact()
 	m.PackageStatuses = a.pkgStatus
 	a.sendLocked(m) // if it is down, the status goes with the full state on reconnect
-	delay, offered := a.delay, a.offeredAt
+	delay := a.delay
 	a.mu.Unlock()
 	if step == protobufs.PackageStatusEnum_PackageStatusEnum_Installed {
 		a.s.st.installsDone.Add(1)
 		// The updater restarts the supervisor: the collector's connection
 		// drops and comes back reporting the new service.version.
-		_ = offered
 		a.peer.restartOn(p.Version, delay)
 	}
 }

@@ -213,20 +213,20 @@ func (s *server) kill() {
 	s.cmd = nil
 }
 
-// poolWaits is what an instance's store pool counted of waits for a
+// instanceCounters are what an instance's store pool counted of waits for a
 // connection (how many acquires waited, and for how long in all), and the
 // time it spent applying the other instances' changes and its full
 // reloads of them.
-type poolWaits struct {
+type instanceCounters struct {
 	waited  float64
 	wait    float64 // seconds
 	busy    float64 // seconds
 	resyncs float64
 }
 
-// poolWaitsAll reads every running instance's counters, in r.srvs order.
-func (r *runner) poolWaitsAll() []poolWaits {
-	out := make([]poolWaits, len(r.srvs))
+// countersAll reads every running instance's counters, in r.srvs order.
+func (r *runner) countersAll() []instanceCounters {
+	out := make([]instanceCounters, len(r.srvs))
 	for i, s := range r.srvs {
 		if s.cmd != nil {
 			out[i].waited, _ = s.metric("myriarch_store_acquires_waited_total")
@@ -238,12 +238,12 @@ func (r *runner) poolWaitsAll() []poolWaits {
 	return out
 }
 
-// reportPoolWaits reports, on PostgreSQL, between two readings: the waits
+// reportCounters reports, on PostgreSQL, between two readings: the waits
 // for a store connection (a pool too small or a database too slow for
 // what an instance asks of it), and the time each instance spent applying
 // the others' changes (near the time passed: it falls behind them) with
 // its full reloads.
-func (r *runner) reportPoolWaits(phase string, a, b []poolWaits) {
+func (r *runner) reportCounters(phase string, a, b []instanceCounters) {
 	if !strings.HasPrefix(r.c.store, "postgres") {
 		return
 	}

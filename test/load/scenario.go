@@ -146,7 +146,7 @@ func (r *runner) steady(ctx context.Context) error {
 	sent0 := r.sim.st.sent.Load()
 	srv0 := r.metricAll("myriarch_opamp_messages_total")
 	a := r.sampleAll()
-	w0 := r.poolWaitsAll()
+	w0 := r.countersAll()
 	pg0, hasPG := samplePostgres(r.c.postgresPID)
 	self0 := r.sampleGenerator()
 	select {
@@ -155,7 +155,7 @@ func (r *runner) steady(ctx context.Context) error {
 	case <-time.After(r.c.steady):
 	}
 	b := r.sampleAll()
-	w1 := r.poolWaitsAll()
+	w1 := r.countersAll()
 	pg1, _ := samplePostgres(r.c.postgresPID)
 	self1 := r.sampleGenerator()
 	sent1 := r.sim.st.sent.Load()
@@ -169,7 +169,7 @@ func (r *runner) steady(ctx context.Context) error {
 		r.reportf("  PostgreSQL CPU %.1f%% of one core\n", 100*cpuShare(pg0, pg1))
 	}
 	r.reportf("  messages sent by agents %d, counted by myriarchd %.0f (difference %.0f: in flight)\n", sent1-sent0, srv1-srv0, float64(sent1-sent0)-(srv1-srv0))
-	r.reportPoolWaits("steady", w0, w1)
+	r.reportCounters("steady", w0, w1)
 	r.mem("steady")
 	if r.sim.st.connected.Load() != int64(r.c.agents) {
 		return fmt.Errorf("%d of %d agents connected at the end of the steady state", r.sim.st.connected.Load(), r.c.agents)
@@ -260,7 +260,7 @@ func (r *runner) rollout(ctx context.Context, kill bool) error {
 		}
 	}
 	a0 := r.sampleAll()
-	w0 := r.poolWaitsAll()
+	w0 := r.countersAll()
 	m0, g0 := sampleMachine(), r.sampleGenerator()
 	pg0, hasPG := samplePostgres(r.c.postgresPID)
 	t0 := time.Now()
@@ -290,7 +290,7 @@ func (r *runner) rollout(ctx context.Context, kill bool) error {
 	})
 	apiDone := time.Since(t0)
 	a1 := r.sampleAll()
-	w1 := r.poolWaitsAll()
+	w1 := r.countersAll()
 	m1, g1 := sampleMachine(), r.sampleGenerator()
 	pg1, _ := samplePostgres(r.c.postgresPID)
 	if len(r.workers) > 0 {
@@ -336,7 +336,7 @@ func (r *runner) rollout(ctx context.Context, kill bool) error {
 		r.reportf("; PostgreSQL %.1f%%", 100*cpuShare(pg0, pg1))
 	}
 	r.reportf("; the machine's %d CPUs %.0f%% busy\n", runtime.NumCPU(), 100*busyShare(m0, m1))
-	r.reportPoolWaits("rollout", w0, w1)
+	r.reportCounters("rollout", w0, w1)
 	r.counters()
 	if !apiOK {
 		r.diagnose()
