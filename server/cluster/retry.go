@@ -45,8 +45,9 @@ func (r *retries) record(c Change, err error, now time.Time) (string, time.Durat
 		return "", 0
 	}
 	kind := c.Kind
-	if o := (*Owed)(nil); errors.As(err, &o) {
-		kind = o.Kind
+	var owed *Owed
+	if errors.As(err, &owed) {
+		kind = owed.Kind
 	}
 	if !slices.Contains(resyncKinds, kind) {
 		return "", 0 // requests and answers are not read again
