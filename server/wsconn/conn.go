@@ -27,9 +27,18 @@ type Conn struct {
 	r       reader
 	srv     *conns // the poller serving it; nil before Serve
 	sendTTL time.Duration
+	// svc is held by whoever uses c's frame reader: the epoll worker or
+	// goroutine reading c, and the start of a linger letting go of an
+	// unfinished message. It also orders each epoll worker's reads of c
+	// after the previous worker's in the memory model, not only through
+	// the kernel.
+	svc sync.Mutex
 
-	closing    atomic.Bool
-	lastActive atomic.Int64 // unix nanoseconds of the last complete frame
+	closing atomic.Bool
+	// lingering is set while our close frame is queued or written and the
+	// peer may still send (see linger.go); cut when Close ends it early.
+	lingering, cut atomic.Bool
+	lastActive     atomic.Int64 // unix nanoseconds of the last complete frame
 	// msgStart is when the unfinished message began to arrive (unix
 	// nanoseconds, 0 when none is unfinished), msgBytes what has arrived
 	// since, held the bytes of it counted in the poller's total.
@@ -42,6 +51,8 @@ type Conn struct {
 	wdead    bool       // the socket failed or was shut down for writes; guarded by wmu
 	wlast    bool       // the last frame (our close) is queued; guarded by wmu
 	released bool       // the poller is done with the socket; guarded by wmu
+	// lingerTimer ends the linger after our close frame; guarded by wmu.
+	lingerTimer *time.Timer
 
 	// Value is for the handler's own per-connection state.
 	Value any
@@ -83,10 +94,12 @@ func closePayload(code int, reason string) []byte {
 	return append(p, reason...)
 }
 
-// Close ends the connection without a close frame; the handler's OnClose
-// follows, once. Safe to call any number of times from any goroutine.
+// Close ends the connection without a close frame, or ends the linger
+// after one (see CloseWith); the handler's OnClose follows, once. Safe to
+// call any number of times from any goroutine.
 func (c *Conn) Close() error {
 	if !c.closing.CompareAndSwap(false, true) {
+		c.cutLinger()
 		return nil
 	}
 	return c.terminate()
@@ -104,13 +117,16 @@ func (c *Conn) terminate() error {
 }
 
 // CloseWith sends a close frame with code and reason, then closes: the
-// frame is queued behind what was sent before, and the connection ends
-// once it is written (or could not be within a second).
+// frame is queued behind what was sent before and written within a
+// second; the connection then lingers (see linger.go) until the peer
+// closes its side or Options.CloseLinger passes, and OnClose follows.
 func (c *Conn) CloseWith(code int, reason string) error {
 	if !c.closing.CompareAndSwap(false, true) {
 		return nil
 	}
+	c.lingering.Store(true)
 	if err := c.closeFrame(code, reason, true); err != nil {
+		c.lingering.Store(false)
 		return c.terminate()
 	}
 	return nil

@@ -54,6 +54,10 @@ type Options struct {
 	// MaxPendingBytes bounds the memory held for unfinished messages of all
 	// connections together; default 64 MiB.
 	MaxPendingBytes int64
+	// CloseLinger bounds how long a connection ended with a close frame
+	// (Conn.CloseWith) goes on reading and discarding what its peer still
+	// sends before its socket is closed (see linger.go); default 2 s.
+	CloseLinger time.Duration
 	// OnDrop, when set, is told each time the poller drops a connection by
 	// itself (Drop* reasons), e.g. to count them.
 	OnDrop func(reason string)
@@ -86,6 +90,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxPendingBytes <= 0 {
 		o.MaxPendingBytes = 64 << 20
+	}
+	if o.CloseLinger <= 0 {
+		o.CloseLinger = defaultCloseLinger
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -172,14 +179,40 @@ func (s *conns) finish(c *Conn, err error) {
 	s.finished.Add(1)
 }
 
+// ending is a worker's check before it reads c: a closing connection is
+// finished now (true), unless it lingers after its close frame.
+func (s *conns) ending(c *Conn) bool {
+	if c.done() {
+		s.finish(c, nil)
+		return true
+	}
+	return false
+}
+
+// serveOnGoroutine serves c with a read goroutine of its own.
+func (s *conns) serveOnGoroutine(c *Conn, h Handler) error {
+	c.svc.Lock()
+	ok, err := s.add(c, h)
+	c.svc.Unlock()
+	if !ok {
+		return err
+	}
+	go s.readLoop(c)
+	return nil
+}
+
 // readLoop reads c on its own goroutine (TLS, or no epoll).
 func (s *conns) readLoop(c *Conn) {
 	buf := make([]byte, 2048)
 	for {
 		n, err := c.nc.Read(buf)
-		if n > 0 && !c.closing.Load() {
-			if cerr := c.consume(buf[:n]); cerr != nil {
+		c.svc.Lock()
+		if n > 0 {
+			if c.closing.Load() { // lingering after our close frame
+				c.letGoLocked()
+			} else if cerr := c.consume(buf[:n]); cerr != nil {
 				s.finish(c, cerr)
+				c.svc.Unlock()
 				return
 			}
 		}
@@ -188,8 +221,10 @@ func (s *conns) readLoop(c *Conn) {
 				err = nil
 			}
 			s.finish(c, err)
+			c.svc.Unlock()
 			return
 		}
+		c.svc.Unlock()
 	}
 }
 
@@ -281,13 +316,7 @@ var _ Poller = (*goPoller)(nil)
 
 func newGoPoller(opts Options) *goPoller { return &goPoller{newConns(opts)} }
 
-func (p *goPoller) Serve(c *Conn, h Handler) error {
-	if ok, err := p.add(c, h); !ok {
-		return err
-	}
-	go p.readLoop(c)
-	return nil
-}
+func (p *goPoller) Serve(c *Conn, h Handler) error { return p.serveOnGoroutine(c, h) }
 
 func (p *goPoller) Close(ctx context.Context) error { return p.closeAll(ctx) }
 

@@ -72,20 +72,18 @@ func (p *epoller) Serve(c *Conn, h Handler) error {
 	case *tls.Conn:
 		sc, ok := nc.NetConn().(*sockConn)
 		if !ok { // not from NewListener: read it on its own goroutine
-			if ok, err := p.add(c, h); !ok {
-				return err
-			}
-			go p.readLoop(c)
-			return nil
+			return p.serveOnGoroutine(c, h)
 		}
 		c.raw, c.tls = sc.raw, true
+		c.svc.Lock()
+		defer c.svc.Unlock()
 		if ok, err := p.add(c, h); !ok {
 			return err
 		}
 		sc.nonblock.Store(true)
 		// Records may already sit in the TLS session's buffer, where epoll
 		// cannot see them: read until the socket would block, then arm.
-		p.serviceTLS(c, make([]byte, 4096), unix.EPOLL_CTL_ADD)
+		p.serviceTLSLocked(c, make([]byte, 4096), unix.EPOLL_CTL_ADD)
 		return nil
 	case syscall.Conn:
 		raw, err := nc.SyscallConn()
@@ -94,6 +92,8 @@ func (p *epoller) Serve(c *Conn, h Handler) error {
 			return fmt.Errorf("websocket from %s: %w", c.nc.RemoteAddr(), err)
 		}
 		c.raw = raw
+		c.svc.Lock()
+		defer c.svc.Unlock()
 		if ok, err := p.add(c, h); !ok {
 			return err
 		}
@@ -102,11 +102,7 @@ func (p *epoller) Serve(c *Conn, h Handler) error {
 		}
 		return nil
 	default:
-		if ok, err := p.add(c, h); !ok {
-			return err
-		}
-		go p.readLoop(c)
-		return nil
+		return p.serveOnGoroutine(c, h)
 	}
 }
 
@@ -173,12 +169,13 @@ func (p *epoller) work() {
 // service reads once from a ready socket, dispatches what arrived and
 // re-arms it, or ends the connection.
 func (p *epoller) service(c *Conn, buf []byte) {
+	c.svc.Lock()
+	defer c.svc.Unlock()
 	if c.tls {
-		p.serviceTLS(c, buf, unix.EPOLL_CTL_MOD)
+		p.serviceTLSLocked(c, buf, unix.EPOLL_CTL_MOD)
 		return
 	}
-	if c.closing.Load() {
-		p.finish(c, nil)
+	if p.ending(c) {
 		return
 	}
 	n, err := readRaw(c.raw, buf)
@@ -190,6 +187,8 @@ func (p *epoller) service(c *Conn, buf []byte) {
 	case n == 0:
 		p.finish(c, p.endErr(c))
 		return
+	case c.closing.Load(): // lingering after our close frame
+		c.letGoLocked()
 	default:
 		if err := c.consume(buf[:n]); err != nil {
 			p.finish(c, err)
@@ -203,24 +202,27 @@ func (p *epoller) service(c *Conn, buf []byte) {
 // lets other connections have the worker.
 const tlsBudget = 1 << 20
 
-// serviceTLS reads a TLS session until its socket would block: records
+// serviceTLSLocked reads a TLS session until its socket would block: records
 // already buffered inside crypto/tls are invisible to epoll, so reading only
 // once could strand a message there.
-func (p *epoller) serviceTLS(c *Conn, buf []byte, op int) {
+func (p *epoller) serviceTLSLocked(c *Conn, buf []byte, op int) {
 	budget := tlsBudget
 	for {
-		if c.closing.Load() {
-			p.finish(c, nil)
+		if p.ending(c) {
 			return
 		}
 		n, err := c.nc.Read(buf)
-		if n > 0 {
+		switch {
+		case n == 0:
+		case c.closing.Load(): // lingering after our close frame
+			c.letGoLocked()
+		default:
 			if cerr := c.consume(buf[:n]); cerr != nil {
 				p.finish(c, cerr)
 				return
 			}
-			budget -= n
 		}
+		budget -= n
 		if err != nil {
 			if isWouldBlock(err) {
 				break
@@ -250,9 +252,10 @@ func (p *epoller) endErr(c *Conn) error {
 	return io.EOF
 }
 
-// rearm hands c back to epoll, or ends it if it is closing.
+// rearm hands c back to epoll, or ends it if it is closing and not
+// lingering.
 func (p *epoller) rearm(c *Conn, op int) {
-	if c.closing.Load() {
+	if c.done() {
 		p.finish(c, nil)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -42,6 +43,9 @@ func (e *echo) OnMessage(c *Conn, msg []byte) {
 	switch string(msg) {
 	case "close-me":
 		_ = c.Close()
+		return
+	case "close-with":
+		_ = c.CloseWith(CloseNormal, "bye")
 		return
 	case "big": // a large answer, for peers that do not read
 		_ = c.WriteOwned(make([]byte, 1<<20))
@@ -334,6 +338,73 @@ func testPoller(t *testing.T, name string, mk func(Options) Poller, useTLS bool)
 					}
 				}
 				f.h.mu.Unlock()
+			})
+			t.Run("after a close frame the server reads what the peer still sends until it leaves", func(t *testing.T) {
+				f := newFixture(t, mk, useTLS, Options{CloseLinger: time.Hour})
+				nc, br := f.rawDial(t, clientFrame(true, opBinary, []byte("close-with")))
+				// 32 MiB after the close, several times what socket buffers
+				// hold: a server that closed its socket with this unread
+				// would answer with a reset, which can cost the peer the
+				// close frame.
+				chunk := clientFrame(true, opBinary, make([]byte, 64<<10))
+				nc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+				for i := range 512 {
+					if _, err := nc.Write(chunk); err != nil {
+						t.Fatalf("write %d after the server's close frame: %v", i, err)
+					}
+				}
+				if op, p := readServerFrame(t, br); op != opClose || !bytes.Equal(p, closePayload(CloseNormal, "bye")) {
+					t.Fatalf("got op %d %q, want the close frame", op, p)
+				}
+				nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+				if _, err := br.ReadByte(); err != io.EOF {
+					t.Fatalf("after the close frame: %v, want io.EOF (the server's side shut down)", err)
+				}
+				select {
+				case err := <-f.h.ended:
+					t.Fatalf("OnClose(%v) while the peer still had its side open and the linger had not passed", err)
+				default:
+				}
+				nc.Close()
+				if err := f.h.waitEnd(t); err != nil {
+					t.Errorf("OnClose once the peer left: %v, want nil", err)
+				}
+				f.h.mu.Lock()
+				defer f.h.mu.Unlock()
+				if f.h.msgs != 1 {
+					t.Errorf("%d messages delivered, want 1 (what follows our close frame is dropped)", f.h.msgs)
+				}
+			})
+			t.Run("a lingering connection ends after CloseLinger, or at once by Close", func(t *testing.T) {
+				f := newFixture(t, mk, useTLS, Options{CloseLinger: 50 * time.Millisecond})
+				_, br := f.rawDial(t, clientFrame(true, opBinary, []byte("close-with")))
+				if err := f.h.waitEnd(t); err != nil {
+					t.Errorf("OnClose after the linger: %v, want nil", err)
+				}
+				if op, p := readServerFrame(t, br); op != opClose || !bytes.Equal(p, closePayload(CloseNormal, "bye")) {
+					t.Fatalf("got op %d %q, want the close frame", op, p)
+				}
+
+				f = newFixture(t, mk, useTLS, Options{CloseLinger: time.Hour})
+				for _, end := range []string{"Conn.Close", "Poller.Close"} {
+					_, br := f.rawDial(t, clientFrame(true, opBinary, []byte("close-with")))
+					if op, _ := readServerFrame(t, br); op != opClose {
+						t.Fatalf("got op %d, want the close frame", op)
+					}
+					c := f.waitLive(t, 1)[0]
+					if end == "Conn.Close" {
+						go c.Close()
+					} else {
+						ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+						defer cancel()
+						if err := f.p.Close(ctx); err != nil {
+							t.Fatalf("Poller.Close with a connection lingering for an hour: %v", err)
+						}
+					}
+					if err := f.h.waitEnd(t); err != nil {
+						t.Errorf("OnClose after %s: %v, want nil", end, err)
+					}
+				}
 			})
 			t.Run("a peer that stops reading is dropped after the send timeout", func(t *testing.T) {
 				f := newFixture(t, mk, useTLS, Options{SendTimeout: 300 * time.Millisecond})

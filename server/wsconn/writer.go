@@ -116,7 +116,11 @@ func (c *Conn) drain() {
 				}
 			}
 			c.closing.Store(true)
-			_ = c.terminate()
+			if err == nil {
+				c.startLinger() // our close frame is out
+			} else {
+				c.endLinger()
+			}
 		}
 	}
 }
@@ -138,6 +142,7 @@ func (c *Conn) writeFrame(f outFrame) error {
 func (c *Conn) release() {
 	c.wmu.Lock()
 	c.released = true
+	c.stopLingerLocked()
 	writing := c.writing
 	c.wmu.Unlock()
 	if !writing {
