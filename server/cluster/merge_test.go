@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"maps"
 	"slices"
@@ -119,11 +120,45 @@ func TestTakeoverReadDoesNotUndoChangesMergedMeanwhile(t *testing.T) {
 type chunkSource struct {
 	Source
 	sizes []int
+	// took, when set, is how long each read takes (a busy store, or a busy
+	// instance merging the chunk before).
+	took time.Duration
 }
 
-func (s *chunkSource) LoadAgentsByUID(_ context.Context, uids [][16]byte, _ int) ([]store.Agent, map[[16]byte][]store.Event, error) {
+func (s *chunkSource) LoadAgentsByUID(ctx context.Context, uids [][16]byte, _ int) ([]store.Agent, map[[16]byte][]store.Event, error) {
+	select {
+	case <-time.After(s.took):
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
 	s.sizes = append(s.sizes, len(uids))
 	return nil, nil, nil
+}
+
+// Each read of a change has a budget of its own: a backlog whose chunks
+// together take longer than one budget is applied, not cut short and read
+// again in full (which, on a busy instance, could fail the same way).
+func TestEachChunkHasItsOwnReadBudget(t *testing.T) {
+	reg, _ := openRegistry(t)
+	const budget = 300 * time.Millisecond
+	src := &chunkSource{took: budget / 2}
+	s := NewSync(src, reg, nil, nil, SyncOptions{Lease: time.Minute, ReadBudget: budget})
+	var ids []string
+	for range 4 * mergeChunk {
+		u := uuid.New()
+		ids = append(ids, hex.EncodeToString(u[:]))
+	}
+	if err := s.Handle(Change{Kind: KindAgents, IDs: ids}); err != nil {
+		t.Fatalf("four reads of half a budget each: %v", err)
+	}
+	if want := []int{mergeChunk, mergeChunk, mergeChunk, mergeChunk}; !slices.Equal(src.sizes, want) {
+		t.Fatalf("reads named %v agents, want %v", src.sizes, want)
+	}
+	// One read past its budget still fails the change, to be read again.
+	src.took, src.sizes = 10*budget, nil
+	if err := s.Handle(Change{Kind: KindAgents, IDs: ids[:1]}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a read past its budget: %v, want the deadline's error", err)
+	}
 }
 
 // A change naming many agents (a backlog coalesced) is read and merged a

@@ -95,6 +95,10 @@ type SyncOptions struct {
 	// Notifier, when set, announces this instance's taking the lead to the
 	// others (see followLeader).
 	Notifier *Notifier
+	// ReadBudget bounds each read from the store that applying a change
+	// makes (a chunk of the agents it names, every agent, the reports):
+	// default a minute.
+	ReadBudget time.Duration
 }
 
 // Sync applies the other instances' changes to this instance: agents to
@@ -142,19 +146,29 @@ func (s *Sync) leaseUntil(lastSeen time.Time) time.Time { return lastSeen.Add(s.
 
 func (s *Sync) leading() bool { return s.opts.Leader != nil && s.opts.Leader.Leading() }
 
-// handleBudget bounds each read of one change (a reload of every agent
-// and the reload of reports that follows it have one each).
-const handleBudget = time.Minute
+// defaultReadBudget is SyncOptions.ReadBudget's default.
+const defaultReadBudget = time.Minute
+
+// readBudget bounds one read of a change: a change's reads have one each,
+// so merging a large backlog, chunk after chunk on a busy instance, is not
+// cut short by the time the chunks before took.
+func (s *Sync) readBudget() time.Duration {
+	if s.opts.ReadBudget > 0 {
+		return s.opts.ReadBudget
+	}
+	return defaultReadBudget
+}
 
 // Handle applies one change of another instance. An error means the
 // change was not (wholly) applied: its kind, or the one an *Owed names,
 // is to be read again in full.
 func (s *Sync) Handle(c Change) error {
-	ctx, cancel := context.WithTimeout(context.Background(), handleBudget)
+	if c.Kind == KindAgents {
+		return s.mergeAgents(c)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.readBudget())
 	defer cancel()
 	switch c.Kind {
-	case KindAgents:
-		return s.mergeAgents(ctx, c)
 	case KindReports:
 		return s.applyReports(ctx, c)
 	case KindOffers:
@@ -200,9 +214,9 @@ func (s *Sync) Handle(c Change) error {
 	return nil
 }
 
-func (s *Sync) mergeAgents(ctx context.Context, c Change) error {
+func (s *Sync) mergeAgents(c Change) error {
 	s.merging.Lock()
-	n, read, err := s.loadAndMergeLocked(ctx, c)
+	n, read, err := s.loadAndMergeLocked(context.Background(), c)
 	s.merging.Unlock()
 	if err != nil {
 		return fmt.Errorf("reading agents another instance changed: %w", err)
@@ -212,8 +226,7 @@ func (s *Sync) mergeAgents(ctx context.Context, c Change) error {
 	}
 	s.opts.Log.Info("agents reloaded from the store", "agents", read, "merged", n)
 	// A report of an agent unknown until now may have been passed over.
-	// Reading every report has a budget of its own: the agents' took some.
-	ctx, cancel := context.WithTimeout(context.Background(), handleBudget)
+	ctx, cancel := context.WithTimeout(context.Background(), s.readBudget())
 	defer cancel()
 	if err := s.applyReports(ctx, Change{Kind: KindReports, Resync: true}); err != nil {
 		return &Owed{Kind: KindReports, Err: err}
@@ -229,18 +242,22 @@ const mergeChunk = 2000
 // returns how many were merged of how many read. A resync reads every
 // agent and merges those whose row differs from what this instance holds
 // (last-seen times aside: the sweeps renew leases), so that what follows
-// a merge (pairing, offers, configuration) is redone only for them.
-// Caller holds s.merging.
+// a merge (pairing, offers, configuration) is redone only for them. Each
+// read has the read budget within ctx. Caller holds s.merging.
 func (s *Sync) loadAndMergeLocked(ctx context.Context, c Change) (merged, read int, err error) {
 	if c.Resync {
-		recs, events, err := s.src.LoadAgents(ctx, s.reg.MergeEvents())
+		rctx, cancel := context.WithTimeout(ctx, s.readBudget())
+		recs, events, err := s.src.LoadAgents(rctx, s.reg.MergeEvents())
+		cancel()
 		if err != nil {
 			return 0, 0, err
 		}
 		return s.reg.Merge(s.reg.Outdated(recs, events), events, s.leaseUntil), len(recs), nil
 	}
 	for uids := range slices.Chunk(parseUIDs(c.IDs), mergeChunk) {
-		recs, events, err := s.src.LoadAgentsByUID(ctx, uids, s.reg.MergeEvents())
+		rctx, cancel := context.WithTimeout(ctx, s.readBudget())
+		recs, events, err := s.src.LoadAgentsByUID(rctx, uids, s.reg.MergeEvents())
+		cancel()
 		if err != nil {
 			return merged, read, err
 		}
