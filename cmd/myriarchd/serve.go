@@ -49,6 +49,11 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	o := cfg.Options
 	o.Log = log
+	if percent, byDefault := applyGCPercent(os.LookupEnv); byDefault {
+		log.Info("garbage collection at myriarchd's default heap growth; set GOGC to change it", "gogc", percent)
+	} else {
+		log.Info("garbage collection as GOGC sets it", "gogc", percent)
+	}
 	if cfg.ConfigFile != "" {
 		log.Info("configuration read", "file", cfg.ConfigFile)
 	}
