@@ -82,6 +82,14 @@ func samplePostgres(pid int) (procSample, bool) {
 		}
 		ut, _ := strconv.ParseInt(f[11], 10, 64)
 		st, _ := strconv.ParseInt(f[12], 10, 64)
+		if n == pid {
+			// Backends that ended (an instance's connections closed) took
+			// their time with them; the postmaster reaped them into its
+			// children's times, so what they used still counts.
+			cut, _ := strconv.ParseInt(f[13], 10, 64)
+			cst, _ := strconv.ParseInt(f[14], 10, 64)
+			ut, st = ut+cut, st+cst
+		}
 		ps.cpu += time.Duration(ut+st) * (time.Second / 100)
 		if rollup, err := os.ReadFile(filepath.Join("/proc", e.Name(), "smaps_rollup")); err == nil {
 			for _, line := range strings.Split(string(rollup), "\n") {

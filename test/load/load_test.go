@@ -3,6 +3,8 @@
 package main
 
 import (
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -166,5 +168,36 @@ func TestURLForSpreadsAndFailsOver(t *testing.T) {
 	}
 	if len(tried) != 3 {
 		t.Fatalf("three failed attempts tried %v", tried)
+	}
+}
+
+// The CPU of PostgreSQL is its postmaster's and its backends': one that
+// ends (its instance's connections closed) must not take what it used
+// away from the total.
+func TestPostgresCPUKeepsEndedBackends(t *testing.T) {
+	child := exec.Command("sh", "-c", "while :; do :; done")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The child, this test's "backend", burns CPU until it is killed.
+	var alive procSample
+	deadline := time.Now().Add(time.Minute)
+	for {
+		s, _ := samplePostgres(os.Getpid())
+		if own, _ := samplePostgres(child.Process.Pid); own.cpu >= 200*time.Millisecond {
+			alive = s
+			break
+		}
+		if time.Now().After(deadline) {
+			child.Process.Kill()
+			t.Fatal("the child used no CPU within a minute")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	child.Process.Kill()
+	child.Wait() // reaped: its time is now this process's children's
+	ended, _ := samplePostgres(os.Getpid())
+	if ended.cpu < alive.cpu {
+		t.Fatalf("CPU fell from %v to %v when the child ended", alive.cpu, ended.cpu)
 	}
 }
