@@ -49,9 +49,12 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	o := cfg.Options
 	o.Log = log
-	if percent, byDefault := applyGCPercent(os.LookupEnv); byDefault {
+	switch percent, byDefault, err := applyGCPercent(os.LookupEnv); {
+	case err != nil:
+		log.Warn("garbage collection at Go's default", "gogc", percent, "err", err)
+	case byDefault:
 		log.Info("garbage collection at myriarchd's default heap growth; set GOGC to change it", "gogc", percent)
-	} else {
+	default:
 		log.Info("garbage collection as GOGC sets it", "gogc", percent)
 	}
 	if cfg.ConfigFile != "" {
