@@ -68,11 +68,12 @@ func newSim(cfg config, urls []string, token string, tlsConfig *tls.Config) *sim
 	s := &sim{cfg: cfg, urls: urls, header: http.Header{"Authorization": {"Bearer " + token}},
 		dialSem: make(chan struct{}, cfg.dialConcurrency), httpURL: "http" + strings.TrimPrefix(urls[0], "ws")}
 	s.target.Store(cfg.fromVersion)
-	// Spread source addresses over 127.0.0.0/8 so ephemeral ports never run out
-	// (28 000 per source address with the default port range).
+	// Spread source addresses over 127.0.0.0/8 so ephemeral ports never run
+	// out (28 000 per source address with the default port range) and the
+	// kernel's search for a free one stays short (see sourceDialer).
 	for i := 0; i < cfg.sourceAddrs; i++ {
 		ip := net.IPv4(127, 1, byte(i/250), byte(2+i%250))
-		nd := &net.Dialer{LocalAddr: &net.TCPAddr{IP: ip}, Timeout: 10 * time.Second}
+		nd := sourceDialer(ip, 10*time.Second)
 		s.dialer = append(s.dialer, &websocket.Dialer{
 			NetDialContext:   nd.DialContext,
 			TLSClientConfig:  tlsConfig,

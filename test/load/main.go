@@ -77,7 +77,7 @@ func main() {
 	flag.DurationVar(&c.phaseTimeout, "phase-timeout", 10*time.Minute, "longest any phase may take")
 	flag.DurationVar(&c.deadline, "deadline", 45*time.Minute, "the whole run stops after this")
 	flag.IntVar(&c.dialConcurrency, "dial-concurrency", 256, "connection attempts in flight at once")
-	flag.IntVar(&c.sourceAddrs, "source-addrs", 8, "loopback source addresses to spread connections over (127.1.x.y)")
+	flag.IntVar(&c.sourceAddrs, "source-addrs", 64, "loopback source addresses to spread connections over (127.1.x.y): the kernel finds a free port on an address in a time that grows with the sockets already open from it")
 	flag.DurationVar(&c.backoffBase, "backoff", time.Second, "reconnect backoff base (jittered, doubling)")
 	flag.DurationVar(&c.backoffCap, "backoff-cap", 30*time.Second, "reconnect backoff cap")
 	flag.StringVar(&c.store, "store", "", "myriarchd --store (default: SQLite in the work directory), e.g. a postgres:// URL")
