@@ -46,13 +46,16 @@ type stats struct {
 // instance, or several sharing a PostgreSQL store, as behind a load
 // balancer (see urlFor).
 type sim struct {
-	cfg      config
-	urls     []string
-	header   http.Header
-	agents   []*agent
-	dialSem  chan struct{}
-	dialer   []*websocket.Dialer // one per loopback source address
-	st       stats
+	cfg     config
+	urls    []string
+	header  http.Header
+	agents  []*agent
+	dialSem chan struct{}
+	dialer  []*websocket.Dialer // one per loopback source address
+	st      stats
+	// open counts the agents with a socket open to each instance (index
+	// in urls), kept as sockets open and close.
+	open     []atomic.Int64
 	stopping atomic.Bool
 	target   atomic.Value // string: the fleet's current targetVersion
 	pending  sync.WaitGroup
@@ -66,7 +69,8 @@ type sim struct {
 // instances (plain HTTP polls the first).
 func newSim(cfg config, urls []string, token string, tlsConfig *tls.Config) *sim {
 	s := &sim{cfg: cfg, urls: urls, header: http.Header{"Authorization": {"Bearer " + token}},
-		dialSem: make(chan struct{}, cfg.dialConcurrency), httpURL: "http" + strings.TrimPrefix(urls[0], "ws")}
+		dialSem: make(chan struct{}, cfg.dialConcurrency), httpURL: "http" + strings.TrimPrefix(urls[0], "ws"),
+		open: make([]atomic.Int64, len(urls))}
 	s.target.Store(cfg.fromVersion)
 	// Spread source addresses over 127.0.0.0/8 so ephemeral ports never run
 	// out (28 000 per source address with the default port range) and the
@@ -137,12 +141,8 @@ func (s *sim) instanceFor(idx, failed int) int {
 // perInstance counts the agents connected to each instance.
 func (s *sim) perInstance() []int {
 	out := make([]int, len(s.urls))
-	for _, a := range s.agents {
-		a.mu.Lock()
-		if a.ws != nil {
-			out[a.inst]++
-		}
-		a.mu.Unlock()
+	for i := range s.open {
+		out[i] = int(s.open[i].Load())
 	}
 	return out
 }
@@ -228,6 +228,7 @@ func (s *sim) connect(a *agent) {
 	a.dialPending = false
 	a.ws = ws
 	a.inst = inst
+	s.open[inst].Add(1)
 	a.gen++
 	a.attempt = 0
 	a.reconnectIn = 0
@@ -292,6 +293,7 @@ func (s *sim) read(a *agent, ws *websocket.Conn) {
 	a.mu.Lock()
 	if a.ws == ws {
 		a.ws = nil
+		s.open[a.inst].Add(-1)
 	}
 	delay := a.reconnectIn
 	a.reconnectIn = 0
