@@ -38,7 +38,10 @@ type Conn struct {
 	// lingering is set while our close frame is queued or written and the
 	// peer may still send (see linger.go); cut when Close ends it early.
 	lingering, cut atomic.Bool
-	lastActive     atomic.Int64 // unix nanoseconds of the last complete frame
+	// violation is the peer's protocol violation that our close frame
+	// answers, reported by OnClose when the linger ends; guarded by svc.
+	violation  error
+	lastActive atomic.Int64 // unix nanoseconds of the last complete frame
 	// msgStart is when the unfinished message began to arrive (unix
 	// nanoseconds, 0 when none is unfinished), msgBytes what has arrived
 	// since, held the bytes of it counted in the poller's total.
@@ -137,16 +140,40 @@ func (c *Conn) touch() { c.lastActive.Store(time.Now().UnixNano()) }
 
 // consume parses newly read bytes and dispatches what they complete. It
 // returns errPeerClosed after a close frame, a *ProtocolError for a
-// violation (already answered with a close frame), or nil.
+// violation that ends the connection now, or nil. A violation is answered
+// with its close code; the connection then lingers like one we close
+// (see linger.go) and OnClose reports the violation when the peer has
+// gone. c.svc is held.
 func (c *Conn) consume(data []byte) error {
 	n := len(data)
 	err := c.r.feed(data, c.dispatch)
 	c.track(n)
 	var pe *ProtocolError
 	if errors.As(err, &pe) {
+		if c.lingerAfterViolation(err, pe) {
+			return nil
+		}
 		_ = c.closeFrame(pe.Code, pe.Reason, false)
 	}
 	return err
+}
+
+// lingerAfterViolation queues the close frame that answers the peer's
+// violation err (pe) as our last and lingers after it; false when the
+// connection is closing already or the frame cannot be queued, in which
+// case it ends now. c.svc is held.
+func (c *Conn) lingerAfterViolation(err error, pe *ProtocolError) bool {
+	if !c.closing.CompareAndSwap(false, true) {
+		return false
+	}
+	c.lingering.Store(true)
+	c.violation = err
+	if c.closeFrame(pe.Code, pe.Reason, true) != nil {
+		c.lingering.Store(false)
+		c.violation = nil
+		return false
+	}
+	return true
 }
 
 // errPeerClosed marks a close frame from the peer: a clean end.

@@ -11,12 +11,14 @@ import (
 // kernel answer with a reset, and a reset can reach the peer before the
 // close frame queued ahead of it or make its kernel discard it: a peer
 // still sending when we close (a message too slow or too large, shed under
-// load, a replaced connection) would then never learn the close code that
-// tells it why and when to come back. So once the close frame is written,
-// our side is shut down for writing (a TLS close_notify, then a FIN), and
-// what the peer still sends is read and discarded until it closes its side
-// or Options.CloseLinger passes; only then does OnClose come and the socket
-// close. Poller.Close and Conn.Close end a lingering connection at once.
+// load, a replaced connection, a protocol violation) would then never
+// learn the close code that tells it why and when to come back. So once
+// the close frame is written, our side is shut down for writing (a TLS
+// close_notify, then a FIN), and what the peer still sends is read and
+// discarded until it closes its side or Options.CloseLinger passes; only
+// then does OnClose come (with the violation, when one was answered) and
+// the socket close. Poller.Close and Conn.Close end a lingering connection
+// at once.
 
 const defaultCloseLinger = 2 * time.Second
 

@@ -157,11 +157,14 @@ func (s *conns) add(c *Conn, h Handler) (ok bool, err error) {
 }
 
 // finish ends c: what it held of unfinished messages is released, OnClose
-// is called, then the socket is closed and forgotten. Releasing first
-// means the poller's total no longer counts c once its handler hears of
-// the end.
+// is called (with the peer's violation when one ended c), then the socket
+// is closed and forgotten. Releasing first means the poller's total no
+// longer counts c once its handler hears of the end. c.svc is held.
 func (s *conns) finish(c *Conn, err error) {
 	c.closing.Store(true)
+	if c.violation != nil {
+		err = c.violation // what our close frame answered, whatever ended the linger
+	}
 	if errors.Is(err, errPeerClosed) {
 		err = nil
 	}

@@ -292,10 +292,48 @@ func testPoller(t *testing.T, name string, mk func(Options) Poller, useTLS bool)
 					if op != opClose || len(p) < 2 || int(p[0])<<8|int(p[1]) != tt.code {
 						t.Errorf("frame %x: answered op %d %x, want close %d", tt.frame[:2], op, p, tt.code)
 					}
+					nc.Close() // the server lingers until the peer leaves
 					var pe *ProtocolError
 					if err := f.h.waitEnd(t); !errors.As(err, &pe) || pe.Code != tt.code {
 						t.Errorf("OnClose error %v, want ProtocolError %d", err, tt.code)
 					}
+				}
+			})
+			t.Run("after a violation the server reads what the peer still sends until it leaves", func(t *testing.T) {
+				f := newFixture(t, mk, useTLS, Options{CloseLinger: time.Hour})
+				// A text frame (1003), then 32 MiB more: a server that
+				// closed its socket with this unread would answer with a
+				// reset, which can cost the peer the close code.
+				nc, br := f.rawDial(t, clientFrame(true, opText, []byte("not binary")))
+				chunk := clientFrame(true, opBinary, make([]byte, 64<<10))
+				nc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+				for i := range 512 {
+					if _, err := nc.Write(chunk); err != nil {
+						t.Fatalf("write %d after the violation: %v", i, err)
+					}
+				}
+				op, p := readServerFrame(t, br)
+				if op != opClose || len(p) < 2 || int(p[0])<<8|int(p[1]) != CloseUnsupportedData {
+					t.Fatalf("got op %d %q, want close %d", op, p, CloseUnsupportedData)
+				}
+				nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+				if _, err := br.ReadByte(); err != io.EOF {
+					t.Fatalf("after the close frame: %v, want io.EOF (the server's side shut down)", err)
+				}
+				select {
+				case err := <-f.h.ended:
+					t.Fatalf("OnClose(%v) while the peer still had its side open and the linger had not passed", err)
+				default:
+				}
+				nc.Close()
+				var pe *ProtocolError
+				if err := f.h.waitEnd(t); !errors.As(err, &pe) || pe.Code != CloseUnsupportedData {
+					t.Errorf("OnClose once the peer left: %v, want ProtocolError %d", err, CloseUnsupportedData)
+				}
+				f.h.mu.Lock()
+				defer f.h.mu.Unlock()
+				if f.h.msgs != 0 {
+					t.Errorf("%d messages delivered, want 0 (what follows a violation is dropped)", f.h.msgs)
 				}
 			})
 			t.Run("peer leaves without close frame", func(t *testing.T) {
