@@ -459,7 +459,7 @@ func TestDifferentialClients(t *testing.T) {
 // client's socket is closed here as well: the server lingers until then.
 func checkHandlerEnd(t *testing.T, f *fixture, c wsClient, client string, sc scenario, out outcome) {
 	t.Helper()
-	c.abort() // still open: the client goes away without a close frame
+	c.abort() // the client goes away, without a close frame if the connection is still open
 	err := f.h.waitEnd(t)
 	switch {
 	case out.CloseCode == 0:
