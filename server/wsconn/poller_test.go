@@ -299,43 +299,6 @@ func testPoller(t *testing.T, name string, mk func(Options) Poller, useTLS bool)
 					}
 				}
 			})
-			t.Run("after a violation the server reads what the peer still sends until it leaves", func(t *testing.T) {
-				f := newFixture(t, mk, useTLS, Options{CloseLinger: time.Hour})
-				// A text frame (1003), then 32 MiB more: a server that
-				// closed its socket with this unread would answer with a
-				// reset, which can cost the peer the close code.
-				nc, br := f.rawDial(t, clientFrame(true, opText, []byte("not binary")))
-				chunk := clientFrame(true, opBinary, make([]byte, 64<<10))
-				nc.SetWriteDeadline(time.Now().Add(30 * time.Second))
-				for i := range 512 {
-					if _, err := nc.Write(chunk); err != nil {
-						t.Fatalf("write %d after the violation: %v", i, err)
-					}
-				}
-				op, p := readServerFrame(t, br)
-				if op != opClose || len(p) < 2 || int(p[0])<<8|int(p[1]) != CloseUnsupportedData {
-					t.Fatalf("got op %d %q, want close %d", op, p, CloseUnsupportedData)
-				}
-				nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-				if _, err := br.ReadByte(); err != io.EOF {
-					t.Fatalf("after the close frame: %v, want io.EOF (the server's side shut down)", err)
-				}
-				select {
-				case err := <-f.h.ended:
-					t.Fatalf("OnClose(%v) while the peer still had its side open and the linger had not passed", err)
-				default:
-				}
-				nc.Close()
-				var pe *ProtocolError
-				if err := f.h.waitEnd(t); !errors.As(err, &pe) || pe.Code != CloseUnsupportedData {
-					t.Errorf("OnClose once the peer left: %v, want ProtocolError %d", err, CloseUnsupportedData)
-				}
-				f.h.mu.Lock()
-				defer f.h.mu.Unlock()
-				if f.h.msgs != 0 {
-					t.Errorf("%d messages delivered, want 0 (what follows a violation is dropped)", f.h.msgs)
-				}
-			})
 			t.Run("peer leaves without close frame", func(t *testing.T) {
 				f := newFixture(t, mk, useTLS, Options{})
 				nc, _ := f.rawDial(t, nil)
@@ -377,40 +340,58 @@ func testPoller(t *testing.T, name string, mk func(Options) Poller, useTLS bool)
 				}
 				f.h.mu.Unlock()
 			})
-			t.Run("after a close frame the server reads what the peer still sends until it leaves", func(t *testing.T) {
-				f := newFixture(t, mk, useTLS, Options{CloseLinger: time.Hour})
-				nc, br := f.rawDial(t, clientFrame(true, opBinary, []byte("close-with")))
-				// 32 MiB after the close, several times what socket buffers
-				// hold: a server that closed its socket with this unread
-				// would answer with a reset, which can cost the peer the
-				// close frame.
-				chunk := clientFrame(true, opBinary, make([]byte, 64<<10))
-				nc.SetWriteDeadline(time.Now().Add(30 * time.Second))
-				for i := range 512 {
-					if _, err := nc.Write(chunk); err != nil {
-						t.Fatalf("write %d after the server's close frame: %v", i, err)
-					}
-				}
-				if op, p := readServerFrame(t, br); op != opClose || !bytes.Equal(p, closePayload(CloseNormal, "bye")) {
-					t.Fatalf("got op %d %q, want the close frame", op, p)
-				}
-				nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-				if _, err := br.ReadByte(); err != io.EOF {
-					t.Fatalf("after the close frame: %v, want io.EOF (the server's side shut down)", err)
-				}
-				select {
-				case err := <-f.h.ended:
-					t.Fatalf("OnClose(%v) while the peer still had its side open and the linger had not passed", err)
-				default:
-				}
-				nc.Close()
-				if err := f.h.waitEnd(t); err != nil {
-					t.Errorf("OnClose once the peer left: %v, want nil", err)
-				}
-				f.h.mu.Lock()
-				defer f.h.mu.Unlock()
-				if f.h.msgs != 1 {
-					t.Errorf("%d messages delivered, want 1 (what follows our close frame is dropped)", f.h.msgs)
+			t.Run("after our close frame the server reads what the peer still sends until it leaves", func(t *testing.T) {
+				for _, tt := range []struct {
+					name  string
+					first []byte // what makes the server close
+					code  int    // the close code the peer must get
+					msgs  int    // messages delivered
+					check func(error) bool
+				}{
+					{"CloseWith", clientFrame(true, opBinary, []byte("close-with")), CloseNormal, 1,
+						func(err error) bool { return err == nil }},
+					{"violation", clientFrame(true, opText, []byte("not binary")), CloseUnsupportedData, 0,
+						func(err error) bool {
+							var pe *ProtocolError
+							return errors.As(err, &pe) && pe.Code == CloseUnsupportedData
+						}},
+				} {
+					t.Run(tt.name, func(t *testing.T) {
+						f := newFixture(t, mk, useTLS, Options{CloseLinger: time.Hour})
+						nc, br := f.rawDial(t, tt.first)
+						// 32 MiB after the close, several times what socket
+						// buffers hold: a server that closed its socket with
+						// this unread would answer with a reset, which can
+						// cost the peer the close code.
+						chunk := clientFrame(true, opBinary, make([]byte, 64<<10))
+						nc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+						for i := range 512 {
+							if _, err := nc.Write(chunk); err != nil {
+								t.Fatalf("write %d after the server's close frame: %v", i, err)
+							}
+						}
+						if op, p := readServerFrame(t, br); op != opClose || len(p) < 2 || int(p[0])<<8|int(p[1]) != tt.code {
+							t.Fatalf("got op %d %q, want close %d", op, p, tt.code)
+						}
+						nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+						if _, err := br.ReadByte(); err != io.EOF {
+							t.Fatalf("after the close frame: %v, want io.EOF (the server's side shut down)", err)
+						}
+						select {
+						case err := <-f.h.ended:
+							t.Fatalf("OnClose(%v) while the peer still had its side open and the linger had not passed", err)
+						default:
+						}
+						nc.Close()
+						if err := f.h.waitEnd(t); !tt.check(err) {
+							t.Errorf("OnClose once the peer left: %v", err)
+						}
+						f.h.mu.Lock()
+						defer f.h.mu.Unlock()
+						if f.h.msgs != tt.msgs {
+							t.Errorf("%d messages delivered, want %d (what follows our close frame is dropped)", f.h.msgs, tt.msgs)
+						}
+					})
 				}
 			})
 			t.Run("a lingering connection ends after CloseLinger, or at once by Close", func(t *testing.T) {
