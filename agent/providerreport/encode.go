@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/myriarch/myriarch/agent/providers"
 	"github.com/myriarch/myriarch/internal/attributes"
@@ -58,7 +59,7 @@ func Encode(s providers.Snapshot, seq uint64) []byte {
 			// Provider data is normalized JSON; this cannot happen.
 			panic(fmt.Sprintf("providerreport: encoding a snapshot: %v", err))
 		}
-		if len(data) <= providerwire.MaxBytes {
+		if len(data) <= providerwire.MaxBytes && providerwire.CheckShape(data) == nil {
 			return data
 		}
 		largest := ""
@@ -69,22 +70,32 @@ func Encode(s providers.Snapshot, seq uint64) []byte {
 		}
 		if largest == "" || len(w.Dynamic[largest]) == 0 {
 			// Only the context is left and it is too large: send none of it.
-			w.Truncated["context over 1 MiB"] += len(w.Context)
+			w.Truncated["context over 1 MiB or 65536 values"] += len(w.Context)
 			w.Context = map[string]map[string]any{}
 			continue
 		}
 		keep := len(w.Dynamic[largest]) / 2
-		w.Truncated["dynamic."+largest+" mappings over 1 MiB"] += len(w.Dynamic[largest]) - keep
+		w.Truncated["dynamic."+largest+" mappings over 1 MiB or 65536 values"] += len(w.Dynamic[largest]) - keep
 		w.Dynamic[largest] = w.Dynamic[largest][:keep]
 	}
 }
 
 // bound copies an object keeping at most MaxKeys variables in all
-// (counted depth first, keys in order) and cutting long keys and values.
+// (counted depth first, keys in order), cutting long keys and values, and
+// sending an object or list nested deeper than MaxVarDepth as its JSON
+// text.
 func bound(obj map[string]any, what string, cuts map[string]int) map[string]any {
 	n := 0
 	var walk func(v any, depth int) any
 	walk = func(v any, depth int) any {
+		switch v.(type) {
+		case map[string]any, []any:
+			if depth > providerwire.MaxVarDepth {
+				cuts[what+" values nested over "+strconv.Itoa(providerwire.MaxVarDepth)+" (sent as JSON text)"]++
+				b, _ := json.Marshal(v)
+				return attributes.Clean(string(b))
+			}
+		}
 		switch x := v.(type) {
 		case map[string]any:
 			out := make(map[string]any, len(x))

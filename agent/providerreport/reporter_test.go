@@ -153,8 +153,40 @@ func TestEncodeBounds(t *testing.T) {
 	if len(data) > providerwire.MaxBytes {
 		t.Fatalf("%d bytes", len(data))
 	}
-	json.Unmarshal(data, &w)
-	if n := len(w.Dynamic["docker"]); n == 0 || n+w.Truncated["dynamic.docker mappings over 1 MiB"] != 1000 {
+	w = providerwire.Snapshot{}
+	if err := json.Unmarshal(data, &w); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(w.Dynamic["docker"]); n == 0 || n+w.Truncated["dynamic.docker mappings over 1 MiB or 65536 values"] != 1000 {
 		t.Fatalf("%d mappings kept, truncated %v", n, w.Truncated)
+	}
+	// Within 1 MiB but over the values a snapshot may hold, and nested
+	// deeper than a variable may: halved until it fits, the deep value
+	// sent as its JSON text.
+	var wide []vars.Mapping
+	for i := range 1000 {
+		list := make([]any, 100)
+		for j := range list {
+			list[j] = j
+		}
+		wide = append(wide, vars.Mapping{Provider: "docker", ID: fmt.Sprintf("c%04d", i), Vars: map[string]any{"l": list}})
+	}
+	deep := any("leaf")
+	for range 12 {
+		deep = map[string]any{"d": deep}
+	}
+	data = Encode(providers.Snapshot{Context: map[string]any{"local": map[string]any{"deep": deep}}, Mappings: wide}, 1)
+	if err := providerwire.CheckShape(data); err != nil || len(data) > providerwire.MaxBytes {
+		t.Fatalf("%d bytes: %v", len(data), err)
+	}
+	w = providerwire.Snapshot{}
+	if err := json.Unmarshal(data, &w); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(w.Dynamic["docker"]); n == 0 || n+w.Truncated["dynamic.docker mappings over 1 MiB or 65536 values"] != 1000 {
+		t.Fatalf("%d mappings kept, truncated %v", n, w.Truncated)
+	}
+	if w.Truncated["context.local values nested over 8 (sent as JSON text)"] != 1 {
+		t.Fatalf("truncated %v", w.Truncated)
 	}
 }

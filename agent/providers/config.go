@@ -16,6 +16,7 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/myriarch/myriarch/internal/providerwire"
 	"github.com/myriarch/myriarch/internal/vars"
 )
 
@@ -113,8 +114,16 @@ func (c *Config) Validate() error {
 		if _, err := vars.Normalize(it.Vars); err != nil {
 			errs = append(errs, fmt.Errorf("%s.vars: %w", where, err))
 		}
-		if _, err := vars.Normalize(it.Processors); err != nil {
+		procs, err := vars.Normalize(it.Processors)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s.processors: %w", where, err))
+			continue
+		}
+		list, _ := procs.([]any)
+		for j, p := range list {
+			if err := providerwire.CheckProcessor(p); err != nil {
+				errs = append(errs, fmt.Errorf("%s.processors[%d]: %w", where, j, err))
+			}
 		}
 	}
 	for i, a := range c.Env.Allow {

@@ -106,15 +106,18 @@ docker: {enabled: false}
 
 func TestValidateReportsEveryProblem(t *testing.T) {
 	cfg := Config{
-		Local:        LocalConfig{Vars: map[string]any{"c": make(chan int)}},
-		LocalDynamic: LocalDynamicConfig{Items: []LocalDynamicItem{{}, {Vars: map[string]any{"f": func() {}}}}},
-		Docker:       DockerConfig{Host: "::not a url"},
+		Local: LocalConfig{Vars: map[string]any{"c": make(chan int)}},
+		LocalDynamic: LocalDynamicConfig{Items: []LocalDynamicItem{{}, {Vars: map[string]any{"f": func() {}}},
+			{Processors: []any{map[string]any{"add_fields": map[string]any{"fields": map[string]any{"a": 1}}},
+				map[string]any{"remotetap": map[string]any{"endpoint": "0.0.0.0:12001"}}}}}},
+		Docker: DockerConfig{Host: "::not a url"},
 	}
 	err := cfg.Validate()
 	if err == nil {
 		t.Fatal("invalid config accepted")
 	}
-	for _, want := range []string{"providers.local.vars", "providers.local_dynamic.items[1].vars", "providers.docker.host"} {
+	for _, want := range []string{"providers.local.vars", "providers.local_dynamic.items[1].vars", "providers.docker.host",
+		`providers.local_dynamic.items[2].processors[1]: type "remotetap" is not supported: a mapping may carry add_fields only`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}

@@ -25,6 +25,19 @@ const (
 	MaxLen = attributes.MaxLen
 	// MaxProcessors is the most processors per mapping.
 	MaxProcessors = 8
+	// MaxContextProviders and MaxDynamicProviders are the most providers
+	// of each kind one snapshot may name (myriarch-updater has four
+	// context providers and two dynamic ones).
+	MaxContextProviders = 16
+	MaxDynamicProviders = 8
+	// MaxVarDepth is the deepest an object or list may nest within a
+	// provider's object or a mapping (see MaxDepth): deeper ones are sent
+	// as their JSON text.
+	MaxVarDepth = 8
+	// MaxStored is the most bytes of variables (names and values), mapping
+	// ids and processor configuration myriarchd keeps of one snapshot; what
+	// is beyond it is cut, whole mappings at a time, and counted.
+	MaxStored = 64 << 10
 )
 
 // Snapshot is the JSON document: the context providers' objects by
