@@ -3,15 +3,11 @@ package configrender
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
-
-	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/myriarch/myriarch/internal/blueprint"
 	"github.com/myriarch/myriarch/internal/vars"
@@ -165,110 +161,4 @@ func mappingSuffix(id string) string {
 	}
 	sum := sha256.Sum256([]byte(id))
 	return s[:min(len(s), 40)] + "_" + hex.EncodeToString(sum[:5])
-}
-
-var processorType = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
-
-// mappingProcessors turns a mapping's processors into processor
-// Components named <type>/<copy name>[-<n>]: add_fields becomes a resource
-// processor, any other {"<type>": {…}} is kept. Every string of their
-// configuration is made literal for the collector.
-func mappingProcessors(copyName string, list []any) ([]blueprint.Placed, error) {
-	var out []blueprint.Placed
-	for j, entry := range list {
-		m, ok := entry.(map[string]any)
-		if !ok || len(m) != 1 {
-			return nil, fmt.Errorf("processors[%d] is not an object with one key (the processor type)", j)
-		}
-		typ := slices.Collect(maps.Keys(m))[0]
-		cfg := m[typ]
-		if typ == "add_fields" {
-			var err error
-			if typ, cfg, err = addFields(cfg); err != nil {
-				return nil, fmt.Errorf("processors[%d].add_fields: %w", j, err)
-			}
-		}
-		if !processorType.MatchString(typ) {
-			return nil, fmt.Errorf("processors[%d]: %q is not a processor type", j, typ)
-		}
-		if _, ok := cfg.(map[string]any); !ok && cfg != nil {
-			return nil, fmt.Errorf("processors[%d].%s is not an object", j, typ)
-		}
-		var node yaml.Node
-		if err := node.Encode(literal(cfg)); err != nil {
-			return nil, fmt.Errorf("processors[%d].%s: %w", j, typ, err)
-		}
-		if node.Kind != yaml.MappingNode {
-			node = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		}
-		id := typ + "/" + copyName
-		if len(list) > 1 {
-			id += fmt.Sprintf("-%d", j)
-		}
-		out = append(out, blueprint.Placed{ID: id, Class: blueprint.ClassProcessor, Type: typ, Source: "mapping processor", Config: &node})
-	}
-	return out, nil
-}
-
-// addFields turns {"target": T, "fields": {…}} into a resource processor
-// that upserts T.<field> (nested fields joined with dots) on the copy's data.
-func addFields(v any) (string, any, error) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return "", nil, fmt.Errorf("not an object")
-	}
-	target, _ := m["target"].(string)
-	fields, ok := m["fields"].(map[string]any)
-	if !ok {
-		return "", nil, fmt.Errorf("fields is not an object")
-	}
-	flat := map[string]any{}
-	flatten(target, fields, flat)
-	var attrs []any
-	for _, k := range slices.Sorted(maps.Keys(flat)) {
-		attrs = append(attrs, map[string]any{"key": k, "value": flat[k], "action": "upsert"})
-	}
-	return "resource", map[string]any{"attributes": attrs}, nil
-}
-
-func flatten(prefix string, v any, out map[string]any) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		switch v.(type) {
-		case []any:
-			b, _ := json.Marshal(v)
-			out[prefix] = string(b)
-		default:
-			out[prefix] = v
-		}
-		return
-	}
-	for k, x := range m {
-		key := k
-		if prefix != "" {
-			key = prefix + "." + k
-		}
-		flatten(key, x, out)
-	}
-}
-
-// literal returns v with every string made literal for the collector.
-func literal(v any) any {
-	switch x := v.(type) {
-	case string:
-		return escapeDollars(x)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = literal(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = literal(e)
-		}
-		return out
-	}
-	return v
 }

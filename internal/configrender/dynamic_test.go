@@ -182,6 +182,44 @@ func TestRenderPerMappingEdges(t *testing.T) {
 	}
 }
 
+// TestMappingProcessorsAreAddFieldsOnly: a mapping can only add fields to
+// what its copy collects. Any other processor type (one that listens, one
+// that sends elsewhere) drops the copy with the reason, and keys are as
+// literal for the collector as values.
+func TestMappingProcessorsAreAddFieldsOnly(t *testing.T) {
+	tm := compile(t, map[string]string{"teams/t/blueprints/b.yaml": containersBlueprint}, "t/b")
+	for _, tc := range []struct {
+		name string
+		proc any
+		want string
+	}{
+		{"a listener", map[string]any{"remotetap": map[string]any{"endpoint": "0.0.0.0:12001"}}, `type "remotetap" is not supported`},
+		{"a resource processor", map[string]any{"resource": map[string]any{"attributes": []any{}}}, `type "resource" is not supported`},
+		{"add_fields with more", map[string]any{"add_fields": map[string]any{"fields": map[string]any{}, "exporters": map[string]any{}}}, `unknown key "exporters"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := container("fff666", "x", false)
+			m.Processors = []any{tc.proc}
+			res, err := tm.Render(containers(m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Dropped) != 1 || !strings.Contains(res.Dropped[0].Reason, tc.want) || strings.Contains(string(res.Body), "12001") {
+				t.Fatalf("dropped %+v\n%s", res.Dropped, res.Body)
+			}
+		})
+	}
+	m := container("aaa111", "web", false)
+	m.Processors = []any{map[string]any{"add_fields": map[string]any{"target": "${env:T}", "fields": map[string]any{"${env:SECRET}": "v"}}}}
+	res, err := tm.Render(containers(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res.Body), "$${env:T}.$${env:SECRET}") || strings.Contains(strings.ReplaceAll(string(res.Body), "$${", ""), "${") {
+		t.Fatalf("keys not made literal:\n%s", res.Body)
+	}
+}
+
 func TestParseDocument(t *testing.T) {
 	d, err := ParseDocument([]byte(`{"context": {"site.id": "1"}, "dynamic": {"docker": [{"id": "a", "mapping": {"docker.x": "y"}, "processors": [{"batch": {}}]}]}, "source": "attributes+updater"}`))
 	if err != nil || d.Context["site.id"] != "1" || d.Dynamic["docker"][0].Vars["docker.x"] != "y" || d.Source != "attributes+updater" {

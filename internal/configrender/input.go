@@ -27,8 +27,7 @@ type Mapping struct {
 	Vars map[string]string `json:"mapping"`
 	// Processors apply to the copy's data only: {"add_fields": {"target":
 	// T, "fields": {…}}} becomes a resource processor upserting T.<field>;
-	// any other single-key object {"<type>": {…}} is a processor of that
-	// type with that configuration.
+	// no other type is rendered (see processors.go).
 	Processors []any `json:"processors,omitempty"`
 }
 
