@@ -143,22 +143,29 @@ func TestHostContextFollowsTheUpdater(t *testing.T) {
 		t.Fatalf("host.name %q", doc.Context["host.name"])
 	}
 
-	// Bad input changes nothing but an event on the sender.
+	// Bad input changes nothing but an event on the sender. (One at a
+	// time: a snapshot that comes within a second of the last one waits,
+	// and a newer one replaces it unread.)
 	before := desiredBody(t, ts, col.uid.String())
-	upd.sendRaw(hostcontext.MessageType, []byte(`{"context": `))
-	upd.sendRaw(hostcontext.MessageType, []byte(`{"context": {"Bad Name": {"x": 1}}}`))
-	upd.sendRaw(hostcontext.MessageType, []byte(`{"pad": "`+strings.Repeat("x", hostcontext.MaxSnapshot)+`"}`))
-	upd.sendRaw("other", []byte(`{}`))
-	waitFor(t, "four refusals", func() bool {
-		a, _ := ts.agent(upd.uid)
-		n := 0
-		for _, ev := range a.Events {
-			if ev.Type == hostcontext.EventRefused || ev.Type == hostcontext.EventIgnored {
-				n++
+	for i, bad := range []struct{ typ, data string }{
+		{hostcontext.MessageType, `{"context": `},
+		{hostcontext.MessageType, `{"context": {"Bad Name": {"x": 1}}}`},
+		{hostcontext.MessageType, `{"pad": "` + strings.Repeat("x", hostcontext.MaxSnapshot) + `"}`},
+		{hostcontext.MessageType, `{"context": {"labels": {"tier": "gold"}}}`},
+		{"other", `{}`},
+	} {
+		upd.sendRaw(bad.typ, []byte(bad.data))
+		waitFor(t, fmt.Sprintf("refusal %d", i+1), func() bool {
+			a, _ := ts.agent(upd.uid)
+			n := 0
+			for _, ev := range a.Events {
+				if ev.Type == hostcontext.EventRefused || ev.Type == hostcontext.EventIgnored {
+					n++
+				}
 			}
-		}
-		return n >= 4
-	})
+			return n >= i+1
+		})
+	}
 	if after := desiredBody(t, ts, col.uid.String()); after != before {
 		t.Fatalf("a refused snapshot changed the configuration:\n%s", after)
 	}
@@ -177,8 +184,9 @@ func TestHostContextFollowsTheUpdater(t *testing.T) {
 	})
 }
 
-// Bounds: a snapshot over the mapping bound is cut and the cut counted; a
-// collector's snapshot is ignored.
+// Bounds: a snapshot over the mapping bound, and over what the server
+// keeps per updater, is cut and the cuts counted; a collector's snapshot
+// is ignored.
 func TestHostContextBounds(t *testing.T) {
 	ts := startServer(t)
 	tok := ts.createToken("edge", nil)
@@ -193,13 +201,18 @@ func TestHostContextBounds(t *testing.T) {
 	waitFor(t, "the truncation event", func() bool {
 		a, _ := ts.agent(upd.uid)
 		ev, ok := hasEvent(a, hostcontext.EventTruncated)
-		return ok && strings.Contains(ev.Message, "mappings over 1000: 500")
+		return ok && strings.Contains(ev.Message, "mappings over 1000: 500") &&
+			strings.Contains(ev.Message, "mappings over the 64 KiB kept per updater: ")
 	})
 	var doc configrender.Document
 	waitFor(t, "the bounded snapshot", func() bool {
 		ts.getJSON("/api/v1/agents/"+col.uid.String()+"/context", &doc)
-		return len(doc.Dynamic["docker"]) == hostcontext.MaxMappings
+		return len(doc.Dynamic["docker"]) > 0
 	})
+	if s, _ := ts.HostContexts().Get(upd.uid); len(s.Encode()) > hostcontext.MaxStoredJSON || len(doc.Dynamic["docker"]) >= hostcontext.MaxMappings ||
+		doc.Dynamic["docker"][0].ID != "c0000" {
+		t.Fatalf("kept %d mappings from %s in %d bytes", len(doc.Dynamic["docker"]), doc.Dynamic["docker"][0].ID, len(s.Encode()))
+	}
 	// The collector itself has no business sending providers.
 	colAsUpdater := &fakeUpdater{t: t, uid: col.uid, client: col.c}
 	colAsUpdater.sendSnapshot(snapshot(1, "x"))

@@ -23,9 +23,16 @@ const (
 	MessageType = providerwire.MessageType
 )
 
-// MinInterval is the least time between two snapshots applied for one
-// updater; a snapshot that comes sooner waits, and a newer one replaces it.
+// MinInterval is the least time between two snapshots taken (parsed and
+// applied) for one updater; a snapshot that comes sooner waits unread,
+// and a newer one replaces it.
 const MinInterval = time.Second
+
+// MaxWaiting bounds the bytes of snapshots waiting for MinInterval, all
+// updaters together. An updater sends at most one snapshot per
+// MinInterval, so only one that floods the server waits; a snapshot that
+// would go over the bound is dropped with an event.
+const MaxWaiting = 32 << 20
 
 // Events recorded on the agent that sent a snapshot.
 const (
@@ -43,8 +50,10 @@ type Book struct {
 
 	mu      sync.Mutex
 	snaps   map[uuid.UUID]*Snapshot   // guarded by mu
-	applied map[uuid.UUID]time.Time   // when each updater's last snapshot applied; guarded by mu
-	waiting map[uuid.UUID]*Snapshot   // snapshots waiting for MinInterval; guarded by mu
+	taken   map[uuid.UUID]time.Time   // when each updater's last snapshot was taken; guarded by mu
+	waiting map[uuid.UUID][]byte      // snapshots waiting for MinInterval, unread; guarded by mu
+	waitLen int                       // bytes in waiting; guarded by mu
+	busy    map[uuid.UUID]bool        // updaters whose snapshot is being taken; guarded by mu
 	timers  map[uuid.UUID]*time.Timer // guarded by mu
 	changed []func(updater uuid.UUID) // guarded by mu
 	closed  bool                      // guarded by mu
@@ -53,20 +62,40 @@ type Book struct {
 // New loads the snapshots the updaters in reg last reported (kept with
 // them in the store).
 func New(reg *registry.Registry, log *slog.Logger) *Book {
-	b := &Book{reg: reg, log: log, now: time.Now, snaps: map[uuid.UUID]*Snapshot{}, applied: map[uuid.UUID]time.Time{},
-		waiting: map[uuid.UUID]*Snapshot{}, timers: map[uuid.UUID]*time.Timer{}}
+	b := &Book{reg: reg, log: log, now: time.Now, snaps: map[uuid.UUID]*Snapshot{}, taken: map[uuid.UUID]time.Time{},
+		waiting: map[uuid.UUID][]byte{}, timers: map[uuid.UUID]*time.Timer{}, busy: map[uuid.UUID]bool{}}
 	for _, a := range reg.List(registry.KindUpdater, false) {
 		if len(a.Extra) == 0 {
 			continue
 		}
-		var s Snapshot
-		if err := json.Unmarshal(a.Extra, &s); err != nil {
-			log.Warn("stored providers snapshot unreadable; waiting for the updater to send one", "agent", a.UID, "err", err)
+		s, err := decodeStored(a.Extra)
+		if err != nil {
+			log.Warn("stored providers snapshot not used; waiting for the updater to send one", "agent", a.UID, "err", err)
 			continue
 		}
-		b.snaps[a.UID] = &s
+		b.snaps[a.UID] = s
 	}
 	return b
+}
+
+// MaxStoredJSON bounds a stored snapshot read back: what Encode writes of
+// MaxStored bytes of variables, with room for the JSON around them.
+const MaxStoredJSON = 2 * MaxStored
+
+// decodeStored reads a snapshot kept with an updater's record. One that an
+// earlier version kept without today's bounds is not used.
+func decodeStored(data []byte) (*Snapshot, error) {
+	if len(data) > MaxStoredJSON {
+		return nil, fmt.Errorf("%d bytes, over the %d kept per updater", len(data), MaxStoredJSON)
+	}
+	if err := providerwire.CheckShape(data); err != nil {
+		return nil, err
+	}
+	var s Snapshot
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("unreadable: %w", err)
+	}
+	return &s, nil
 }
 
 // OnChange registers fn to learn which updater's snapshot changed. fn runs
@@ -126,50 +155,87 @@ func (b *Book) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, resp 
 		b.reg.AddEvent(uid, EventIgnored, fmt.Sprintf("unknown providers message type %q (want %q)", trimTo(cm.GetType(), 64), MessageType))
 		return
 	}
-	s, err := Parse(cm.GetData())
-	if err != nil {
-		b.reg.AddEvent(uid, EventRefused, "providers snapshot refused, the previous one stays: "+trimTo(err.Error(), 900))
-		return
-	}
-	if len(s.Truncated) > 0 {
-		b.reg.AddEvent(uid, EventTruncated, "providers snapshot cut to its bounds: "+describeCuts(s.Truncated))
-	}
-	b.offer(uid, s)
+	b.offer(uid, cm.GetData())
 }
 
-// offer applies s now, or when MinInterval has passed since the updater's
-// last applied snapshot (the newest waiting one wins).
-func (b *Book) offer(uid uuid.UUID, s *Snapshot) {
+// offer takes data now, or unread once MinInterval has passed since the
+// updater's last snapshot was taken and that one is done (the newest
+// waiting one wins): a flood of snapshots costs one parse a MinInterval,
+// and one updater's snapshots are applied in the order they came.
+func (b *Book) offer(uid uuid.UUID, data []byte) {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
 		return
 	}
-	if last, ok := b.applied[uid]; ok {
-		if wait := MinInterval - b.now().Sub(last); wait > 0 {
-			b.waiting[uid] = s
-			if b.timers[uid] == nil {
-				b.timers[uid] = time.AfterFunc(wait, func() { b.release(uid) })
-			}
+	if b.busy[uid] || b.now().Sub(b.taken[uid]) < MinInterval {
+		prev := len(b.waiting[uid])
+		if b.waitLen-prev+len(data) > MaxWaiting {
 			b.mu.Unlock()
+			b.reg.AddEvent(uid, EventRefused, fmt.Sprintf("providers snapshot of %d bytes dropped: snapshots sent faster than one a second "+
+				"already wait with %d MiB; the previous one stays until the next is taken", len(data), MaxWaiting>>20))
 			return
 		}
+		b.waitLen += len(data) - prev
+		b.waiting[uid] = data
+		b.scheduleLocked(uid)
+		b.mu.Unlock()
+		return
 	}
-	fns := b.applyLocked(uid, s)
+	b.startLocked(uid)
 	b.mu.Unlock()
-	b.tell(fns, uid)
+	b.take(uid, data)
+}
+
+// scheduleLocked sets the timer that takes uid's waiting snapshot, unless
+// one is set or a take is running (which schedules when done).
+func (b *Book) scheduleLocked(uid uuid.UUID) {
+	if b.timers[uid] != nil || b.busy[uid] || b.waiting[uid] == nil {
+		return
+	}
+	wait := max(MinInterval-b.now().Sub(b.taken[uid]), 0)
+	b.timers[uid] = time.AfterFunc(wait, func() { b.release(uid) })
+}
+
+func (b *Book) startLocked(uid uuid.UUID) {
+	b.taken[uid] = b.now()
+	b.busy[uid] = true
 }
 
 func (b *Book) release(uid uuid.UUID) {
 	b.mu.Lock()
 	delete(b.timers, uid)
-	s := b.waiting[uid]
+	data, ok := b.waiting[uid]
 	delete(b.waiting, uid)
-	if s == nil || b.closed {
+	b.waitLen -= len(data)
+	if !ok || b.closed {
 		b.mu.Unlock()
 		return
 	}
-	fns := b.applyLocked(uid, s)
+	b.startLocked(uid)
+	b.mu.Unlock()
+	b.take(uid, data)
+}
+
+// take parses data and keeps the snapshot, outside the Book's lock: a
+// refused one changes nothing but an event.
+func (b *Book) take(uid uuid.UUID, data []byte) {
+	s, err := Parse(data)
+	switch {
+	case err != nil:
+		b.reg.AddEvent(uid, EventRefused, "providers snapshot refused, the previous one stays: "+trimTo(err.Error(), 900))
+	case len(s.Truncated) > 0:
+		b.reg.AddEvent(uid, EventTruncated, "providers snapshot cut to its bounds: "+describeCuts(s.Truncated))
+	}
+	b.mu.Lock()
+	delete(b.busy, uid)
+	var fns []func(uuid.UUID)
+	if err == nil && !b.closed {
+		fns = b.applyLocked(uid, s)
+	}
+	if !b.closed {
+		b.scheduleLocked(uid)
+	}
 	b.mu.Unlock()
 	b.tell(fns, uid)
 }
@@ -177,14 +243,12 @@ func (b *Book) release(uid uuid.UUID) {
 // applyLocked keeps s and persists it; it returns the observers to tell
 // when it changes what renders read.
 func (b *Book) applyLocked(uid uuid.UUID, s *Snapshot) []func(uuid.UUID) {
-	b.applied[uid] = b.now()
 	old := b.snaps[uid]
 	b.snaps[uid] = s
 	if old.Equal(s) {
 		return nil
 	}
-	data, _ := json.Marshal(s)
-	b.reg.SetExtra(uid, data)
+	b.reg.SetExtra(uid, s.Encode())
 	return slices.Clone(b.changed)
 }
 

@@ -1,7 +1,6 @@
 package hostcontext
 
 import (
-	"encoding/json"
 	"slices"
 
 	"github.com/google/uuid"
@@ -20,16 +19,16 @@ func (b *Book) AgentChanged(uid uuid.UUID) {
 	if !ok || a.Kind != registry.KindUpdater || a.Connected || len(a.Extra) == 0 {
 		return
 	}
-	var s Snapshot
-	if err := json.Unmarshal(a.Extra, &s); err != nil {
+	s, err := decodeStored(a.Extra)
+	if err != nil {
 		return
 	}
 	b.mu.Lock()
-	if b.closed || b.snaps[uid].Equal(&s) {
+	if b.closed || b.snaps[uid].Equal(s) {
 		b.mu.Unlock()
 		return
 	}
-	b.snaps[uid] = &s
+	b.snaps[uid] = s
 	fns := slices.Clone(b.changed)
 	b.mu.Unlock()
 	b.tell(fns, uid)

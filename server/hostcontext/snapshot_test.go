@@ -92,3 +92,153 @@ func TestEqualIgnoresSeqAndCuts(t *testing.T) {
 		t.Fatal("Equal")
 	}
 }
+
+// TestParseRefusesHostileShapes: what a hostile updater sends is refused
+// before it is decoded (depth, values) or once decoded (provider names and
+// counts), with the reason; nothing of it is kept.
+func TestParseRefusesHostileShapes(t *testing.T) {
+	deep := `{"context": {"host": ` + strings.Repeat(`{"a": `, 20) + `1` + strings.Repeat(`}`, 20) + `}}`
+	var wide strings.Builder
+	wide.WriteString(`{"dynamic": {"docker": [{"id": "a", "processors": [{"add_fields": {"fields": {"x": [`)
+	for i := range 70000 {
+		if i > 0 {
+			wide.WriteByte(',')
+		}
+		wide.WriteString(`{}`)
+	}
+	wide.WriteString(`]}}}]}]}}`)
+	var many strings.Builder
+	many.WriteString(`{"context": {`)
+	for i := range MaxContextProviders + 1 {
+		if i > 0 {
+			many.WriteByte(',')
+		}
+		fmt.Fprintf(&many, `"p%d": {"k": "v"}`, i)
+	}
+	many.WriteString(`}}`)
+	for _, tc := range []struct{ name, in, want string }{
+		{"deep", deep, "nested more than 16 deep"},
+		{"wide", wide.String(), "more than 65536 JSON values"},
+		{"too many context providers", many.String(), "17 context providers, at most 16"},
+		{"labels as a context provider", `{"context": {"labels": {"tier": "gold"}}}`, `"labels" is reserved`},
+		{"labels as a dynamic provider", `{"dynamic": {"labels": [{"id": "1", "mapping": {"tier": "gold"}}]}}`, `"labels" is reserved`},
+		{"a string posing as a key", `{"context": {"host": {"a\"{[{[": "}}}]]]"}}}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse([]byte(tc.in))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v (%+v), want an error with %q", err, s, tc.want)
+			}
+		})
+	}
+}
+
+// TestParseProcessors: a mapping may carry add_fields only, within its
+// bounds; a mapping with anything else is dropped and counted.
+func TestParseProcessors(t *testing.T) {
+	deepFields := `{"a": ` + strings.Repeat(`{"a": `, 4) + `1` + strings.Repeat(`}`, 5)
+	s, err := Parse([]byte(`{"dynamic": {"docker": [
+		{"id": "ok", "mapping": {"n": "1"}, "processors": [{"add_fields": {"target": "container", "fields": {"name": "x", "image": {"name": "y"}}}}]},
+		{"id": "listener", "mapping": {"n": "2"}, "processors": [{"remotetap": {"endpoint": "0.0.0.0:12001"}}]},
+		{"id": "extra-key", "mapping": {"n": "3"}, "processors": [{"add_fields": {"fields": {}, "exporters": {}}}]},
+		{"id": "deep", "mapping": {"n": "4"}, "processors": [{"add_fields": {"fields": ` + deepFields + `}}]},
+		{"id": "two-types", "mapping": {"n": "5"}, "processors": [{"add_fields": {"fields": {}}, "batch": {}}]}
+	]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := s.Dynamic["docker"]
+	if len(ms) != 1 || ms[0].ID != "ok" || len(ms[0].Processors) != 1 {
+		t.Fatalf("mappings %+v", ms)
+	}
+	cut := 0
+	for k, n := range s.Truncated {
+		if strings.HasPrefix(k, "dynamic.docker mappings with refused processors") {
+			cut += n
+		}
+	}
+	if cut != 4 {
+		t.Fatalf("refused %d mappings, want 4: %v", cut, s.Truncated)
+	}
+	for _, want := range []string{`type "remotetap" is not supported`, `unknown key "exporters"`, "nested more than 4 deep", "one key"} {
+		found := false
+		for k := range s.Truncated {
+			found = found || strings.Contains(k, want)
+		}
+		if !found {
+			t.Errorf("no cut says %q: %v", want, s.Truncated)
+		}
+	}
+}
+
+// TestParseKeepsAtMostMaxStored: a snapshot within the wire's bounds keeps
+// at most MaxStored bytes of variables, whole mappings at a time, and says
+// what it cut.
+func TestParseKeepsAtMostMaxStored(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"context": {"host": {"name": "h"}}, "dynamic": {"docker": [`)
+	for i := range 900 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id": "%04d", "mapping": {"a": "%s", "b": "%s"}, "processors": [{"add_fields": {"fields": {"x": "%s"}}}]}`,
+			i, strings.Repeat("a", 300), strings.Repeat("b", 300), strings.Repeat("x", 300))
+	}
+	b.WriteString(`]}}`)
+	if b.Len() > MaxSnapshot {
+		t.Fatalf("test snapshot of %d bytes is over the wire's bound", b.Len())
+	}
+	s, err := Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := storedBytes(s); got > MaxStored {
+		t.Fatalf("kept %d bytes, over %d", got, MaxStored)
+	}
+	ms := s.Dynamic["docker"]
+	if len(ms) == 0 || ms[0].ID != "0000" || s.Context["host.name"] != "h" {
+		t.Fatalf("kept %d mappings from %q, host %q", len(ms), ms[0].ID, s.Context["host.name"])
+	}
+	for _, m := range ms {
+		if len(m.Vars) != 2 || len(m.Processors) != 1 {
+			t.Fatalf("mapping %s kept in part: %v", m.ID, m.Vars)
+		}
+	}
+	if n := s.Truncated["dynamic.docker mappings over the 64 KiB kept per updater"]; n != 900-len(ms) {
+		t.Fatalf("cut %d mappings, kept %d: %v", n, len(ms), s.Truncated)
+	}
+}
+
+func TestEncodedLen(t *testing.T) {
+	for _, v := range []string{"", "plain", `q"b\`, "\n\r\t", "\x01\x1f", "<&>", "\u2028x\u2029", "é€"} {
+		if got, want := encodedLen(v), len(jsonText(v)); got < want {
+			t.Errorf("encodedLen(%q) = %d, its JSON takes %d", v, got, want)
+		}
+	}
+}
+
+// storedBytes adds up what MaxStored bounds in s.
+func storedBytes(s *Snapshot) int {
+	n := 0
+	for k, v := range s.Context {
+		n += encodedLen(k) + encodedLen(v)
+	}
+	for _, ms := range s.Dynamic {
+		for _, m := range ms {
+			n += encodedLen(m.ID)
+			if len(m.Processors) > 0 {
+				n += len(jsonText(m.Processors))
+			}
+			for k, v := range m.Vars {
+				n += encodedLen(k) + encodedLen(v)
+			}
+		}
+	}
+	return n
+}
