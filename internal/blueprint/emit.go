@@ -2,6 +2,7 @@ package blueprint
 
 import (
 	"bytes"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -18,10 +19,23 @@ import (
 // its tag written out when it is not a string, so the document reads back
 // to exactly the authored values. FuzzLoad checks that round trip.
 
+// emitBuf is what a document is written into, with the most bytes it may
+// take (0: no bound). Every line starts with writeIndent, which stops the
+// writing once the bound is passed: a document many times over its bound
+// (a deeply nested value's indentation grows with its depth) is never
+// built in full.
+type emitBuf struct {
+	bytes.Buffer
+	max int
+}
+
+// errOverMax stops writing a document past emitBuf.max (see Plan.YAMLWithin).
+var errOverMax = errors.New("over the bound")
+
 // writeBlockMapping writes the pairs of mapping n at the given indent.
 // When inline is true the first pair continues the current line (after
 // "- ").
-func writeBlockMapping(b *bytes.Buffer, n *yaml.Node, indent int, inline bool) {
+func writeBlockMapping(b *emitBuf, n *yaml.Node, indent int, inline bool) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if i > 0 || !inline {
 			writeIndent(b, indent)
@@ -33,7 +47,7 @@ func writeBlockMapping(b *bytes.Buffer, n *yaml.Node, indent int, inline bool) {
 }
 
 // writeValue writes a value after "key:" or "-", ending the line.
-func writeValue(b *bytes.Buffer, v *yaml.Node, indent int) {
+func writeValue(b *emitBuf, v *yaml.Node, indent int) {
 	switch {
 	case v.Kind == yaml.MappingNode && len(v.Content) == 0:
 		b.WriteString(" {}\n")
@@ -52,7 +66,7 @@ func writeValue(b *bytes.Buffer, v *yaml.Node, indent int) {
 	}
 }
 
-func writeBlockSequence(b *bytes.Buffer, n *yaml.Node, indent int) {
+func writeBlockSequence(b *emitBuf, n *yaml.Node, indent int) {
 	for _, item := range n.Content {
 		writeIndent(b, indent)
 		b.WriteByte('-')
@@ -66,7 +80,7 @@ func writeBlockSequence(b *bytes.Buffer, n *yaml.Node, indent int) {
 }
 
 // writeFlowIDs writes a flow list of rendered ids.
-func writeFlowIDs(b *bytes.Buffer, ids []string) {
+func writeFlowIDs(b *emitBuf, ids []string) {
 	b.WriteByte('[')
 	for i, id := range ids {
 		if i > 0 {
@@ -78,7 +92,7 @@ func writeFlowIDs(b *bytes.Buffer, ids []string) {
 }
 
 // writeFlowID writes one rendered id of a flow list.
-func writeFlowID(b *bytes.Buffer, id string) {
+func writeFlowID(b *emitBuf, id string) {
 	if plainID(id) {
 		b.WriteString(id)
 	} else {
@@ -87,7 +101,7 @@ func writeFlowID(b *bytes.Buffer, id string) {
 }
 
 // writeKey writes a skeleton key (section names, rendered ids).
-func writeKey(b *bytes.Buffer, indent int, key string) {
+func writeKey(b *emitBuf, indent int, key string) {
 	writeIndent(b, indent)
 	if plainID(key) {
 		b.WriteString(key)
@@ -97,7 +111,10 @@ func writeKey(b *bytes.Buffer, indent int, key string) {
 	b.WriteByte(':')
 }
 
-func writeIndent(b *bytes.Buffer, n int) {
+func writeIndent(b *emitBuf, n int) {
+	if b.max > 0 && b.Len() > b.max {
+		panic(errOverMax)
+	}
 	for range n {
 		b.WriteByte(' ')
 	}
@@ -132,7 +149,7 @@ func yamlSpecial(s string) bool {
 	return false
 }
 
-func writeScalar(b *bytes.Buffer, n *yaml.Node) {
+func writeScalar(b *emitBuf, n *yaml.Node) {
 	if n.Tag == "!!null" && n.Style&yaml.TaggedStyle == 0 {
 		b.WriteString("null")
 		return
@@ -173,7 +190,7 @@ func plainSafe(s string) bool {
 }
 
 // writeDoubleQuoted writes s as a YAML double-quoted scalar.
-func writeDoubleQuoted(b *bytes.Buffer, s string) {
+func writeDoubleQuoted(b *emitBuf, s string) {
 	b.WriteByte('"')
 	for _, r := range s {
 		switch {

@@ -2,6 +2,8 @@ package blueprint
 
 import (
 	"bytes"
+	"errors"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -12,7 +14,7 @@ import (
 // back as the same string, whatever a team or Component is called.
 func TestWriteFlowIDsRoundTrip(t *testing.T) {
 	ids := []string{"otlp/a.exp", "true", "no", "1e3", "0x1F", "debug/x,y", "a: b", "#x", "-", "otlp/ünïcode", `q"uote`, "null", "~", "otlp/team.name-2"}
-	var b bytes.Buffer
+	var b emitBuf
 	b.WriteString("ids: ")
 	writeFlowIDs(&b, ids)
 	var got struct {
@@ -68,7 +70,7 @@ func TestWriteConfigRoundTrip(t *testing.T) {
 	if problem != "" {
 		t.Fatal(problem)
 	}
-	var b bytes.Buffer
+	var b emitBuf
 	writeKey(&b, 0, "k")
 	writeValue(&b, cfg, 0)
 	var want, got any
@@ -87,4 +89,36 @@ func equalYAML(a, b any) bool {
 	ab, err1 := yaml.Marshal(a)
 	bb, err2 := yaml.Marshal(b)
 	return err1 == nil && err2 == nil && bytes.Equal(ab, bb)
+}
+
+// TestYAMLWithinStopsAtItsBound: a plan whose document would be far over
+// the bound (a value nested 3 000 deep: its indentation alone is about
+// 9 MB) stops being written shortly after the bound, with an error; the
+// same plan within a larger bound is written whole.
+func TestYAMLWithinStopsAtItsBound(t *testing.T) {
+	leaf := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "v"}
+	deep := leaf
+	for range 3000 {
+		deep = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: "k"}, deep}}
+	}
+	p := &Plan{Components: []Placed{{ID: "resource/x", Class: ClassProcessor, Type: "resource", Config: deep}}}
+	const bound = 256 << 10
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out, err := p.YAMLWithin(bound)
+	runtime.ReadMemStats(&after)
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || tl.Max != bound || out != nil {
+		t.Fatalf("got %d bytes, %v", len(out), err)
+	}
+	full := p.YAML()
+	if len(full) < 8<<20 {
+		t.Fatalf("the whole document is only %d bytes", len(full))
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > uint64(len(full))/4 {
+		t.Fatalf("writing within %d bytes allocated %d, a quarter or more of the whole document's %d", bound, grew, len(full))
+	}
+	if whole, err := p.YAMLWithin(len(full)); err != nil || !bytes.Equal(whole, full) {
+		t.Fatalf("within its own size: %d bytes, %v", len(whole), err)
+	}
 }

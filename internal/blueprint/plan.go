@@ -2,6 +2,7 @@ package blueprint
 
 import (
 	"bytes"
+	"fmt"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -41,11 +42,34 @@ type Pipeline struct {
 
 // YAML writes the plan as an OpenTelemetry Collector configuration.
 func (p *Plan) YAML() []byte {
+	out, _ := p.YAMLWithin(0)
+	return out
+}
+
+// TooLargeError is a document that would be larger than the bound it was
+// written within.
+type TooLargeError struct{ Max int }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("the document is over the %d-byte limit (writing stopped there)", e.Max)
+}
+
+// YAMLWithin is YAML that stops writing once the document is max bytes
+// (0: no bound) and returns a *TooLargeError instead: a document is never
+// built much past its bound, however large it would have been.
+func (p *Plan) YAMLWithin(max int) (out []byte, err error) {
 	// Write into a pooled buffer and return an exact-size copy: the
 	// document's size is not known up front, and growing a fresh buffer
 	// for every render cost more than the copy.
-	buf := renderBufs.Get().(*bytes.Buffer)
+	buf := renderBufs.Get().(*emitBuf)
+	buf.max = max
 	defer func() {
+		if r := recover(); r != nil {
+			if r != errOverMax {
+				panic(r)
+			}
+			out, err = nil, &TooLargeError{Max: max}
+		}
 		if buf.Cap() <= 1<<20 {
 			buf.Reset()
 			renderBufs.Put(buf)
@@ -92,5 +116,8 @@ func (p *Plan) YAML() []byte {
 	if len(p.Pipelines) == 0 {
 		buf.WriteString(" {}\n")
 	}
-	return bytes.Clone(buf.Bytes())
+	if max > 0 && buf.Len() > max {
+		return nil, &TooLargeError{Max: max}
+	}
+	return bytes.Clone(buf.Bytes()), nil
 }

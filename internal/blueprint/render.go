@@ -1,7 +1,6 @@
 package blueprint
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -183,7 +182,7 @@ func (est *Estate) Plan(ctx context.Context, id string, hist History) (*Plan, er
 	return p, nil
 }
 
-var renderBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var renderBufs = sync.Pool{New: func() any { return new(emitBuf) }}
 
 // place decides which version of an entry's Component renders.
 func (est *Estate) place(ctx context.Context, b *Blueprint, p placed, hist History, cache *map[string]*Component) (placement, error) {

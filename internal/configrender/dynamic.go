@@ -59,10 +59,10 @@ func sortedMappings(ms []Mapping) []Mapping {
 }
 
 // copies renders receiver c once per mapping of provider p.
-func (t *Template) copies(c blueprint.Placed, p string, in Input) ([]receiverCopy, []Dropped) {
+func (t *Template) copies(c blueprint.Placed, p string, in Input, left *int) ([]receiverCopy, []Dropped, error) {
 	ms := sortedMappings(in.Dynamic[p])
 	if len(ms) == 0 {
-		return nil, []Dropped{{Receiver: c.ID, Source: c.Source, Reason: "the dynamic provider " + p + " has no mapping"}}
+		return nil, []Dropped{{Receiver: c.ID, Source: c.Source, Reason: "the dynamic provider " + p + " has no mapping"}}, nil
 	}
 	typ, name, _ := strings.Cut(c.ID, "/")
 	var out []receiverCopy
@@ -72,7 +72,10 @@ func (t *Template) copies(c blueprint.Placed, p string, in Input) ([]receiverCop
 		cp := receiverCopy{name: name + "-" + suffix}
 		cp.placed = c
 		cp.placed.ID = typ + "/" + cp.name
-		cfg, err := t.substitute(c.Config, vars.FlatMappingSet(in.Context, p, m.Vars))
+		cfg, err := t.substitute(c.Config, vars.FlatMappingSet(in.Context, p, m.Vars), left)
+		if errors.Is(err, errValuesOverMax) {
+			return nil, nil, &Error{Blueprint: t.id, Component: string(c.Class) + " " + c.ID, Source: c.Source, Reason: err.Error()}
+		}
 		if missing := (*vars.MissingError)(nil); errors.As(err, &missing) {
 			dropped = append(dropped, Dropped{Receiver: cp.placed.ID, Source: c.Source, Variable: missing.Reference})
 			continue
@@ -90,7 +93,7 @@ func (t *Template) copies(c blueprint.Placed, p string, in Input) ([]receiverCop
 		cp.procs = procs
 		out = append(out, cp)
 	}
-	return out, dropped
+	return out, dropped, nil
 }
 
 // placeCopies puts the copies in place of their receivers: the Components

@@ -3,8 +3,10 @@ package configrender
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -464,5 +466,32 @@ func TestRenderWithoutVariablesIsTheBlueprint(t *testing.T) {
 	}
 	if string(res.Body) != string(want) || string(tm.Source()) != string(want) {
 		t.Fatalf("render %q, blueprint %q", res.Body, want)
+	}
+}
+
+// TestRenderStopsAtMaxBody: values from a collector's context that would
+// make its configuration larger than MaxBody make a render error, and the
+// document is not written much past the bound.
+func TestRenderStopsAtMaxBody(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: b\nversion: 1\nowner: o\ncomponents:\n  - name: out\n    class: exporter\n    type: debug\n    version: 1\n    config:\n      headers:\n")
+	for i := range 2000 {
+		fmt.Fprintf(&b, "        h%d: ${site.big}\n", i)
+	}
+	b.WriteString("pipelines:\n  logs:\n    - component: out\n")
+	tm := compile(t, map[string]string{"teams/t/blueprints/b.yaml": b.String()}, "t/b")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := tm.Render(Input{Context: Context{"site.big": strings.Repeat("x", 4096)}})
+	runtime.ReadMemStats(&after)
+	var re *Error
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "over the 4194304-byte (4 MiB) limit") {
+		t.Fatalf("render of about 8 MiB: %v", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 3*MaxBody {
+		t.Fatalf("the refused render allocated %d bytes", grew)
+	}
+	if res, err := tm.Render(Input{Context: Context{"site.big": "small"}}); err != nil || len(res.Body) > 100<<10 {
+		t.Fatalf("small values: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package configrender
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -34,14 +35,23 @@ func joinPath(path, key string) string {
 	return path + "." + key
 }
 
+// errValuesOverMax is a render whose substituted values alone are over
+// MaxBody.
+var errValuesOverMax = fmt.Errorf("the substituted values alone are over the %d-byte (4 MiB) limit", MaxBody)
+
 // substitute returns a copy of n with every template scalar rendered; the
 // copy shares the subtrees that hold no template. The first missing
-// variable is returned as a *vars.MissingError.
-func (t *Template) substitute(n *yaml.Node, set vars.Set) (*yaml.Node, error) {
+// variable is returned as a *vars.MissingError. Rendered values take their
+// bytes from *left, the render's: once it is spent the render stops with
+// errValuesOverMax, before a document of them is built.
+func (t *Template) substitute(n *yaml.Node, set vars.Set, left *int) (*yaml.Node, error) {
 	if s, ok := t.subs[n]; ok {
 		v, err := s.tpl.Expand(set, escapeDollars)
 		if err != nil {
 			return nil, err
+		}
+		if *left -= len(v); *left < 0 {
+			return nil, errValuesOverMax
 		}
 		return scalar(v, s.whole && !s.quoted), nil
 	}
@@ -50,7 +60,7 @@ func (t *Template) substitute(n *yaml.Node, set vars.Set) (*yaml.Node, error) {
 	}
 	var out *yaml.Node
 	for i, c := range n.Content {
-		nc, err := t.substitute(c, set)
+		nc, err := t.substitute(c, set, left)
 		if err != nil {
 			return nil, err
 		}

@@ -96,9 +96,8 @@ func Compile(est *blueprint.Estate, id string, hist blueprint.History) (*Templat
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	t.source = plan.YAML()
-	if len(t.source) > MaxBody {
-		return nil, &Error{Blueprint: id, Reason: fmt.Sprintf("renders %d bytes before substitution, over the %d-byte (4 MiB) limit", len(t.source), MaxBody)}
+	if t.source, err = plan.YAMLWithin(MaxBody); err != nil {
+		return nil, &Error{Blueprint: id, Reason: fmt.Sprintf("renders over the %d-byte (4 MiB) limit before substitution", MaxBody)}
 	}
 	for v := range seen {
 		t.vars = append(t.vars, v)
@@ -187,6 +186,7 @@ func (t *Template) Render(in Input) (*Result, error) {
 	var dropped []Dropped
 	gone := map[string]bool{}
 	var copies map[string][]receiverCopy
+	left := MaxBody
 	for i, c := range plan.Components {
 		if !t.withSubs[i] {
 			continue
@@ -197,7 +197,10 @@ func (t *Template) Render(in Input) (*Result, error) {
 				return nil, err
 			}
 			if dyn != "" {
-				cs, ds := t.copies(c, dyn, in)
+				cs, ds, err := t.copies(c, dyn, in, &left)
+				if err != nil {
+					return nil, err
+				}
 				dropped = append(dropped, ds...)
 				if copies == nil {
 					copies = map[string][]receiverCopy{}
@@ -210,8 +213,10 @@ func (t *Template) Render(in Input) (*Result, error) {
 			}
 		}
 		var missing *vars.MissingError
-		cfg, err := t.substitute(c.Config, set)
+		cfg, err := t.substitute(c.Config, set, &left)
 		switch {
+		case errors.Is(err, errValuesOverMax):
+			return nil, t.errorf(c, "", err.Error())
 		case err == nil:
 			plan.Components[i].Config = cfg
 		case errors.As(err, &missing) && c.Class == blueprint.ClassReceiver:
@@ -232,9 +237,9 @@ func (t *Template) Render(in Input) (*Result, error) {
 	if len(gone) > 0 || len(copies) > 0 {
 		prune(&plan, gone)
 	}
-	body := plan.YAML()
-	if len(body) > MaxBody {
-		return nil, &Error{Blueprint: t.id, Reason: fmt.Sprintf("the rendered configuration is %d bytes, over the %d-byte (4 MiB) limit", len(body), MaxBody)}
+	body, err := plan.YAMLWithin(MaxBody)
+	if err != nil {
+		return nil, &Error{Blueprint: t.id, Reason: fmt.Sprintf("the rendered configuration is over the %d-byte (4 MiB) limit", MaxBody)}
 	}
 	return &Result{Body: body, Dropped: dropped}, nil
 }
