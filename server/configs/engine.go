@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/internal/blueprint"
 	"github.com/myriarch/myriarch/internal/configrender"
 	"github.com/myriarch/myriarch/internal/intern"
 	"github.com/myriarch/myriarch/internal/stamp"
@@ -92,8 +93,13 @@ type Engine struct {
 	mu sync.Mutex
 	// lead: this instance decides (always without Options.Shared);
 	// guarded by mu.
-	lead      bool
-	est       *estate.Estate // guarded by mu
+	lead bool
+	est  *estate.Estate // guarded by mu
+	// inline: renders an evaluation needs are made under mu (while a new
+	// estate or the lead is taken, when every agent must be rendered before
+	// any wave gate is judged); otherwise the context worker makes them
+	// without it. Guarded by mu.
+	inline    bool
 	templates map[string]*template
 	records   map[uuid.UUID]*record
 	fleets    map[string]*fleetRollout
@@ -187,7 +193,7 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 	}
 	// Records of agents the registry no longer has are kept (and stored)
 	// but not evaluated.
-	e.setEstateLocked(opts.Estate, stored)
+	e.setEstateLocked(opts.Estate, stored, nil)
 	e.mu.Unlock()
 	e.flush()
 	e.writes = writebehind.Start(opts.FlushEvery, e.flush)
@@ -248,24 +254,36 @@ func (e *Engine) absorb(a registry.Agent) bool {
 }
 
 // AgentChanged is the registry observer: the agent's description,
-// capabilities or connection changed.
+// capabilities or connection changed. A render it needs is made in the
+// caller's goroutine (the agent's own message, as a rule) before the
+// Engine's lock is taken for the evaluation.
 func (e *Engine) AgentChanged(uid uuid.UUID) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	a, ok := e.reg.Peek(uid)
 	if !ok {
 		e.forget(uid)
+		e.mu.Unlock()
 		return
 	}
 	if !e.absorb(a) {
+		e.mu.Unlock()
 		return
 	}
 	if !e.lead {
 		e.pushIfDue(e.records[uid])
+		e.mu.Unlock()
 		return
 	}
-	e.evaluate(map[uuid.UUID]struct{}{uid: {}})
+	work := map[uuid.UUID]struct{}{uid: {}}
+	jobs := e.jobsLocked(work, e.est, e.templates)
+	if len(jobs) > 0 {
+		e.mu.Unlock()
+		renderJobs(jobs)
+		e.mu.Lock()
+	}
+	e.evaluate(work)
 	e.kick()
+	e.mu.Unlock()
 }
 
 // ContextChanged tells the engine that what the host of collector uid adds
@@ -302,6 +320,10 @@ func (e *Engine) contextWorker() {
 				delete(work, uid)
 			}
 		}
+		jobs := e.jobsLocked(work, e.est, e.templates)
+		e.mu.Unlock()
+		renderJobs(jobs)
+		e.mu.Lock()
 		e.evaluate(work)
 		e.kick()
 		e.mu.Unlock()
@@ -309,18 +331,62 @@ func (e *Engine) contextWorker() {
 }
 
 // SetEstate applies a new estate: fleets and Blueprints. Only agents whose
-// fleet, Blueprint source or context changed are rendered again.
+// fleet, Blueprint source or context changed are rendered again. The
+// Blueprints are compiled and the agents' configurations rendered before
+// the Engine's lock is taken, so agents are served meanwhile; the new
+// estate then takes effect for every agent at once.
 func (e *Engine) SetEstate(est *estate.Estate) {
 	e.mu.Lock()
-	e.setEstateLocked(est, nil)
+	prev, lead := e.templates, e.lead
+	e.mu.Unlock()
+	var templates map[string]*template
+	if lead {
+		templates = compileAll(blueprintsOf(est), blueprintIDs(est), prev)
+		e.mu.Lock()
+		all := make(map[uuid.UUID]struct{}, len(e.records))
+		for uid := range e.records {
+			all[uid] = struct{}{}
+		}
+		jobs := e.jobsLocked(all, est, templates)
+		e.mu.Unlock()
+		renderJobs(jobs)
+	}
+	e.mu.Lock()
+	if !e.lead {
+		templates = nil // no longer leading: nothing to render
+	}
+	e.setEstateLocked(est, nil, templates)
 	e.mu.Unlock()
 	e.requestFlush()
 }
 
+// blueprintIDs lists the Blueprints est's fleets configure with.
+func blueprintIDs(est *estate.Estate) []string {
+	if est == nil {
+		return nil
+	}
+	var ids []string
+	for _, def := range est.Fleets {
+		if def.Config != nil {
+			ids = append(ids, def.Config.Blueprint)
+		}
+	}
+	return ids
+}
+
+func blueprintsOf(est *estate.Estate) *blueprint.Estate {
+	if est == nil {
+		return nil
+	}
+	return est.Blueprints
+}
+
 // setEstateLocked rebuilds the fleets (restoring stored rollout states when
-// given) and templates, then evaluates every configurable agent. A
-// follower only rebuilds the fleets, to show the leader's records in them.
-func (e *Engine) setEstateLocked(est *estate.Estate, stored map[string]rolloutState) {
+// given) and templates (compiled already when given), then evaluates every
+// configurable agent; renders the agents need that were not made before the
+// lock was taken are made under it. A follower only rebuilds the fleets, to
+// show the leader's records in them.
+func (e *Engine) setEstateLocked(est *estate.Estate, stored map[string]rolloutState, templates map[string]*template) {
 	e.est = est
 	if !e.lead {
 		e.followFleets()
@@ -328,16 +394,11 @@ func (e *Engine) setEstateLocked(est *estate.Estate, stored map[string]rolloutSt
 	}
 	old := e.fleets
 	e.fleets = map[string]*fleetRollout{}
-	var ids []string
 	if est != nil {
-		for _, def := range est.Fleets {
-			if def.Config == nil {
-				continue
-			}
-			ids = append(ids, def.Config.Blueprint)
+		if templates == nil {
+			templates = compileAll(est.Blueprints, blueprintIDs(est), e.templates)
 		}
-		var bp = est.Blueprints
-		e.templates = compileAll(bp, ids, e.templates)
+		e.templates = templates
 		for _, def := range est.Fleets {
 			if def.Config == nil {
 				continue
@@ -377,7 +438,10 @@ func (e *Engine) setEstateLocked(est *estate.Estate, stored map[string]rolloutSt
 			work[uid] = struct{}{}
 		}
 	}
+	// Every agent is rendered before any wave gate is judged.
+	e.inline = true
 	e.evaluate(work)
+	e.inline = false
 	e.saveFleets()
 	e.collectBodies()
 }
@@ -528,26 +592,73 @@ func (e *Engine) renderFor(r *record, f *fleetRollout) {
 	d.blueprint = f.def.Config.Blueprint
 	input, source := e.inputOf(r)
 	d.source = source
+	key := tm.key(input)
 	in := tm.inputOf(input)
 	if in == r.input && (r.assigned != "" || r.err != "") {
 		return
 	}
+	res, ok := tm.cached(key)
+	switch {
+	case ok:
+	case e.inline:
+		res = tm.render(input, key)
+	default:
+		// Rendered without the lock by the context worker, which then
+		// evaluates r again; until then r keeps what it is assigned.
+		e.renderLater(r.uid)
+		return
+	}
 	d.input = in
-	h, err := tm.render(input, e.keepBody)
-	if err != nil {
-		msg := renderMessage(tm.id, err)
+	if res.err != nil {
+		msg := renderMessage(tm.id, res.err)
 		if msg != r.err {
 			e.event(r, "config_render_error", msg)
 		}
 		d.err = msg
 		return
 	}
+	e.keepBody(res.hash, res.body)
 	d.err = ""
-	if h != r.assigned {
+	if h := res.hash; h != r.assigned {
 		d.assigned = h
 		d.revision = e.revision()
 		e.event(r, "config_assigned", "assigned configuration "+short(h)+" of blueprint "+tm.id+" at revision "+orNone(r.revision))
 	}
+}
+
+// renderLater has the context worker render uid's configuration without
+// the lock, then evaluate it. Caller holds e.mu.
+func (e *Engine) renderLater(uid uuid.UUID) {
+	e.ContextChanged(uid)
+}
+
+// jobsLocked lists the renders the given agents need under est and
+// templates that no template has cached. Caller holds e.mu.
+func (e *Engine) jobsLocked(uids map[uuid.UUID]struct{}, est *estate.Estate, templates map[string]*template) []renderJob {
+	if est == nil || !e.lead {
+		return nil
+	}
+	var jobs []renderJob
+	for uid := range uids {
+		r := e.records[uid]
+		if r == nil || !r.view.Known() || (r.kind != registry.KindCollector && r.kind != registry.KindBridge) {
+			continue
+		}
+		def, err := est.FleetFor(r.view)
+		if err != nil || def == nil || def.Config == nil || (r.kind == registry.KindBridge && !def.Config.Bridges) {
+			continue
+		}
+		tm := templates[def.Config.Blueprint]
+		if tm == nil || tm.t == nil {
+			continue
+		}
+		input, _ := e.inputOf(r)
+		key := tm.key(input)
+		if _, ok := tm.cached(key); !ok {
+			jobs = append(jobs, renderJob{tm: tm, in: input, key: key})
+		}
+	}
+	return jobs
 }
 
 // advance moves desired toward assigned, through the fleet's waves.
@@ -631,11 +742,7 @@ func (e *Engine) collectBodies() {
 		}
 	}
 	for _, tm := range e.templates {
-		for k, h := range tm.byKey {
-			if !used[h] {
-				delete(tm.byKey, k)
-			}
-		}
+		tm.forget(used)
 	}
 	for h := range e.bodies {
 		if !used[h] {

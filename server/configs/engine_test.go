@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/internal/configrender"
 	"github.com/myriarch/myriarch/server/registry"
 )
 
@@ -490,5 +491,46 @@ func TestTrackingHeldWhileApplying(t *testing.T) {
 	h.status(col, want, applied, "")
 	if r := h.rec(col); r.tr != nil || r.syncState() != SyncInSync {
 		t.Fatalf("tracking %+v held after the apply (sync %s)", r.tr, r.syncState())
+	}
+}
+
+// A collector's render is made without the Engine's lock: while one is
+// held up (a host context that renders slowly, say), every other
+// collector is assigned, sent and answered.
+func TestRenderOutsideTheLock(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	slow, other := uuid.New(), uuid.New()
+	entered, release := make(chan struct{}), make(chan struct{})
+	testHookRender = func(in configrender.Input) {
+		if in.Context["site.id"] == "slow" {
+			close(entered)
+			<-release
+		}
+	}
+	t.Cleanup(func() { testHookRender = nil })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.connect(slow, "site.type=edge", "site.id=slow")
+	}()
+	<-entered
+	answered := make(chan *protobufs.ServerToAgent, 1)
+	go func() { answered <- h.connect(other, "site.type=edge", "site.id=s2") }()
+	select {
+	case resp := <-answered:
+		if rc := h.delivered(t, other, resp); rc == nil || !strings.Contains(h.body(hex.EncodeToString(rc.ConfigHash)), "s2.json") {
+			t.Fatalf("the other collector's configuration: %v", rc)
+		}
+		if r := h.rec(other); r.assigned == "" || r.syncState() != SyncPending {
+			t.Fatalf("other: assigned %q, %s", r.assigned, r.syncState())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the other collector was not answered while one render was held up")
+	}
+	close(release)
+	<-done
+	if r := h.rec(slow); r.assigned == "" {
+		t.Fatalf("the slow collector was not assigned once its render ended: %+v", r)
 	}
 }

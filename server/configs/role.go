@@ -90,7 +90,7 @@ func (e *Engine) Lead(ctx context.Context) error {
 	}
 	e.lead = true
 	e.fleets = map[string]*fleetRollout{} // the leader's states, not those shown until now
-	e.setEstateLocked(e.est, stored)
+	e.setEstateLocked(e.est, stored, nil)
 	for r, o := range local {
 		e.applyObserved(r, o)
 	}
