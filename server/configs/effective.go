@@ -1,11 +1,13 @@
 package configs
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/open-telemetry/opamp-go/protobufs"
-	yaml "go.yaml.in/yaml/v3"
 )
 
 // Whether the collector runs the configuration it reports APPLIED.
@@ -17,63 +19,142 @@ import (
 // the engine checks it holds every component and pipeline the desired
 // configuration defines; when it does not, the configuration is pending,
 // not in sync, and is sent again.
+//
+// An effective configuration is read once per hash, whichever collector
+// reports it (a fleet's collectors report the same one), outside the
+// Engine's lock, and only up to MaxEffective bytes.
 
-// definedIDs lists what a collector configuration defines: "<section>/<id>"
-// for components and "pipelines/<name>" for pipelines, sorted. ok is false
-// when body is not a YAML mapping.
-func definedIDs(body []byte) (ids []string, ok bool) {
-	var doc struct {
-		Receivers  map[string]yaml.Node `yaml:"receivers"`
-		Processors map[string]yaml.Node `yaml:"processors"`
-		Exporters  map[string]yaml.Node `yaml:"exporters"`
-		Connectors map[string]yaml.Node `yaml:"connectors"`
-		Extensions map[string]yaml.Node `yaml:"extensions"`
-		Service    struct {
-			Pipelines map[string]yaml.Node `yaml:"pipelines"`
-		} `yaml:"service"`
-	}
-	if yaml.Unmarshal(body, &doc) != nil {
-		return nil, false
-	}
-	for _, sec := range []struct {
-		name string
-		m    map[string]yaml.Node
-	}{{"receivers", doc.Receivers}, {"processors", doc.Processors}, {"exporters", doc.Exporters},
-		{"connectors", doc.Connectors}, {"extensions", doc.Extensions}, {"pipelines", doc.Service.Pipelines}} {
-		for id := range sec.m {
-			ids = append(ids, sec.name+"/"+id)
-		}
-	}
-	sort.Strings(ids)
-	return ids, true
+// MaxEffective bounds an effective configuration the engine reads; a
+// larger one is not read (an event says so) and counts as effective.
+const MaxEffective = 4 << 20
+
+// maxDefinedCached bounds the hashes whose ids definedCache keeps.
+const maxDefinedCached = 4096
+
+// effective is what the engine takes from a reported effective
+// configuration: its hash and what it defines.
+type effective struct {
+	hash string
+	size int
+	ids  []string
+	ok   bool // ids were read
 }
 
-// missingFrom returns the ids of the desired body the effective
-// configuration lacks (nil when it has them all or cannot be read).
-// Caller holds e.mu.
-func (e *Engine) missingFrom(ec *protobufs.AgentConfigMap, desired string) []string {
-	want, ok := e.definedByBody[desired]
-	if !ok {
-		want, ok = definedIDs(e.bodies[desired])
-		if !ok {
-			return nil
-		}
-		e.definedByBody[desired] = want
+// definedCache keeps what bodies define, by hash (a desired body's hash is
+// that of the effective configuration that holds exactly it). Safe for
+// concurrent use.
+type definedCache struct {
+	mu    sync.Mutex
+	byKey map[string]defined // guarded by mu
+	order []string           // hashes, oldest first; guarded by mu
+}
+
+type defined struct {
+	ids []string
+	ok  bool
+}
+
+func newDefinedCache() *definedCache { return &definedCache{byKey: map[string]defined{}} }
+
+// of returns what body, whose hash is hash, defines, reading it on a miss
+// without the cache's lock.
+func (c *definedCache) of(hash string, body []byte) ([]string, bool) {
+	c.mu.Lock()
+	d, hit := c.byKey[hash]
+	c.mu.Unlock()
+	if hit {
+		return d.ids, d.ok
 	}
+	d.ids, d.ok = definedIDs(body)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byKey[hash]; !ok {
+		c.byKey[hash] = d
+		c.order = append(c.order, hash)
+		if len(c.order) > maxDefinedCached {
+			delete(c.byKey, c.order[0])
+			c.order = c.order[1:]
+		}
+	}
+	return d.ids, d.ok
+}
+
+// readEffective hashes a reported effective configuration and reads what
+// it defines (at most MaxEffective bytes). It takes no lock of the
+// Engine's.
+func (e *Engine) readEffective(m *protobufs.AgentConfigMap) *effective {
+	ef := &effective{hash: effectiveHash(m)}
+	for _, f := range m.GetConfigMap() {
+		ef.size += len(f.GetBody())
+	}
+	if ef.hash == "" || ef.size > MaxEffective {
+		return ef
+	}
+	ef.ids, ef.ok = e.defined.of(ef.hash, effectiveBody(m))
+	return ef
+}
+
+// effectiveBody joins an effective configuration's files in name order.
+func effectiveBody(m *protobufs.AgentConfigMap) []byte {
+	files := m.GetConfigMap()
+	if len(files) == 1 {
+		for _, f := range files {
+			return f.GetBody()
+		}
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
 	var body []byte
-	for _, f := range ec.GetConfigMap() {
-		body = append(body, f.GetBody()...)
+	for _, n := range names {
+		body = append(body, files[n].GetBody()...)
 		body = append(body, '\n')
 	}
-	have, ok := definedIDs(body)
-	if !ok {
+	return body
+}
+
+// missing returns the ids of the desired body (want, as read by
+// definedCache) that the effective configuration lacks: nil when it has
+// them all or either cannot be read.
+func missing(want []string, wantOK bool, ef *effective) []string {
+	if !wantOK || !ef.ok {
 		return nil
 	}
-	var missing []string
+	var out []string
 	for _, id := range want {
-		if _, found := sort.Find(len(have), func(i int) int { return strings.Compare(id, have[i]) }); !found {
-			missing = append(missing, id)
+		if _, found := sort.Find(len(ef.ids), func(i int) int { return strings.Compare(id, ef.ids[i]) }); !found {
+			out = append(out, id)
 		}
 	}
-	return missing
+	return out
+}
+
+// effectiveHash is the SHA-256 of the effective config: of its one body,
+// or of every name and body in name order when there are several.
+func effectiveHash(m *protobufs.AgentConfigMap) string {
+	files := m.GetConfigMap()
+	if len(files) == 0 {
+		return ""
+	}
+	if len(files) == 1 {
+		for _, f := range files {
+			sum := sha256.Sum256(f.GetBody())
+			return hex.EncodeToString(sum[:])
+		}
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		h.Write([]byte(n))
+		h.Write([]byte{0})
+		h.Write(files[n].GetBody())
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

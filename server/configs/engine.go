@@ -108,8 +108,9 @@ type Engine struct {
 	// before this instance's estate had the fleet). Guarded by mu.
 	stored map[string]rolloutState
 	bodies map[string][]byte
-	// definedByBody caches definedIDs of desired bodies; guarded by mu.
-	definedByBody map[string][]string
+	// defined caches what bodies define (see effective.go); it has its
+	// own lock.
+	defined *definedCache
 	// What the next flush writes, guarded by mu.
 	dirty     map[uuid.UUID]struct{}
 	newBodies map[string][]byte
@@ -153,18 +154,18 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 	}
 	e := &Engine{
 		opts: opts, log: log, reg: reg, st: st,
-		templates:     map[string]*template{},
-		records:       map[uuid.UUID]*record{},
-		fleets:        map[string]*fleetRollout{},
-		dirty:         map[uuid.UUID]struct{}{},
-		newBodies:     map[string][]byte{},
-		definedByBody: map[string][]string{},
-		strs:          intern.Table{Max: 1 << 16},
-		outbox:        newOutbox(),
-		ctxPending:    map[uuid.UUID]struct{}{},
-		ctxWake:       make(chan struct{}, 1),
-		stop:          make(chan struct{}),
-		lead:          !opts.Shared,
+		templates:  map[string]*template{},
+		records:    map[uuid.UUID]*record{},
+		fleets:     map[string]*fleetRollout{},
+		dirty:      map[uuid.UUID]struct{}{},
+		newBodies:  map[string][]byte{},
+		defined:    newDefinedCache(),
+		strs:       intern.Table{Max: 1 << 16},
+		outbox:     newOutbox(),
+		ctxPending: map[uuid.UUID]struct{}{},
+		ctxWake:    make(chan struct{}, 1),
+		stop:       make(chan struct{}),
+		lead:       !opts.Shared,
 	}
 	e.actions = admin.NewActions(opts.Requests, e.Leading)
 	assignments, bodies, err := st.LoadConfigs(ctx)
@@ -747,7 +748,6 @@ func (e *Engine) collectBodies() {
 	for h := range e.bodies {
 		if !used[h] {
 			delete(e.bodies, h)
-			delete(e.definedByBody, h)
 			delete(e.newBodies, h)
 			e.gone = append(e.gone, h)
 		}

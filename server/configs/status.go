@@ -1,10 +1,8 @@
 package configs
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -22,6 +20,24 @@ const ContentType = "text/yaml"
 // configuration when the agent does not run it yet. An instance that does
 // not lead records them for the leader, which acts on them.
 func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, resp *protobufs.ServerToAgent) {
+	// An effective configuration, and the desired one it is checked
+	// against, are read before the lock is taken.
+	var ef *effective
+	var want []string
+	var wantOK bool
+	wantOf := ""
+	if ec := msg.GetEffectiveConfig(); ec != nil {
+		ef = e.readEffective(ec.GetConfigMap())
+		var body []byte
+		e.mu.Lock()
+		if r := e.records[uid]; r != nil {
+			wantOf, body = r.desired, e.bodies[r.desired]
+		}
+		e.mu.Unlock()
+		if wantOf != "" {
+			want, wantOK = e.defined.of(wantOf, body)
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r := e.records[uid]
@@ -52,16 +68,23 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 			d.failing, d.failingSeen, d.stuckWhy = r.desired, false, why
 		}
 	}
-	if ec := msg.GetEffectiveConfig(); ec != nil {
-		if h := effectiveHash(ec.GetConfigMap()); h != r.effective {
-			r.effective = h
+	if ef != nil {
+		if ef.hash != r.effective {
+			r.effective = ef.hash
 			if e.lead {
 				e.dirty[r.uid] = struct{}{}
+				if ef.size > MaxEffective {
+					e.event(r, "config_effective_not_read", fmt.Sprintf("the effective configuration %s of %d bytes is over the %d bytes the server reads; "+
+						"whether it holds the desired configuration's components is not checked", short(ef.hash), ef.size, MaxEffective))
+				}
 			}
 		}
 		if r.desired != "" {
 			tr := r.track()
-			tr.effectiveOf, tr.effectiveMissing = r.desired, e.missingFrom(ec.GetConfigMap(), r.desired)
+			tr.effectiveOf, tr.effectiveMissing = r.desired, nil
+			if r.desired == wantOf { // else it changed meanwhile: checked with the next report
+				tr.effectiveMissing = missing(want, wantOK, ef)
+			}
 		}
 	}
 	e.checkEffective(r)
@@ -266,32 +289,4 @@ func statusName(s protobufs.RemoteConfigStatuses) string {
 	default:
 		return StatusUnset
 	}
-}
-
-// effectiveHash is the SHA-256 of the effective config: of its one body,
-// or of every name and body in name order when there are several.
-func effectiveHash(m *protobufs.AgentConfigMap) string {
-	files := m.GetConfigMap()
-	if len(files) == 0 {
-		return ""
-	}
-	if len(files) == 1 {
-		for _, f := range files {
-			sum := sha256.Sum256(f.GetBody())
-			return hex.EncodeToString(sum[:])
-		}
-	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	h := sha256.New()
-	for _, n := range names {
-		h.Write([]byte(n))
-		h.Write([]byte{0})
-		h.Write(files[n].GetBody())
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
