@@ -233,26 +233,6 @@ func TestRefusalsAreLoggedPerSource(t *testing.T) {
 	}
 }
 
-func TestRefusalLogSummary(t *testing.T) {
-	var buf syncBuffer
-	l := newRefusalLog(slog.New(slog.NewTextHandler(&buf, nil)))
-	now := time.Unix(1000, 0)
-	l.now = func() time.Time { return now }
-	l.lastSweep = now
-	for range 50 {
-		l.refused("192.0.2.1", "192.0.2.1:1", errors.New("bad token"))
-	}
-	now = now.Add(61 * time.Second)
-	l.refused("192.0.2.2", "192.0.2.2:1", errors.New("bad token"))
-	out := buf.String()
-	if c := strings.Count(out, "refused agent connection;"); c != 2 {
-		t.Errorf("%d first-refusal lines, want 2 (one per source):\n%s", c, out)
-	}
-	if !strings.Contains(out, "source=192.0.2.1 count=49") {
-		t.Errorf("no summary of the 49 further refusals:\n%s", out)
-	}
-}
-
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

@@ -137,7 +137,7 @@ type Server struct {
 	hooks []Hook
 
 	failures *backpressure.Keyed // refused authentications per source
-	refusals *refusalLog
+	refusals *backpressure.RefusalLog
 
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
@@ -158,7 +158,10 @@ func New(reg *registry.Registry, auth Authenticator, log *slog.Logger, metrics M
 		opts: opts, log: log, auth: auth, reg: reg, metrics: metrics,
 		conns: map[*conn]struct{}{}, byUID: map[uuid.UUID]*conn{},
 		failures: backpressure.NewKeyed(backpressure.KeyedOptions{Rate: opts.FailureRate, Burst: opts.FailureBurst}),
-		refusals: newRefusalLog(log),
+		refusals: backpressure.NewRefusalLog(backpressure.RefusalLogOptions{Log: log, Level: slog.LevelInfo,
+			First:  "refused agent connection; further refusals from this source are counted for a minute",
+			More:   "refused further agent connections from one source",
+			Others: "refused agent connections from further sources"}),
 	}
 	// WebSockets are ours (wsconn: no goroutine per idle agent); plain-HTTP
 	// polls go through opamp-go.
@@ -332,7 +335,7 @@ func (s *Server) admit(r *http.Request) (store.Credential, *refusal) {
 			return store.Credential{}, s.refusal("unauthorized_throttled", http.StatusTooManyRequests,
 				map[string]string{"Retry-After": "60", "WWW-Authenticate": `Bearer realm="myriarch"`})
 		}
-		s.refusals.refused(src, r.RemoteAddr, err)
+		s.refusals.Refused(src, "remote", r.RemoteAddr, "reason", err)
 		return store.Credential{}, s.refusal("unauthorized", http.StatusUnauthorized, map[string]string{"WWW-Authenticate": `Bearer realm="myriarch"`})
 	}
 	if s.opts.Gate != nil && !isPlainHTTP(r) {
