@@ -62,6 +62,15 @@ func (k *Keyed) Allow(key string) bool { return k.take(key, 1) }
 // for budgets spent only by what fails (take with Allow when it does).
 func (k *Keyed) Available(key string) bool { return k.take(key, 0) }
 
+// Forget gives key its full budget back (its bucket is dropped): for a
+// source that has just proven who it is. A key in the overflow bucket
+// keeps sharing it.
+func (k *Keyed) Forget(key string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.buckets, key)
+}
+
 // take takes n (0 or 1) tokens from key's bucket when it has at least one.
 func (k *Keyed) take(key string, n float64) bool {
 	k.mu.Lock()

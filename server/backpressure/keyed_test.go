@@ -67,6 +67,31 @@ func TestKeyedAvailable(t *testing.T) {
 	}
 }
 
+// Forget gives a key that spent its budget the whole burst back, and only
+// that key.
+func TestKeyedForget(t *testing.T) {
+	now := time.Unix(1000, 0)
+	k := NewKeyed(KeyedOptions{Rate: 1e-6, Burst: 3, Now: func() time.Time { return now }})
+	for _, key := range []string{"a", "b"} {
+		for range 3 {
+			k.Allow(key)
+		}
+	}
+	k.Forget("a")
+	k.Forget("never seen")
+	for i := range 3 {
+		if !k.Allow("a") {
+			t.Fatalf("a after Forget: token %d of the burst of 3 refused", i+1)
+		}
+	}
+	if k.Allow("a") || k.Available("b") {
+		t.Fatal("beyond the burst after Forget, or b given back what only a was")
+	}
+	if len(k.buckets) != 2 {
+		t.Fatalf("%d buckets held, want a's and b's", len(k.buckets))
+	}
+}
+
 func TestSourceKey(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{"192.0.2.7:4711", "192.0.2.7"},
