@@ -9,10 +9,13 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/myriarch/myriarch/server/backpressure"
 	"github.com/myriarch/myriarch/server/credentials"
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/store"
@@ -43,7 +46,18 @@ type Deps struct {
 	Log   *slog.Logger
 	// OnTokenRevoked is told after a revocation (pairing re-evaluation).
 	OnTokenRevoked func(cred store.Credential)
+	// Now is the clock of the budget of wrong tokens and of their log
+	// lines (tests).
+	Now func() time.Time
 }
+
+// Requests with a wrong or no admin token, per source address (an IPv4
+// address or an IPv6 /64): authBurst at once, then one per authRefill;
+// past that they are answered 429 (see authenticate).
+const (
+	authBurst  = 10
+	authRefill = 6 * time.Second
+)
 
 // API is the admin HTTP handler.
 type API struct {
@@ -52,12 +66,27 @@ type API struct {
 	decorators []Decorator
 	filters    map[string]FilterFunc
 	summaries  map[string]func() any
-	fallback   http.Handler // serves what no route matches (the console)
+	fallback   http.Handler             // serves what no route matches (the console)
+	failures   *backpressure.Keyed      // requests with a wrong admin token per source
+	refusals   *backpressure.RefusalLog // their log lines
 }
 
 // New builds the routes. Features add their own with Handle.
 func New(d Deps) *API {
-	a := &API{d: d, mux: http.NewServeMux()}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	a := &API{d: d, mux: http.NewServeMux(),
+		failures: backpressure.NewKeyed(backpressure.KeyedOptions{Rate: 1 / authRefill.Seconds(), Burst: authBurst, Now: d.Now}),
+		refusals: backpressure.NewRefusalLog(backpressure.RefusalLogOptions{Log: d.Log, Level: slog.LevelWarn,
+			First:  "admin API request refused; further refusals from this source are counted for a minute",
+			More:   "admin API requests refused from one source",
+			Others: "admin API requests refused from further sources",
+			Now:    d.Now}),
+	}
 	a.Handle("POST /api/v1/tokens", a.createToken)
 	a.Handle("GET /api/v1/tokens", a.listTokens)
 	a.Handle("DELETE /api/v1/tokens/{id}", a.revokeToken)
@@ -98,14 +127,46 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTT
 
 func (a *API) authed(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(a.d.AdminToken)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="myriarch-admin"`)
-			WriteError(w, http.StatusUnauthorized, "admin token required")
-			return
+		if a.authenticate(w, r) {
+			h(w, r)
 		}
-		h(w, r)
 	})
+}
+
+// authenticate reports whether r carries the admin token, and answers it
+// when it does not: 401, or 429 with Retry-After once the requests with a
+// wrong or no token from its source address have spent their budget.
+//
+// The budget does not keep the token from being guessed: it has at least
+// 32 characters, beyond any guessing over the network. It bounds what a
+// flood of wrong tokens costs: past the budget each one gets a short 429
+// telling its client to back off, and the refusals are logged once a
+// minute per source with their count, never a line per request. So the
+// right token passes whatever its source's budget — behind a reverse
+// proxy every operator shares one source address, and one flooding it
+// must not lock the others out — and gives its source the whole budget
+// back.
+func (a *API) authenticate(w http.ResponseWriter, r *http.Request) bool {
+	got, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	src := backpressure.SourceKey(r.RemoteAddr)
+	if bearer && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(a.d.AdminToken)) == 1 {
+		a.failures.Forget(src)
+		return true
+	}
+	why := "wrong admin token"
+	if !bearer {
+		why = "no bearer token"
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="myriarch-admin"`)
+	if !a.failures.Allow(src) {
+		a.refusals.Refused(src, "remote", r.RemoteAddr, "reason", why, "throttled", true)
+		w.Header().Set("Retry-After", strconv.Itoa(int(authRefill/time.Second)))
+		WriteError(w, http.StatusTooManyRequests, "too many requests without the admin token from this address; try again later")
+		return false
+	}
+	a.refusals.Refused(src, "remote", r.RemoteAddr, "reason", why)
+	WriteError(w, http.StatusUnauthorized, "admin token required")
+	return false
 }
 
 // WriteJSON writes v with status.
