@@ -14,8 +14,8 @@ import (
 
 const (
 	// Failed logins per source address (an IPv4 address or an IPv6 /64):
-	// loginBurst at once, then one per loginRefill; past that a login is
-	// refused before the token is compared, so guessing costs time.
+	// loginBurst at once, then one per loginRefill; past that a failed
+	// login is answered 429 (see login).
 	loginBurst  = 10
 	loginRefill = 6 * time.Second
 
@@ -148,11 +148,16 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 			Message: "The login form expired or came from elsewhere; try again."})
 		return
 	}
+	// The budget of failures does not keep the admin token from being
+	// guessed: it has at least 32 characters, beyond any guessing over the
+	// network, and a login link's secret has 256 bits. It bounds what a
+	// flood of wrong tokens costs — past it each one gets a 429 telling its
+	// sender to back off, logged once a minute per source, not a line per
+	// request. So the right token or a valid link logs in whatever its
+	// source's budget (behind a reverse proxy every operator shares one
+	// source address, and one flooding it must not lock the others out),
+	// and gives its source the whole budget back.
 	src := backpressure.SourceKey(r.RemoteAddr)
-	if !c.logins.Available(src) {
-		c.refuseLogin(w, r, src, next)
-		return
-	}
 	tok := strings.TrimSpace(r.PostForm.Get("token"))
 	how := ""
 	switch {
@@ -160,13 +165,16 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		how = "admin token"
 	case tok != "" && c.sessions.useLink(tok):
 		how = "login link"
+	case !c.logins.Allow(src): // a failed guess spends the source's budget
+		c.refuseLogin(w, r, src, next)
+		return
 	default:
-		c.logins.Allow(src) // a failed guess spends the source's budget
 		c.log.Warn("console login refused", "remote", r.RemoteAddr)
 		c.showLogin(w, r, http.StatusUnauthorized, loginData{CSRF: secret(), Next: next, Bad: true,
 			Message: "Wrong token, or a login link that was used or expired."})
 		return
 	}
+	c.logins.Forget(src)
 	s := c.sessions.create()
 	c.log.Info("console login", "with", how, "remote", r.RemoteAddr)
 	clearCookie(w, r, loginCookie, "/login")
@@ -188,9 +196,9 @@ func (c *Console) createLink(w http.ResponseWriter, _ *http.Request) {
 	admin.WriteJSON(w, http.StatusCreated, map[string]any{"path": "/login#token=" + k, "expiresAt": exp.UTC()})
 }
 
-// refuseLogin answers a login from a source whose failed attempts spent
-// its budget (429, with when to try again), logged at most once a minute
-// per source.
+// refuseLogin answers a failed login from a source whose failed attempts
+// spent its budget (429, with when to try again), logged at most once a
+// minute per source.
 func (c *Console) refuseLogin(w http.ResponseWriter, r *http.Request, src, next string) {
 	if c.loginLog.Allow(src) {
 		c.log.Warn("console logins refused: too many failed attempts", "source", src)

@@ -104,33 +104,58 @@ func TestLogin(t *testing.T) {
 	})
 }
 
-// Failed logins spend their source's budget; once it is spent, logins from
-// that source are refused before the token is compared, even the right one.
+// Failed logins spend their source's budget; once it is spent, a wrong
+// token or a used link is answered 429 with Retry-After. The right token
+// and a valid login link still log in from that source — behind a reverse
+// proxy every operator shares it — and give it its whole budget back.
 func TestLoginGuessesAreLimited(t *testing.T) {
-	e := newEnv(t)
-	b := e.browser()
-	refused := 0
-	for range console.LoginBurst + 5 {
-		resp := b.login("myradm_guess")
-		if resp.StatusCode == http.StatusTooManyRequests {
-			if ra := resp.Header.Get("Retry-After"); ra == "" {
-				t.Errorf("429 without Retry-After")
+	spend := func(t *testing.T, e *env) {
+		t.Helper()
+		b := e.browser()
+		for i := range console.LoginBurst {
+			if resp := b.login("myradm_guess"); resp.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("wrong token %d of the budget: %d, want 401", i+1, resp.StatusCode)
 			}
-			break
 		}
-		if resp.StatusCode != http.StatusUnauthorized {
-			t.Fatalf("wrong token: %d", resp.StatusCode)
+		resp := b.login("myradm_guess")
+		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("a wrong token beyond the budget: %d, Retry-After %q; want 429 with Retry-After",
+				resp.StatusCode, resp.Header.Get("Retry-After"))
 		}
-		refused++
+		if resp, _ := b.do("GET", "/", nil); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("a session opened while refused: %d", resp.StatusCode)
+		}
 	}
-	if refused != console.LoginBurst {
-		t.Fatalf("%d wrong tokens compared before refusing, want %d", refused, console.LoginBurst)
+	link := func(t *testing.T, e *env) string {
+		t.Helper()
+		code, body := e.api("POST", "/api/v1/console/links", nil)
+		var l struct{ Path string }
+		if err := json.Unmarshal(body, &l); code != http.StatusCreated || err != nil {
+			t.Fatalf("create link: %d %s", code, body)
+		}
+		return strings.TrimPrefix(l.Path, "/login#token=")
 	}
-	if resp := b.login(e.srv.AdminToken()); resp.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("the right token from a source out of budget: %d, want 429", resp.StatusCode)
-	}
-	if resp, _ := b.do("GET", "/", nil); resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("a session opened while refused: %d", resp.StatusCode)
+	for _, tc := range []struct {
+		name   string
+		secret func(t *testing.T, e *env) string
+	}{
+		{"the admin token", func(_ *testing.T, e *env) string { return e.srv.AdminToken() }},
+		{"a login link", link},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			spend(t, e)
+			b := e.browser()
+			if resp := b.login(tc.secret(t, e)); resp.StatusCode != http.StatusSeeOther {
+				t.Fatalf("%s from a source out of budget: %d, want a login", tc.name, resp.StatusCode)
+			}
+			if resp, _ := b.do("GET", "/", nil); resp.StatusCode != http.StatusOK {
+				t.Fatalf("no session after the login: %d", resp.StatusCode)
+			}
+			// The source has its budget back: a whole burst of wrong tokens
+			// is compared again before the next 429.
+			spend(t, e)
+		})
 	}
 }
 
