@@ -10,6 +10,20 @@ import (
 
 func jsonInto(b []byte, out any) error { return json.Unmarshal(b, out) }
 
+// redirectDone ends an action: it redirects to the page at path, which
+// shows msg once. The message stays in the session; the URL names it by
+// a key only that session can take, so no link can make a page say that
+// something happened.
+func (c *Console) redirectDone(w http.ResponseWriter, r *http.Request, s *session, path, msg string) {
+	k := c.sessions.addFlash(s, path, msg)
+	http.Redirect(w, r, path+"?"+url.Values{"done": {k}}.Encode(), http.StatusSeeOther)
+}
+
+// flash is the message an action of session s left for this page, once.
+func (c *Console) flash(r *http.Request, s *session) string {
+	return c.sessions.takeFlash(s, r.URL.Path, r.URL.Query().Get("done"))
+}
+
 // failAPI shows an admin API refusal with its status and message.
 func (c *Console) failAPI(w http.ResponseWriter, r *http.Request, s *session, err error) {
 	status := http.StatusBadGateway
@@ -21,16 +35,16 @@ func (c *Console) failAPI(w http.ResponseWriter, r *http.Request, s *session, er
 
 // agentRetry clears an agent's failed offers (POST /api/v1/agents/{uid}/retry).
 func (c *Console) agentRetry(w http.ResponseWriter, r *http.Request, s *session) {
-	c.agentPost(w, r, s, "/retry", "offer-retried")
+	c.agentPost(w, r, s, "/retry", "Failed offers cleared; the offer is evaluated again.")
 }
 
 // agentConfigRetry clears an agent's failed config
 // (POST /api/v1/agents/{uid}/config/retry).
 func (c *Console) agentConfigRetry(w http.ResponseWriter, r *http.Request, s *session) {
-	c.agentPost(w, r, s, "/config/retry", "config-retried")
+	c.agentPost(w, r, s, "/config/retry", "Failed configuration cleared; it is offered again.")
 }
 
-func (c *Console) agentPost(w http.ResponseWriter, r *http.Request, s *session, route, done string) {
+func (c *Console) agentPost(w http.ResponseWriter, r *http.Request, s *session, route, msg string) {
 	uid, err := uuid.Parse(r.PathValue("uid"))
 	if err != nil {
 		c.fail(w, r, s, http.StatusNotFound, "Not an instance UID.")
@@ -40,5 +54,5 @@ func (c *Console) agentPost(w http.ResponseWriter, r *http.Request, s *session, 
 		c.failAPI(w, r, s, err)
 		return
 	}
-	http.Redirect(w, r, "/agents/"+uid.String()+"?"+url.Values{"done": {done}}.Encode(), http.StatusSeeOther)
+	c.redirectDone(w, r, s, "/agents/"+uid.String(), msg)
 }

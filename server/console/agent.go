@@ -192,17 +192,7 @@ func (c *Console) agent(w http.ResponseWriter, r *http.Request, s *session) {
 		title = uid.String()
 	}
 	c.render(w, r, http.StatusOK, "agent", view{Title: title, Nav: "agents", CSRF: s.csrf,
-		Events: "/events?" + strings.Join(live, "&"), Flash: agentFlash(r.URL.Query().Get("done")), Data: d})
-}
-
-func agentFlash(done string) string {
-	switch done {
-	case "offer-retried":
-		return "Failed offers cleared; the offer is evaluated again."
-	case "config-retried":
-		return "Failed configuration cleared; it is offered again."
-	}
-	return ""
+		Events: "/events?" + strings.Join(live, "&"), Flash: c.flash(r, s), Data: d})
 }
 
 // attrRows lists the attribute view with where each key comes from.

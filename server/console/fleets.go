@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/myriarch/myriarch/server/configs"
@@ -129,7 +128,7 @@ func (c *Console) fleets(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	c.render(w, r, http.StatusOK, "fleets", view{Title: "Fleets", Nav: "fleets", CSRF: s.csrf, Events: "/events",
-		Flash: fleetFlash(r.URL.Query()), Data: fleetsData{Fleets: fl}})
+		Flash: c.flash(r, s), Data: fleetsData{Fleets: fl}})
 }
 
 // fleetOps maps a console action on a fleet to its admin API route.
@@ -154,33 +153,29 @@ func (c *Console) fleetAction(w http.ResponseWriter, r *http.Request, s *session
 		c.failAPI(w, r, s, err)
 		return
 	}
-	q := url.Values{"done": {op}, "fleet": {name}}
+	n := 0
 	if op == "retry" || op == "config-retry" {
 		var res struct {
 			Retried int `json:"retried"`
 		}
 		if jsonInto(body, &res) == nil {
-			q.Set("n", strconv.Itoa(res.Retried))
+			n = res.Retried
 		}
 	}
-	http.Redirect(w, r, "/fleets?"+q.Encode(), http.StatusSeeOther)
+	c.redirectDone(w, r, s, "/fleets", fleetDone(op, name, n))
 }
 
-// fleetFlash says what the last action did; the messages are fixed, the
-// fleet name and count only fill them in.
-func fleetFlash(q url.Values) string {
-	name := displayText(q.Get("fleet"), shortText, false)
-	switch q.Get("done") {
+// fleetDone says what an action on a fleet did: n is the agents retried.
+func fleetDone(op, fleet string, n int) string {
+	name := displayText(fleet, shortText, false)
+	switch op {
 	case "pause":
 		return "Rollouts of fleet " + name + " paused."
 	case "resume":
 		return "Rollouts of fleet " + name + " resumed."
 	case "retry":
-		n, _ := strconv.Atoi(q.Get("n"))
 		return "Failed offers of fleet " + name + " retried: " + plural(n, "collector") + "."
-	case "config-retry":
-		n, _ := strconv.Atoi(q.Get("n"))
+	default: // config-retry
 		return "Failed configurations of fleet " + name + " retried: " + plural(n, "agent") + "."
 	}
-	return ""
 }

@@ -1,6 +1,9 @@
 package console_test
 
 import (
+	"html"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -107,3 +110,86 @@ func TestHostileValuesRenderInert(t *testing.T) {
 	}
 	c.checkNoProblems()
 }
+
+// A link cannot make the console say that something happened: the message
+// after an action is kept in the operator's session and shown once, on
+// the page the action redirected to; a crafted query shows nothing.
+func TestCraftedLinksShowNoMessage(t *testing.T) {
+	e := newEnv(t)
+	e.addVersion("0.149.0")
+	e.fleet("edge", "0.149.0", "")
+	e.reload()
+	tok := e.token("ci")
+	col := servertest.Collector(t, e.opampURL(), tok, "edge-1", "0.149.0", "site.type", "edge")
+	waitFor(t, "the collector registered", func() bool { code, _ := e.agentJSON(col.UID.String()); return code == 200 })
+	b := e.browser()
+	b.login(e.srv.AdminToken())
+	agent := "/agents/" + col.UID.String()
+	for _, link := range []string{
+		"/tokens?done=revoked&name=" + url.QueryEscape("ci; your console was compromised, call +1 555 0100"),
+		"/fleets?done=pause&fleet=edge",
+		"/fleets?done=retry&fleet=edge&n=9999",
+		"/fleets?done=config-retry&fleet=" + url.QueryEscape("anything at all"),
+		agent + "?done=offer-retried",
+		agent + "?done=config-retried",
+	} {
+		resp, body := b.do("GET", link, nil)
+		if resp.StatusCode != 200 || strings.Contains(body, `class="flash"`) {
+			t.Errorf("GET %s: %d with a message: %s", link, resp.StatusCode, flashOf(body))
+		}
+	}
+
+	// A real action's message: in its session, on its page, once.
+	var list struct{ Tokens []struct{ ID, Name string } }
+	_, body := e.api("GET", "/api/v1/tokens", nil)
+	if err := jsonUnmarshal(string(body), &list); err != nil || len(list.Tokens) != 1 {
+		t.Fatalf("tokens: %s", body)
+	}
+	resp, _ := b.do("POST", "/tokens/"+list.Tokens[0].ID+"/revoke", url.Values{"csrf": {b.csrf}})
+	done := resp.Header.Get("Location")
+	if resp.StatusCode != 303 || !strings.HasPrefix(done, "/tokens?done=") {
+		t.Fatalf("revoke: %d %s", resp.StatusCode, done)
+	}
+	key := strings.TrimPrefix(done, "/tokens?done=")
+	for _, tc := range []struct {
+		name string
+		b    *browser
+		path string
+		want string
+	}{
+		{"another session", otherBrowser(t, e), done, ""},
+		{"another page", b, "/fleets?done=" + key, ""},
+		{"its page", b, done, "Token ci revoked; agents connected with it were disconnected."},
+		{"its page again", b, done, ""},
+	} {
+		_, body := tc.b.do("GET", tc.path, nil)
+		if got := flashOf(body); got != tc.want {
+			t.Errorf("%s: GET %s shows %q, want %q", tc.name, tc.path, got, tc.want)
+		}
+	}
+	resp, _ = b.do("POST", "/fleets/edge/pause", url.Values{"csrf": {b.csrf}})
+	if _, body := b.do("GET", resp.Header.Get("Location"), nil); flashOf(body) != "Rollouts of fleet edge paused." {
+		t.Errorf("after pausing: %q", flashOf(body))
+	}
+}
+
+var flashPara = regexp.MustCompile(`<p class="flash" role="status">([^<]*)</p>`)
+
+// flashOf is the page's success message ("" without one).
+func flashOf(page string) string {
+	if m := flashPara.FindStringSubmatch(page); m != nil {
+		return html.UnescapeString(m[1])
+	}
+	return ""
+}
+
+func otherBrowser(t *testing.T, e *env) *browser {
+	t.Helper()
+	o := e.browser()
+	if resp := o.login(e.srv.AdminToken()); resp.StatusCode != 303 {
+		t.Fatalf("second session: %d", resp.StatusCode)
+	}
+	return o
+}
+
+func (e *env) agentJSON(uid string) (int, []byte) { return e.api("GET", "/api/v1/agents/"+uid, nil) }

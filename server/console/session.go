@@ -15,6 +15,10 @@ const (
 	maxSessions = 1000
 	linkTTL     = 15 * time.Minute
 	maxLinks    = 64
+	// An action's outcome waits this long for the page it redirects to,
+	// at most maxFlashes per session.
+	flashTTL   = time.Minute
+	maxFlashes = 16
 )
 
 // session is one logged-in browser.
@@ -23,6 +27,17 @@ type session struct {
 	csrf    string
 	expires time.Time
 	done    chan struct{} // closed at logout or expiry: live streams end
+	// flashes are outcomes of this session's actions, each to be shown
+	// once on the page the action redirected to, by key; guarded by
+	// sessions.mu.
+	flashes map[string]flash
+}
+
+// flash is an action's outcome waiting for its page.
+type flash struct {
+	path    string // the page that shows it
+	text    string
+	expires time.Time
 }
 
 // sessions holds sessions and one-time login links; safe for concurrent use.
@@ -116,6 +131,62 @@ func (s *sessions) closeAll() {
 	for _, x := range s.byID {
 		s.endLocked(x)
 	}
+}
+
+// addFlash keeps text for the page at path of session x, to be shown once
+// there, and returns the key the page's URL names it by. Beyond maxFlashes
+// the one closest to expiry goes.
+func (s *sessions) addFlash(x *session, path, text string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	oldest := ""
+	for k, f := range x.flashes {
+		switch {
+		case !now.Before(f.expires):
+			delete(x.flashes, k)
+		case oldest == "" || f.expires.Before(x.flashes[oldest].expires):
+			oldest = k
+		}
+	}
+	if len(x.flashes) >= maxFlashes {
+		delete(x.flashes, oldest)
+	}
+	if x.flashes == nil {
+		x.flashes = map[string]flash{}
+	}
+	k := flashKey()
+	x.flashes[k] = flash{path: path, text: text, expires: now.Add(flashTTL)}
+	return k
+}
+
+// takeFlash returns the text kept under key for the page at path of
+// session x, once, while it is valid; "" for any other key.
+func (s *sessions) takeFlash(x *session, path, key string) string {
+	if key == "" {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := x.flashes[key]
+	if !ok || f.path != path {
+		return ""
+	}
+	delete(x.flashes, key)
+	if !s.now().Before(f.expires) {
+		return ""
+	}
+	return f.text
+}
+
+// flashKey returns 12 random bytes, URL-safe base64: a flash's key needs
+// only to be unique within its session, which alone can take it.
+func flashKey() string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("console: no randomness: " + err.Error())
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // newLink makes a one-time login secret; beyond maxLinks the oldest goes.

@@ -38,6 +38,62 @@ func TestSessionsExpireAndAreBounded(t *testing.T) {
 	}
 }
 
+// An action's message is shown once, in its session, on its page, while
+// it is valid; a session keeps at most maxFlashes.
+func TestFlashesAreTheSessionsOwnAndShownOnce(t *testing.T) {
+	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	s := newSessions(func() time.Time { return now })
+	mine, other := s.create(), s.create()
+	tests := []struct {
+		name          string
+		take          *session
+		path, key     string
+		after         time.Duration
+		want, wantNow string // want: the first take; wantNow: a take right after it
+	}{
+		{name: "its page, once", take: mine, path: "/tokens", want: "done", wantNow: ""},
+		{name: "another session", take: other, path: "/tokens", want: "", wantNow: "done"},
+		{name: "another page", take: mine, path: "/fleets", want: "", wantNow: "done"},
+		{name: "another key", take: mine, path: "/tokens", key: "made-up", want: "", wantNow: "done"},
+		{name: "no key", take: mine, path: "/tokens", key: "-", want: "", wantNow: "done"},
+		{name: "expired", take: mine, path: "/tokens", after: flashTTL, want: "", wantNow: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := s.addFlash(mine, "/tokens", "done")
+			switch tt.key {
+			case "":
+			case "-":
+				k = ""
+			default:
+				k = tt.key
+			}
+			now = now.Add(tt.after)
+			if got := s.takeFlash(tt.take, tt.path, k); got != tt.want {
+				t.Fatalf("first take %q, want %q", got, tt.want)
+			}
+			if tt.key != "" {
+				return
+			}
+			if got := s.takeFlash(mine, "/tokens", k); got != tt.wantNow {
+				t.Fatalf("its own take after that %q, want %q", got, tt.wantNow)
+			}
+		})
+	}
+	busy := s.create()
+	var keys []string
+	for range maxFlashes + 1 {
+		keys = append(keys, s.addFlash(busy, "/fleets", "paused"))
+		now = now.Add(time.Millisecond)
+	}
+	if len(busy.flashes) > maxFlashes {
+		t.Fatalf("%d flashes kept, bound %d", len(busy.flashes), maxFlashes)
+	}
+	if s.takeFlash(busy, "/fleets", keys[0]) != "" || s.takeFlash(busy, "/fleets", keys[maxFlashes]) != "paused" {
+		t.Fatal("beyond the bound the oldest flash must go, the newest stay")
+	}
+}
+
 func TestLoginLinksWorkOnceWhileValid(t *testing.T) {
 	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 	s := newSessions(func() time.Time { return now })

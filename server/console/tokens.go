@@ -33,7 +33,7 @@ func (c *Console) tokenList(r *http.Request) ([]tokenDoc, error) {
 }
 
 func (c *Console) tokens(w http.ResponseWriter, r *http.Request, s *session) {
-	c.showTokens(w, r, s, http.StatusOK, tokensData{}, tokenFlash(r.URL.Query()), "")
+	c.showTokens(w, r, s, http.StatusOK, tokensData{}, c.flash(r, s), "")
 }
 
 func (c *Console) showTokens(w http.ResponseWriter, r *http.Request, s *session, status int, d tokensData, flash, errMsg string) {
@@ -44,13 +44,6 @@ func (c *Console) showTokens(w http.ResponseWriter, r *http.Request, s *session,
 	}
 	d.Tokens = list
 	c.render(w, r, status, "tokens", view{Title: "Enrollment tokens", Nav: "tokens", CSRF: s.csrf, Flash: flash, Error: errMsg, Data: d})
-}
-
-func tokenFlash(q url.Values) string {
-	if q.Get("done") == "revoked" {
-		return "Token " + displayText(q.Get("name"), shortText, false) + " revoked; agents connected with it were disconnected."
-	}
-	return ""
 }
 
 // createToken creates an enrollment token (POST /api/v1/tokens) and shows
@@ -100,7 +93,8 @@ func (c *Console) revokeToken(w http.ResponseWriter, r *http.Request, s *session
 		Token tokenDoc `json:"token"`
 	}
 	_ = jsonInto(body, &res)
-	http.Redirect(w, r, "/tokens?"+url.Values{"done": {"revoked"}, "name": {res.Token.Name}}.Encode(), http.StatusSeeOther)
+	c.redirectDone(w, r, s, "/tokens", "Token "+displayText(res.Token.Name, shortText, false)+
+		" revoked; agents connected with it were disconnected.")
 }
 
 func itoa(n int) string { return num(n) }
