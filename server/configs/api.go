@@ -130,7 +130,9 @@ func (e *Engine) Routes(api *admin.API) {
 	api.AgentAction(e.actions, "/api/v1/agents/{uid}/config/retry", OpRetry, "configured agent", e.Retry)
 }
 
-// getConfig answers the desired body, or with ?hash= any stored one.
+// getConfig answers the agent's desired body, or with ?hash= another of
+// its own (see record.owns): never another agent's configuration, even one
+// this agent reported.
 func (e *Engine) getConfig(w http.ResponseWriter, r *http.Request) {
 	uid, err := uuid.Parse(r.PathValue("uid"))
 	if err != nil {
@@ -152,6 +154,11 @@ func (e *Engine) getConfig(w http.ResponseWriter, r *http.Request) {
 	h := want
 	if h == "" {
 		h = rec.desired
+	} else if !rec.owns(h) {
+		e.mu.Unlock()
+		admin.WriteError(w, http.StatusNotFound, "configuration "+h+" is not one of agent "+uid.String()+
+			"'s (assigned, desired, sent, applied or failed)")
+		return
 	}
 	body, ok := e.bodies[h]
 	e.mu.Unlock()

@@ -280,6 +280,15 @@ func (r *record) notEffective() bool {
 		r.reported.Hash == r.desired && r.reported.Status == StatusApplied
 }
 
+// owns reports whether h names a configuration of this agent's own: its
+// assigned or desired hash, the one last sent to it, the last it applied
+// of those sent, or one it failed. The hash it last reported counts only
+// as one of these: an agent may report any hash, another agent's too.
+func (r *record) owns(h string) bool {
+	return h != "" && (h == r.assigned || h == r.desired || h == r.sentHash || h == r.applied ||
+		h == r.failing || r.isFailed(h))
+}
+
 func (r *record) isFailed(h string) bool { return h != "" && slices.Contains(r.failed, h) }
 
 // addFailed records h as failed, keeping at most maxFailed hashes.
