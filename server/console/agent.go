@@ -251,7 +251,7 @@ func healthTree(name string, h *admin.Health, depth int, budget *int) healthNode
 }
 
 // configOf reads the desired configuration and, when the agent last
-// reported another hash, the diff from that one to the desired.
+// reported another hash of its own, the diff from that one to the desired.
 func (c *Console) configOf(ctx context.Context, uid uuid.UUID, as map[string]any) *configView {
 	desired, ok := str(as, "desired")
 	if !ok || desired == "" {
@@ -276,9 +276,16 @@ func (c *Console) configOf(ctx context.Context, uid uuid.UUID, as map[string]any
 	cv.Compared = other
 	cv.ComparedLabel = "last reported (" + status + ")"
 	cv.ComparedStatus = status
+	// The API answers only a configuration of this agent's own: a hash
+	// the agent reports is compared with only when this server gave it
+	// that configuration, never when it is another agent's.
 	old, err := c.api.call(ctx, http.MethodGet, "/api/v1/agents/"+uid.String()+"/config?hash="+url.QueryEscape(other), nil)
-	if err != nil {
-		cv.DiffNote = "The last reported configuration is not stored here: " + err.Error()
+	switch {
+	case notFound(err):
+		cv.DiffNote = "No diff: the last reported configuration is not one this server gave this agent, or is no longer stored."
+		return cv
+	case err != nil:
+		cv.DiffNote = "The last reported configuration could not be read: " + err.Error()
 		return cv
 	}
 	h, ok := lineDiff(string(old), cv.Desired)

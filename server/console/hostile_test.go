@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"encoding/hex"
 	"html"
 	"net/url"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/client/types"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/server/servertest"
@@ -193,3 +195,67 @@ func otherBrowser(t *testing.T, e *env) *browser {
 }
 
 func (e *env) agentJSON(uid string) (int, []byte) { return e.api("GET", "/api/v1/agents/"+uid, nil) }
+
+// An agent that reports another agent's configuration hash is not shown a
+// diff against that configuration: the console compares with a reported
+// hash only when this server gave the agent that configuration, and the
+// API answers the other agent's body to neither.
+func TestReportedConfigOfAnotherAgentIsNotShown(t *testing.T) {
+	e := newEnv(t)
+	e.gateway("127.0.0.1:4318", "otlphttp")
+	e.write("fleets/gw.yaml", "name: gw\nselector: {site.type: gw}\n"+site.GatewayConfig)
+	e.reload()
+	tok := e.token("gw")
+	a := servertest.Collector(t, e.opampURL(), tok, "gw-001", "0.149.0", "site.type", "gw", "site.id", "001")
+	waitFor(t, "a in sync", func() bool { return e.syncState(a.UID.String()) == "in_sync" })
+	aHash := e.assignment(a.UID.String()).Desired
+	// b never answers a configuration, so what it reports is what it is told to.
+	bUID := uuid.Must(uuid.NewV7())
+	b := servertest.Start(t, servertest.Spec{OpAMPURL: e.opampURL(), Token: tok, UID: bUID,
+		Identifying:    servertest.CollectorIdentity(bUID, "0.149.0"),
+		NonIdentifying: servertest.KVs("host.name", "gw-002", "os.type", "linux", "host.arch", "amd64", "site.type", "gw", "site.id", "002"),
+		Capabilities:   servertest.CollectorCaps, IgnoreConfig: true})
+	b.WaitMessage(t, "its configuration", func(m *types.MessageData) bool { return m.RemoteConfig != nil })
+	raw, _ := hex.DecodeString(aHash)
+	if err := b.Client.SetRemoteConfigStatus(&protobufs.RemoteConfigStatus{LastRemoteConfigHash: raw,
+		Status: protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "b reporting a's hash", func() bool { return e.assignment(bUID.String()).Reported.Hash == aHash })
+
+	for _, tc := range []struct {
+		uid    string
+		status int
+	}{{a.UID.String(), 200}, {bUID.String(), 404}} {
+		if code, body := e.api("GET", "/api/v1/agents/"+tc.uid+"/config?hash="+aHash, nil); code != tc.status {
+			t.Errorf("a's configuration asked of %s: %d %.200s, want %d", tc.uid, code, body, tc.status)
+		}
+	}
+	br := e.browser()
+	br.login(e.srv.AdminToken())
+	resp, page := br.do("GET", "/agents/"+bUID.String(), nil)
+	config := section(page, "a-config")
+	if resp.StatusCode != 200 || !strings.Contains(config, "/sites/002") {
+		t.Fatalf("b's page: %d, configuration section:\n%s", resp.StatusCode, config)
+	}
+	if strings.Contains(config, "/sites/001") || strings.Contains(config, `class="diff"`) ||
+		!strings.Contains(config, "No diff: the last reported configuration is not one this server gave this agent") {
+		t.Errorf("b's page shows a's configuration or a diff against it:\n%s", config)
+	}
+}
+
+type assignmentDoc struct {
+	Desired  string `json:"desired"`
+	Reported struct {
+		Hash string `json:"hash"`
+	} `json:"reported"`
+}
+
+func (e *env) assignment(uid string) assignmentDoc {
+	_, body := e.agentJSON(uid)
+	var a struct {
+		Assignment assignmentDoc `json:"assignment"`
+	}
+	jsonUnmarshal(string(body), &a)
+	return a.Assignment
+}

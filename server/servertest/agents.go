@@ -63,6 +63,10 @@ type Spec struct {
 	NonIdentifying []*protobufs.KeyValue
 	Capabilities   protobufs.AgentCapabilities
 	Health         *protobufs.ComponentHealth
+	// IgnoreConfig: remote configs are received but never applied nor
+	// answered (with AcceptsRemoteConfig, which makes the agent a
+	// collector); what it reports is up to the test.
+	IgnoreConfig bool
 }
 
 // Start connects an agent; it is stopped when the test ends.
@@ -99,7 +103,7 @@ func Start(t testing.TB, s Spec) *Agent {
 			a.mu.Lock()
 			a.messages = append(a.messages, m)
 			a.mu.Unlock()
-			if rc := m.RemoteConfig; rc != nil && caps&protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig != 0 {
+			if rc := m.RemoteConfig; rc != nil && caps&protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig != 0 && !s.IgnoreConfig {
 				go a.applyConfig(rc)
 			}
 		}},
