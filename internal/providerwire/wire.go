@@ -34,9 +34,10 @@ const (
 	// provider's object or a mapping (see MaxDepth): deeper ones are sent
 	// as their JSON text.
 	MaxVarDepth = 8
-	// MaxStored is the most bytes of variables (names and values), mapping
-	// ids and processor configuration myriarchd keeps of one snapshot; what
-	// is beyond it is cut, whole mappings at a time, and counted.
+	// MaxStored is the most bytes of variables (names and values, as JSON,
+	// and a small overhead each), mapping ids and processor configuration
+	// myriarchd keeps of one snapshot; what is beyond it is cut, whole
+	// mappings at a time, and counted.
 	MaxStored = 64 << 10
 )
 

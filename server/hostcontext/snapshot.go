@@ -142,7 +142,7 @@ func (s *Snapshot) mappings(p string, ms []providerwire.Mapping) []configrender.
 		}
 		cm := configrender.Mapping{ID: id, Vars: map[string]string{}, Processors: procs}
 		before := s.left
-		s.left -= encodedLen(id) + size
+		s.left -= encodedLen(id) + size + entryOverhead
 		s.flattenInto(cm.Vars, p, m.Mapping, "dynamic."+p, true)
 		if s.left < 0 {
 			// A mapping is kept whole or not at all.
@@ -155,6 +155,11 @@ func (s *Snapshot) mappings(p string, ms []providerwire.Mapping) []configrender.
 	slices.SortFunc(out, func(a, b configrender.Mapping) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
+
+// entryOverhead is what MaxStored counts for each variable and mapping
+// beyond its bytes: its share of the map holding it and of its strings'
+// headers, so a snapshot of many tiny variables costs what it takes.
+const entryOverhead = 48
 
 // storedLimit names MaxStored in what a cut is counted under.
 var storedLimit = strconv.Itoa(MaxStored>>10) + " KiB"
@@ -169,7 +174,7 @@ func (s *Snapshot) flattenInto(out map[string]string, p string, v map[string]any
 	n := 0
 	put := func(k, v string) {
 		v = cut(s, what, v)
-		size := encodedLen(k) + encodedLen(v)
+		size := encodedLen(k) + encodedLen(v) + entryOverhead
 		if s.left < size {
 			s.left = -1 // nothing more fits
 			if !whole {

@@ -51,7 +51,16 @@ func TestParseBounds(t *testing.T) {
 		}
 		fmt.Fprintf(&b, `{"id": "%d"}`, i)
 	}
-	b.WriteString(`]}, "context": {"big": {`)
+	b.WriteString(`]}}`)
+	s, err := Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Dynamic["docker"]) != MaxMappings || s.Truncated["dynamic.docker mappings over 1000"] != 200 {
+		t.Fatalf("mappings %d, truncated %v", len(s.Dynamic["docker"]), s.Truncated)
+	}
+	b.Reset()
+	b.WriteString(`{"context": {"big": {`)
 	for i := range 300 {
 		if i > 0 {
 			b.WriteByte(',')
@@ -59,12 +68,9 @@ func TestParseBounds(t *testing.T) {
 		fmt.Fprintf(&b, `"k%03d": "v"`, i)
 	}
 	fmt.Fprintf(&b, `}, "long": {"v": "%s"}}}`, strings.Repeat("é", 3000))
-	s, err := Parse([]byte(b.String()))
+	s, err = Parse([]byte(b.String()))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if len(s.Dynamic["docker"]) != MaxMappings || s.Truncated["dynamic.docker mappings over 1000"] != 200 {
-		t.Fatalf("mappings %d, truncated %v", len(s.Dynamic["docker"]), s.Truncated)
 	}
 	if n := s.Truncated["context.big keys over 256"]; n != 44 {
 		t.Fatalf("keys cut %d: %v", n, s.Truncated)
@@ -227,16 +233,16 @@ func TestEncodedLen(t *testing.T) {
 func storedBytes(s *Snapshot) int {
 	n := 0
 	for k, v := range s.Context {
-		n += encodedLen(k) + encodedLen(v)
+		n += encodedLen(k) + encodedLen(v) + entryOverhead
 	}
 	for _, ms := range s.Dynamic {
 		for _, m := range ms {
-			n += encodedLen(m.ID)
+			n += encodedLen(m.ID) + entryOverhead
 			if len(m.Processors) > 0 {
 				n += len(jsonText(m.Processors))
 			}
 			for k, v := range m.Vars {
-				n += encodedLen(k) + encodedLen(v)
+				n += encodedLen(k) + encodedLen(v) + entryOverhead
 			}
 		}
 	}
