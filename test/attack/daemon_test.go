@@ -37,8 +37,19 @@ type daemon struct {
 // startDaemon starts myriarchd with a fresh data directory and extra flags.
 func startDaemon(t *testing.T, args ...string) *daemon {
 	t.Helper()
+	return startDaemonWithEstate(t, nil, args...)
+}
+
+// startDaemonWithEstate starts myriarchd with a fresh data directory, an
+// estate directory holding files (none without files) and extra flags.
+func startDaemonWithEstate(t *testing.T, files map[string]string, args ...string) *daemon {
+	t.Helper()
 	d := &daemon{t: t, dataDir: filepath.Join(t.TempDir(), "data"), opamp: freeAddr(t), admin: freeAddr(t),
 		args: args, logPath: filepath.Join(t.TempDir(), "myriarchd.log"), http: &http.Client{Timeout: time.Minute}}
+	if files != nil {
+		d.estate = filepath.Join(t.TempDir(), "estate")
+		writeEstate(t, d.estate, files)
+	}
 	d.start()
 	t.Cleanup(d.stop)
 	return d
