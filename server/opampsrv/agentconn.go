@@ -22,6 +22,8 @@ type conn struct {
 	srv  *Server
 	cred store.Credential
 	ws   *wsconn.Conn // nil for a plain-HTTP poll
+	// remote is the peer's address.
+	remote string
 
 	mu        sync.Mutex
 	uid       uuid.UUID
@@ -57,6 +59,7 @@ func (c *conn) handle(msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
 	var limited *registry.RegistrationLimitError
 	switch {
 	case errors.As(err, &conflict):
+		s.reg.RecordConflict(uid, c.cred, c.remote)
 		s.log.Warn("identity conflict", "agent", uid, "credential_kind", c.cred.Kind, "credential", c.cred.ID)
 		return c.fail(protobufs.ServerErrorResponseType_ServerErrorResponseType_BadRequest,
 			"this instance UID is registered with another credential", "identity_conflict")

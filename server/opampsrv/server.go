@@ -353,7 +353,7 @@ func (s *Server) onConnecting(r *http.Request) types.ConnectionResponse {
 	if !ok { // not through route: never admitted
 		return types.ConnectionResponse{Accept: false, HTTPStatusCode: http.StatusUnauthorized}
 	}
-	c := &conn{srv: s, cred: cred}
+	c := &conn{srv: s, cred: cred, remote: r.RemoteAddr}
 	return types.ConnectionResponse{
 		Accept: true,
 		ConnectionCallbacks: types.ConnectionCallbacks{
@@ -379,7 +379,7 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request, cred sto
 		s.log.Debug("websocket upgrade failed", "remote", r.RemoteAddr, "err", err)
 		return
 	}
-	c := &conn{srv: s, cred: cred, ws: wc}
+	c := &conn{srv: s, cred: cred, ws: wc, remote: r.RemoteAddr}
 	wc.Value = c
 	s.mu.Lock()
 	s.conns[c] = struct{}{}

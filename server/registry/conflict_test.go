@@ -23,7 +23,7 @@ func descNamed(name string) *protobufs.AgentDescription {
 // A UID presented with another credential than the one it is bound to is
 // refused with a ConflictError; the bound agent keeps every fact it had
 // (credential, description, connection, last contact), the attempt is in
-// its history, and observers are not told of a change.
+// its history once recorded, and observers are not told of a change.
 func TestIdentityConflict(t *testing.T) {
 	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
@@ -55,6 +55,7 @@ func TestIdentityConflict(t *testing.T) {
 		{"over plain HTTP", store.Credential{Kind: "token", ID: "t-intruder"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			now = now.Add(conflictWindowLen) // each case is a credential's first conflict in its minute
 			res, err := r.Report(uid, tc.cred, &protobufs.AgentToServer{SequenceNum: 1, AgentDescription: descNamed("impostor"), Capabilities: 7}, tc.viaHTTP, true)
 			var ce *ConflictError
 			if !errors.As(err, &ce) {
@@ -69,14 +70,18 @@ func TestIdentityConflict(t *testing.T) {
 			if res != (ReportResult{}) {
 				t.Errorf("result %+v, want the zero result", res)
 			}
+			if !r.RecordConflict(uid, tc.cred, "192.0.2.7:4000") {
+				t.Error("the first conflict of a credential was not recorded")
+			}
 			after, _ := r.Get(uid)
 			if after.Credential != owner || after.Identifying.Value("service.name") != "otelcol" || after.Capabilities != 1 ||
 				!after.LastSeen.Equal(before.LastSeen) || after.Online != before.Online || after.Kind != before.Kind {
 				t.Errorf("the bound agent changed:\nbefore %+v\nafter  %+v", before, after)
 			}
 			last := after.Events[len(after.Events)-1]
-			if last.Type != EventIdentityConflict || !strings.Contains(last.Message, tc.cred.ID) || !strings.Contains(last.Message, tc.cred.Kind) {
-				t.Errorf("last event %+v, want %s naming %s %q", last, EventIdentityConflict, tc.cred.Kind, tc.cred.ID)
+			if last.Type != EventIdentityConflict || !strings.Contains(last.Message, tc.cred.ID) || !strings.Contains(last.Message, tc.cred.Kind) ||
+				!strings.Contains(last.Message, "192.0.2.7:4000") {
+				t.Errorf("last event %+v, want %s naming %s %q and the address", last, EventIdentityConflict, tc.cred.Kind, tc.cred.ID)
 			}
 			if n := notified.Load(); n != 0 {
 				t.Errorf("observers notified %d times of a refused report", n)

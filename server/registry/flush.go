@@ -24,6 +24,7 @@ func (r *Registry) loop() {
 			return
 		case <-fast.C:
 			r.flush(false)
+			r.sweepConflicts()
 		case <-slow.C:
 			r.flush(true)
 		case <-prune.C:

@@ -109,6 +109,7 @@ type Registry struct {
 	done    chan struct{}
 
 	registrations *registrationLimit             // nil without a bound
+	conflicts     conflicts                      // identity conflicts recorded, see conflicts.go
 	labelSets     labelSets                      // equal label maps shared among agents
 	keySets       keySets                        // equal identifying key lists shared among agents
 	creds         sharedValues[store.Credential] // equal credentials shared among agents
@@ -249,7 +250,8 @@ func (r *Registry) notify(uids ...uuid.UUID) {
 }
 
 // ConflictError is returned when a UID is presented with another credential
-// than the one it is bound to.
+// than the one it is bound to. Nothing is recorded of it: the caller
+// records the refusals it should with RecordConflict.
 type ConflictError struct {
 	UID       uuid.UUID
 	Presented store.Credential
@@ -270,17 +272,15 @@ type ReportResult struct {
 // Report records one AgentToServer message from an agent that authenticated
 // with cred. viaHTTP marks plain-HTTP polling (online by recency, not by a socket).
 // firstOnConn is true for the first message on a WebSocket connection, which
-// is when the connection is counted.
+// is when the connection is counted. A UID bound to another credential is
+// refused with a *ConflictError, and the agent is left as it was.
 func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.AgentToServer, viaHTTP, firstOnConn bool) (ReportResult, error) {
 	now := r.opts.Now()
 	var res ReportResult
 	r.mu.Lock()
 	a, ok := r.agents[uid]
 	if ok && *a.cred != cred {
-		r.addEventLocked(a, now, EventIdentityConflict,
-			fmt.Sprintf("refused a connection presenting this instance UID with %s %q", cred.Kind, cred.ID))
 		r.mu.Unlock()
-		r.notifyWatchers(uid)
 		return res, &ConflictError{UID: uid, Presented: cred}
 	}
 	changed := false

@@ -49,7 +49,8 @@ func TestWatchersHearEventsAndExtra(t *testing.T) {
 		{"feature data", func() { r.SetExtra(uid, []byte(`{}`)) }, 0, 1},
 		{"identity conflict", func() {
 			r.Report(uid, store.Credential{Kind: "token", ID: "t2"}, &protobufs.AgentToServer{}, false, true)
-		}, 0, 1},
+		}, 0, 0},
+		{"identity conflict recorded", func() { r.RecordConflict(uid, store.Credential{Kind: "token", ID: "t2"}, "192.0.2.1:1") }, 0, 1},
 		{"disconnect", func() { r.Disconnected(uid) }, 1, 1},
 		{"unknown agent", func() { r.AddEvent(other, "note", "x"); r.SetExtra(other, nil) }, 0, 0},
 	}
