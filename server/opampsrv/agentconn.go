@@ -22,8 +22,9 @@ type conn struct {
 	srv  *Server
 	cred store.Credential
 	ws   *wsconn.Conn // nil for a plain-HTTP poll
-	// remote is the peer's address.
-	remote string
+	// remote is the peer's address, source its budget key
+	// (backpressure.SourceKey).
+	remote, source string
 
 	mu        sync.Mutex
 	uid       uuid.UUID
@@ -59,10 +60,7 @@ func (c *conn) handle(msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
 	var limited *registry.RegistrationLimitError
 	switch {
 	case errors.As(err, &conflict):
-		s.reg.RecordConflict(uid, c.cred, c.remote)
-		s.log.Warn("identity conflict", "agent", uid, "credential_kind", c.cred.Kind, "credential", c.cred.ID)
-		return c.fail(protobufs.ServerErrorResponseType_ServerErrorResponseType_BadRequest,
-			"this instance UID is registered with another credential", "identity_conflict")
+		return c.conflict(conflict)
 	case errors.As(err, &limited):
 		return c.retryLater(limited.RetryAfter, "this credential has registered as many new agents as it may for now; retry later", "registration_rate")
 	case err != nil: // registry.ErrNotDurable
@@ -101,6 +99,25 @@ func (c *conn) handle(msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
 		h.OnAgentMessage(uid, msg, resp)
 	}
 	return resp
+}
+
+// conflict refuses a connection presenting an instance UID bound to
+// another credential. Such refusals spend their source address's budget,
+// as failed authentications do: within it the refusal is recorded in the
+// agent's history (at most one event a minute per credential, see
+// registry.RecordConflict) and logged through the refusal log (one line
+// per source a minute, then a count); beyond it the connection is only
+// counted and asked to come back later, so that a process reconnecting at
+// once after each refusal costs neither the agent's history nor the log.
+func (c *conn) conflict(e *registry.ConflictError) *protobufs.ServerToAgent {
+	s := c.srv
+	if !s.failures.Allow(c.source) {
+		return c.retryLater(time.Minute, "too many refused connections from this address; retry later", "identity_conflict_throttled")
+	}
+	s.reg.RecordConflict(e.UID, e.Presented, c.remote)
+	s.conflicts.Refused(c.source, "remote", c.remote, "agent", e.UID, "credential_kind", e.Presented.Kind, "credential", e.Presented.ID)
+	return c.fail(protobufs.ServerErrorResponseType_ServerErrorResponseType_BadRequest,
+		"this instance UID is registered with another credential", "identity_conflict")
 }
 
 // heartbeatOffer offers the heartbeat interval to agents that report

@@ -9,8 +9,10 @@
 // stale, and closes every connection on shutdown.
 //
 // Refused requests are answered at once and their connection closed.
-// Refusals of one source address beyond a small budget get 429 and are no
-// longer logged one by one (one line, then a count a minute). A second
+// Refusals of one source address (failed authentications and identity
+// conflicts alike) beyond a small budget get 429, or for a conflict an
+// answer to retry later, and are no longer logged one by one (one line,
+// then a count a minute). A second
 // WebSocket of an agent (same instance UID and credential) replaces the
 // first: the old one is closed with close code 4000 (CloseReplaced), and
 // the replacement is recorded as a connection_replaced event of the agent
@@ -93,8 +95,10 @@ type Options struct {
 	BodyTimeout time.Duration
 	MinBodyRate int64
 	// FailureRate and FailureBurst are each source address's budget of
-	// refused authentications per second; beyond it requests get 429 and
-	// are not logged one by one. Defaults 1 and 20.
+	// refused authentications and identity conflicts per second; beyond
+	// it requests without a credential get 429, connections presenting
+	// an instance UID bound to another credential are asked to retry
+	// later, and neither is logged or recorded. Defaults 1 and 20.
 	FailureRate  float64
 	FailureBurst int
 }
@@ -136,8 +140,9 @@ type Server struct {
 
 	hooks []Hook
 
-	failures *backpressure.Keyed // refused authentications per source
-	refusals *backpressure.RefusalLog
+	failures  *backpressure.Keyed // refused authentications and identity conflicts per source
+	refusals  *backpressure.RefusalLog
+	conflicts *backpressure.RefusalLog // identity conflicts' lines (WARN)
 
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
@@ -162,6 +167,10 @@ func New(reg *registry.Registry, auth Authenticator, log *slog.Logger, metrics M
 			First:  "refused agent connection; further refusals from this source are counted for a minute",
 			More:   "refused further agent connections from one source",
 			Others: "refused agent connections from further sources"}),
+		conflicts: backpressure.NewRefusalLog(backpressure.RefusalLogOptions{Log: log, Level: slog.LevelWarn,
+			First:  "identity conflict: refused a connection presenting an instance UID bound to another credential; further conflicts from this source are counted for a minute",
+			More:   "identity conflicts refused from one source",
+			Others: "identity conflicts refused from further sources"}),
 	}
 	// WebSockets are ours (wsconn: no goroutine per idle agent); plain-HTTP
 	// polls go through opamp-go.
@@ -353,7 +362,7 @@ func (s *Server) onConnecting(r *http.Request) types.ConnectionResponse {
 	if !ok { // not through route: never admitted
 		return types.ConnectionResponse{Accept: false, HTTPStatusCode: http.StatusUnauthorized}
 	}
-	c := &conn{srv: s, cred: cred, remote: r.RemoteAddr}
+	c := &conn{srv: s, cred: cred, remote: r.RemoteAddr, source: backpressure.SourceKey(r.RemoteAddr)}
 	return types.ConnectionResponse{
 		Accept: true,
 		ConnectionCallbacks: types.ConnectionCallbacks{
@@ -379,7 +388,7 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request, cred sto
 		s.log.Debug("websocket upgrade failed", "remote", r.RemoteAddr, "err", err)
 		return
 	}
-	c := &conn{srv: s, cred: cred, ws: wc, remote: r.RemoteAddr}
+	c := &conn{srv: s, cred: cred, ws: wc, remote: r.RemoteAddr, source: backpressure.SourceKey(r.RemoteAddr)}
 	wc.Value = c
 	s.mu.Lock()
 	s.conns[c] = struct{}{}
