@@ -56,10 +56,11 @@ func (p *Publisher) Write(ctx context.Context, b store.Batch) error {
 			ids = append(ids, hex.EncodeToString(a.UID[:]))
 		}
 	}
-	for _, uids := range [][][16]byte{b.Connected, b.Disconnected} {
-		for _, uid := range uids {
-			ids = append(ids, hex.EncodeToString(uid[:]))
-		}
+	for uid := range b.Connected {
+		ids = append(ids, hex.EncodeToString(uid[:]))
+	}
+	for _, uid := range b.Disconnected {
+		ids = append(ids, hex.EncodeToString(uid[:]))
 	}
 	if len(ids) > 0 {
 		p.n.Publish(KindAgents, ids...)

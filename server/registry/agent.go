@@ -52,8 +52,10 @@ type agent struct {
 	// instance: the instance sharing the database its WebSocket is open
 	// to, as its row says (nil: none; shared, see sharedValues); remoteUntil: connected to another
 	// instance, online until this lease ends; leftAt: when its connection
-	// to another instance was seen closing (see remote.go). Kept as stamps:
-	// the registry holds every agent of the estate.
+	// to another instance was seen closing (see remote.go), or while it is
+	// connected here, when its newest connection here opened (written
+	// with its row's instance): the record has no room for both. Kept as
+	// stamps: the registry holds every agent of the estate.
 	instance    *string
 	seenWritten stamp.Stamp // the last-seen time last written
 	remoteUntil stamp.Stamp

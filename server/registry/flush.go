@@ -94,7 +94,13 @@ func (r *Registry) flush(withSeen bool) error {
 	b.Instance = r.opts.Instance
 	for uid, open := range r.pendingConns {
 		if open {
-			b.Connected = append(b.Connected, uid)
+			// With when its newest connection here opened.
+			if a, ok := r.agents[uid]; ok && a.conns > 0 {
+				if b.Connected == nil {
+					b.Connected = map[[16]byte]time.Time{}
+				}
+				b.Connected[uid] = a.leftAt.Time()
+			}
 			continue
 		}
 		b.Disconnected = append(b.Disconnected, uid)
@@ -176,7 +182,7 @@ func (r *Registry) requeue(b store.Batch) {
 	for uid, evs := range b.Events {
 		r.pendingEvents[uuid.UUID(uid)] = append(evs, r.pendingEvents[uuid.UUID(uid)]...)
 	}
-	for _, uid := range b.Connected {
+	for uid := range b.Connected {
 		if _, newer := r.pendingConns[uuid.UUID(uid)]; !newer {
 			r.pendingConns[uuid.UUID(uid)] = true
 		}

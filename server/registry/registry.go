@@ -42,8 +42,8 @@ type Options struct {
 	Now func() time.Time
 	// Instance, when set, names this instance among those sharing the
 	// store: rows then say which instance an agent's WebSocket is open to
-	// (written when the first opens and the last closes), and the others
-	// count it online while that instance lives.
+	// and when it opened (written when each opens and the last closes),
+	// and the others count it online while that instance lives.
 	Instance string
 }
 
@@ -305,9 +305,11 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 	a.httpSeen = viaHTTP
 	if firstOnConn {
 		a.conns++
-		if a.conns == 1 && r.opts.Instance != "" {
+		if r.opts.Instance != "" {
+			// Its row names this instance and the newest connection's
+			// opening.
 			r.pendingConns[uid] = true
-			a.instance, a.remoteUntil = r.instances.share(r.opts.Instance), 0
+			a.instance, a.leftAt, a.remoteUntil = r.instances.share(r.opts.Instance), stamp.Of(now), 0
 		}
 	}
 	if !wasOnline {

@@ -74,8 +74,8 @@ func TestLeasesOfInstances(t *testing.T) {
 
 // Reports are written with the next flush, the newest of a feature
 // winning; relayed events join the history with their own times, numbered
-// after it; the first WebSocket of an agent opening and its last closing
-// are written as connections of this instance.
+// after it; each WebSocket of an agent opening and its last closing are
+// written as connections of this instance.
 func TestReportsRelayedEventsAndLeft(t *testing.T) {
 	st := &recordingStore{}
 	r, err := Load(context.Background(), st, nil, slog.New(slog.DiscardHandler),
@@ -139,7 +139,10 @@ func TestReportsRelayedEventsAndLeft(t *testing.T) {
 			if b.Instance != "me" && len(b.Connected)+len(b.Disconnected) > 0 {
 				t.Fatalf("connections written as instance %q", b.Instance)
 			}
-			connected, disconnected = append(connected, b.Connected...), append(disconnected, b.Disconnected...)
+			for uid := range b.Connected {
+				connected = append(connected, uid)
+			}
+			disconnected = append(disconnected, b.Disconnected...)
 		}
 		return
 	}

@@ -69,9 +69,11 @@ type Agent struct {
 	// they are never stored without it); nothing else of it changed.
 	EventsOnly bool
 	// Instance is the instance (of several sharing a store) the agent has
-	// a WebSocket open to, "" when none: read with the row, written by
-	// Batch.Connected and Batch.Disconnected only.
-	Instance string
+	// a WebSocket open to, "" when none, and ConnectedAt when that
+	// WebSocket opened, by that instance's clock: read with the row,
+	// written by Batch.Connected and Batch.Disconnected only.
+	Instance    string
+	ConnectedAt time.Time
 }
 
 // Batch is one write-behind flush: agents to forget, agents to upsert,
@@ -93,11 +95,15 @@ type Batch struct {
 	// (the one they are connected to), kept for it to take (TakeRelayed).
 	Relayed map[[16]byte][]Event
 	// Instance names the writing instance; Connected are agents that
-	// opened a WebSocket to it (their rows name it then), Disconnected
-	// those whose last one closed (their rows name no instance — unless
-	// they name another by then). Applied after Agents.
+	// opened a WebSocket to it, with when the newest opened: their rows
+	// name it and that time then, unless they name a connection to
+	// another instance that opened later (the agent's newest connection
+	// is the one a row names; at the same time, the instance whose name
+	// sorts last wins). Disconnected are those whose last one closed:
+	// their rows name no instance — unless they name another by then.
+	// Applied after Agents.
 	Instance     string
-	Connected    [][16]byte
+	Connected    map[[16]byte]time.Time
 	Disconnected [][16]byte
 }
 

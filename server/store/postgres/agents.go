@@ -237,7 +237,7 @@ func (d *DB) scanAgentsSized(ctx context.Context, n int, where string, args ...a
 			return nil, err
 		}
 	}
-	rows, err := d.pool.Query(ctx, `SELECT uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra, instance FROM agents`+where,
+	rows, err := d.pool.Query(ctx, `SELECT uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra, instance, connected_at FROM agents`+where,
 		append([]any{binaryResults}, args...)...)
 	if err != nil {
 		return nil, err
@@ -249,7 +249,7 @@ func (d *DB) scanAgentsSized(ctx context.Context, n int, where string, args ...a
 		// Raw values point into the connection's buffer until the next row:
 		// what is kept is copied (or interned).
 		raw := rows.RawValues()
-		if len(raw) != 12 || len(raw[0]) != 16 {
+		if len(raw) != 13 || len(raw[0]) != 16 {
 			return nil, fmt.Errorf("agent row with a %d-byte uid", len(raw[0]))
 		}
 		var a store.Agent
@@ -268,6 +268,9 @@ func (d *DB) scanAgentsSized(ctx context.Context, n int, where string, args ...a
 		a.LastSeen = time.Unix(0, int8Value(raw[9])).UTC()
 		a.Extra = bytes.Clone(nonNil(raw[10]))
 		a.Instance = shared.Bytes(raw[11])
+		if ns := int8Value(raw[12]); ns != 0 {
+			a.ConnectedAt = time.Unix(0, ns).UTC()
+		}
 		agents = append(agents, a)
 	}
 	return agents, rows.Err()

@@ -110,7 +110,7 @@ func TestInstancesLiveAndSeenSince(t *testing.T) {
 
 	ws, http := [16]byte{1}, [16]byte{2}
 	rows := []store.Agent{{UID: ws, Kind: "collector", FirstSeen: t0, LastSeen: t0}, {UID: http, Kind: "collector", FirstSeen: t0, LastSeen: t0}}
-	if err := db.Write(ctx, store.Batch{Agents: rows, Instance: "a", Connected: [][16]byte{ws}}); err != nil {
+	if err := db.Write(ctx, store.Batch{Agents: rows, Instance: "a", Connected: map[[16]byte]time.Time{ws: t0}}); err != nil {
 		t.Fatal(err)
 	}
 	seen, err := db.SeenSince(ctx, t0.Add(-time.Second))

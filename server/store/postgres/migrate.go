@@ -95,6 +95,9 @@ var migrations = []string{
 	// (last_seen moves on without the row changing).
 	`ALTER TABLE agents ADD COLUMN changed_at BIGINT NOT NULL DEFAULT 0;
 	UPDATE agents SET changed_at = last_seen;`,
+	// 5: when the WebSocket the row's instance holds opened, which decides
+	// between two instances the agent is connected to at once.
+	`ALTER TABLE agents ADD COLUMN connected_at BIGINT NOT NULL DEFAULT 0;`,
 }
 
 // SchemaVersion is the schema version this binary migrates a database to.

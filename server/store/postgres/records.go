@@ -110,12 +110,23 @@ func writeRelayed(ctx context.Context, tx pgx.Tx, relayed map[[16]byte][]store.E
 // Disconnected.
 func writeConnections(ctx context.Context, tx pgx.Tx, b store.Batch) error {
 	if len(b.Connected) > 0 {
-		if _, err := tx.Exec(ctx, `UPDATE agents SET instance = $1 WHERE uid = ANY($2::bytea[])`, b.Instance, uidKeys(sortedUIDs(b.Connected))); err != nil {
+		uids := sortedKeys(b.Connected)
+		ts := make([]int64, len(uids))
+		for i, uid := range uids {
+			ts[i] = b.Connected[uid].UnixNano()
+		}
+		// A row naming a connection to another instance that opened later
+		// (or at the same time, from an instance whose name sorts after)
+		// stays as it is: that connection is the agent's newest.
+		if _, err := tx.Exec(ctx, `UPDATE agents a SET instance = $1, connected_at = v.ts
+			FROM unnest($2::bytea[], $3::int8[]) AS v(uid, ts)
+			WHERE a.uid = v.uid AND (a.instance IN ('', $1) OR a.connected_at < v.ts OR (a.connected_at = v.ts AND a.instance < $1))`,
+			b.Instance, uidKeys(uids), ts); err != nil {
 			return fmt.Errorf("connections: %w", err)
 		}
 	}
 	if len(b.Disconnected) > 0 {
-		if _, err := tx.Exec(ctx, `UPDATE agents SET instance = '' WHERE uid = ANY($2::bytea[]) AND instance = $1`, b.Instance, uidKeys(sortedUIDs(b.Disconnected))); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE agents SET instance = '', connected_at = 0 WHERE uid = ANY($2::bytea[]) AND instance = $1`, b.Instance, uidKeys(sortedUIDs(b.Disconnected))); err != nil {
 			return fmt.Errorf("disconnections: %w", err)
 		}
 	}

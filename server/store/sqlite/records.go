@@ -91,19 +91,23 @@ func writeRelayed(ctx context.Context, tx *sql.Tx, relayed map[[16]byte][]store.
 // Disconnected.
 func writeConnections(ctx context.Context, tx *sql.Tx, b store.Batch) error {
 	if len(b.Connected) > 0 {
-		st, err := tx.PrepareContext(ctx, `UPDATE agents SET instance = ? WHERE uid = ?`)
+		// A row naming a connection to another instance that opened later
+		// (or at the same time, from an instance whose name sorts after)
+		// stays as it is: that connection is the agent's newest.
+		st, err := tx.PrepareContext(ctx, `UPDATE agents SET instance = ?1, connected_at = ?2
+			WHERE uid = ?3 AND (instance IN ('', ?1) OR connected_at < ?2 OR (connected_at = ?2 AND instance < ?1))`)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		for _, uid := range b.Connected {
-			if _, err := st.ExecContext(ctx, b.Instance, uid[:]); err != nil {
+		for uid, at := range b.Connected {
+			if _, err := st.ExecContext(ctx, b.Instance, at.UnixNano(), uid[:]); err != nil {
 				return fmt.Errorf("connection of %x: %w", uid, err)
 			}
 		}
 	}
 	if len(b.Disconnected) > 0 {
-		st, err := tx.PrepareContext(ctx, `UPDATE agents SET instance = '' WHERE uid = ? AND instance = ?`)
+		st, err := tx.PrepareContext(ctx, `UPDATE agents SET instance = '', connected_at = 0 WHERE uid = ? AND instance = ?`)
 		if err != nil {
 			return err
 		}

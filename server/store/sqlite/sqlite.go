@@ -109,7 +109,7 @@ func (d *DB) loadAgents(ctx context.Context) ([]store.Agent, error) {
 	if err := d.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM agents`).Scan(&n); err != nil {
 		return nil, err
 	}
-	rows, err := d.db.QueryContext(ctx, `SELECT uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra, instance FROM agents`)
+	rows, err := d.db.QueryContext(ctx, `SELECT uid, cred_kind, cred_id, kind, description, capabilities, health, token_labels, first_seen, last_seen, extra, instance, connected_at FROM agents`)
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +119,8 @@ func (d *DB) loadAgents(ctx context.Context) ([]store.Agent, error) {
 	var uid, credKind, credID, kind, labels, instance sql.RawBytes
 	for rows.Next() {
 		var a store.Agent
-		var first, last, caps int64
-		if err := rows.Scan(&uid, &credKind, &credID, &kind, &a.Description, &caps, &a.Health, &labels, &first, &last, &a.Extra, &instance); err != nil {
+		var first, last, caps, connected int64
+		if err := rows.Scan(&uid, &credKind, &credID, &kind, &a.Description, &caps, &a.Health, &labels, &first, &last, &a.Extra, &instance, &connected); err != nil {
 			return nil, err
 		}
 		if len(uid) != 16 {
@@ -130,6 +130,9 @@ func (d *DB) loadAgents(ctx context.Context) ([]store.Agent, error) {
 		a.Credential = store.Credential{Kind: shared.Bytes(credKind), ID: shared.Bytes(credID)}
 		a.Kind = shared.Bytes(kind)
 		a.Instance = shared.Bytes(instance)
+		if connected != 0 {
+			a.ConnectedAt = time.Unix(0, connected).UTC()
+		}
 		a.Capabilities = uint64(caps)
 		if string(labels) == "{}" {
 			a.TokenLabels = map[string]string{}

@@ -114,26 +114,51 @@ func testRelayed(t *testing.T, h *handle) {
 	}
 }
 
-// A row names the instance an agent's WebSocket is open to: the one that
-// wrote the connection last; a disconnection clears it only when it
-// still names the instance that writes it. Row upserts leave it as it is.
+// A row names the instance an agent's WebSocket is open to and when it
+// opened: the newest connection written (at the same time, the one to the
+// instance whose name sorts last), not the last written; a disconnection
+// clears it only when it still names the instance that writes it. Row
+// upserts leave it as it is.
 func testConnections(t *testing.T, h *handle) {
 	now := time.Unix(1700000000, 0).UTC()
-	a, b := agent(1, now), agent(2, now)
-	must(t, h.db.Write(ctx, store.Batch{Agents: []store.Agent{a, b}, Instance: "x", Connected: [][16]byte{a.UID, b.UID}}))
-	instances := func(db store.Store) map[[16]byte]string {
+	a, b, c, d := agent(1, now), agent(2, now), agent(3, now), agent(4, now)
+	all := map[[16]byte]time.Time{a.UID: now, b.UID: now, c.UID: now, d.UID: now}
+	must(t, h.db.Write(ctx, store.Batch{Agents: []store.Agent{a, b, c, d}, Instance: "x", Connected: all}))
+	type conn struct {
+		instance string
+		at       time.Time
+	}
+	connections := func(db store.Store) map[[16]byte]conn {
 		got, _ := loadAll(t, db, 0)
-		return map[[16]byte]string{a.UID: got[a.UID].Instance, b.UID: got[b.UID].Instance}
-	}
-	if got := instances(h.db); got[a.UID] != "x" || got[b.UID] != "x" {
-		t.Fatalf("after connecting to x: %v", got)
-	}
-	a.LastSeen = now.Add(time.Second)
-	must(t, h.db.Write(ctx, store.Batch{Agents: []store.Agent{a}, Instance: "y", Connected: [][16]byte{b.UID}})) // b moved to y
-	must(t, h.db.Write(ctx, store.Batch{Instance: "x", Disconnected: [][16]byte{a.UID, b.UID}}))                 // x sees both close
-	h.beforeAndAfterRestart(func(db store.Store) {
-		if got := instances(db); got[a.UID] != "" || got[b.UID] != "y" {
-			t.Fatalf("after x's disconnections: %v; want a on none, b still on y", got)
+		out := map[[16]byte]conn{}
+		for _, x := range []store.Agent{a, b, c, d} {
+			out[x.UID] = conn{got[x.UID].Instance, got[x.UID].ConnectedAt}
 		}
+		return out
+	}
+	check := func(db store.Store, when string, want map[[16]byte]conn) {
+		t.Helper()
+		got := connections(db)
+		for uid, w := range want {
+			if got[uid].instance != w.instance || !got[uid].at.Equal(w.at) {
+				t.Fatalf("%s: agent %x on %q since %v, want %q since %v", when, uid[:3], got[uid].instance, got[uid].at, w.instance, w.at)
+			}
+		}
+	}
+	check(h.db, "after connecting to x", map[[16]byte]conn{a.UID: {"x", now}, b.UID: {"x", now}, c.UID: {"x", now}, d.UID: {"x", now}})
+	a.LastSeen = now.Add(time.Second)
+	// b moves to y; c's connection to y opened before x's.
+	must(t, h.db.Write(ctx, store.Batch{Agents: []store.Agent{a}, Instance: "y",
+		Connected: map[[16]byte]time.Time{b.UID: now.Add(time.Second), c.UID: now.Add(-time.Second)}}))
+	// Connections that opened as x's did: to w (sorts before x) and z (after).
+	must(t, h.db.Write(ctx, store.Batch{Instance: "w", Connected: map[[16]byte]time.Time{a.UID: now}}))
+	must(t, h.db.Write(ctx, store.Batch{Instance: "z", Connected: map[[16]byte]time.Time{d.UID: now}}))
+	check(h.db, "after the others' connections", map[[16]byte]conn{
+		a.UID: {"x", now}, b.UID: {"y", now.Add(time.Second)}, c.UID: {"x", now}, d.UID: {"z", now}})
+	// x sees all close.
+	must(t, h.db.Write(ctx, store.Batch{Instance: "x", Disconnected: [][16]byte{a.UID, b.UID, c.UID, d.UID}}))
+	h.beforeAndAfterRestart(func(db store.Store) {
+		check(db, "after x's disconnections", map[[16]byte]conn{
+			a.UID: {"", time.Time{}}, b.UID: {"y", now.Add(time.Second)}, c.UID: {"", time.Time{}}, d.UID: {"z", now}})
 	})
 }
