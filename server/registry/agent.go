@@ -53,8 +53,8 @@ type agent struct {
 	// to, as its row says (nil: none; shared, see sharedValues); remoteUntil: connected to another
 	// instance, online until this lease ends; leftAt: when its connection
 	// to another instance was seen closing (see remote.go), or while it is
-	// connected here, when its newest connection here opened (written
-	// with its row's instance): the record has no room for both. Kept as
+	// connected here (connectedHere), when its newest connection here
+	// opened (see elsewhere.go): the record has no room for both. Kept as
 	// stamps: the registry holds every agent of the estate.
 	instance    *string
 	seenWritten stamp.Stamp // the last-seen time last written
@@ -170,6 +170,15 @@ func (a *agent) extraBytes() []byte {
 		return nil
 	}
 	return *a.extra
+}
+
+// connectedHere reports whether a WebSocket of the agent is open here and
+// is the agent's connection: with instances sharing the store (self, this
+// instance's name, not ""), one whose row names this instance. Connections
+// here replaced by a newer one to another instance (see elsewhere.go) are
+// only closing.
+func (a *agent) connectedHere(self string) bool {
+	return a.conns > 0 && (self == "" || a.instanceName() == self)
 }
 
 // instanceName is the instance the agent's WebSocket is open to, as its row

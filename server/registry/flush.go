@@ -94,8 +94,9 @@ func (r *Registry) flush(withSeen bool) error {
 	b.Instance = r.opts.Instance
 	for uid, open := range r.pendingConns {
 		if open {
-			// With when its newest connection here opened.
-			if a, ok := r.agents[uid]; ok && a.conns > 0 {
+			// With when its newest connection here opened; none when a
+			// newer one to another instance replaced them meanwhile.
+			if a, ok := r.agents[uid]; ok && a.connectedHere(r.opts.Instance) {
 				if b.Connected == nil {
 					b.Connected = map[[16]byte]time.Time{}
 				}

@@ -43,7 +43,9 @@ type Options struct {
 	// Instance, when set, names this instance among those sharing the
 	// store: rows then say which instance an agent's WebSocket is open to
 	// and when it opened (written when each opens and the last closes),
-	// and the others count it online while that instance lives.
+	// the others count it online while that instance lives, and an agent
+	// connected to two instances at once keeps its newer connection only
+	// (see elsewhere.go).
 	Instance string
 }
 
@@ -96,10 +98,11 @@ type Registry struct {
 	pendingConns   map[uuid.UUID]bool
 	live           map[string]time.Time
 	// pendingDeletes are pruned agents still to remove from the store.
-	pendingDeletes []uuid.UUID  // guarded by mu
-	messages       intern.Table // guarded by mu; event messages repeat across the fleet
-	observers      []Observer   // guarded by mu
-	watchers       []Observer   // guarded by mu; see Watch
+	pendingDeletes []uuid.UUID               // guarded by mu
+	messages       intern.Table              // guarded by mu; event messages repeat across the fleet
+	observers      []Observer                // guarded by mu
+	watchers       []Observer                // guarded by mu; see Watch
+	replacedHooks  []func(ReplacedElsewhere) // guarded by mu; see OnReplacedElsewhere
 	// order holds the UIDs sorted, unsorted those registered since (see page.go).
 	order    []uuid.UUID // guarded by mu
 	unsorted []uuid.UUID // guarded by mu
@@ -267,6 +270,10 @@ type ReportResult struct {
 	FullState bool
 	// New is true for the agent's first registration.
 	New bool
+	// Opened, for the first message on a WebSocket, is when the registry
+	// counts the connection opened: ReplacedElsewhere names connections
+	// by it.
+	Opened time.Time
 }
 
 // Report records one AgentToServer message from an agent that authenticated
@@ -305,9 +312,10 @@ func (r *Registry) Report(uid uuid.UUID, cred store.Credential, msg *protobufs.A
 	a.httpSeen = viaHTTP
 	if firstOnConn {
 		a.conns++
+		res.Opened = now
 		if r.opts.Instance != "" {
 			// Its row names this instance and the newest connection's
-			// opening.
+			// opening (see elsewhere.go).
 			r.pendingConns[uid] = true
 			a.instance, a.leftAt, a.remoteUntil = r.instances.share(r.opts.Instance), stamp.Of(now), 0
 		}
@@ -388,7 +396,12 @@ func (r *Registry) Disconnected(uid uuid.UUID) {
 		r.pendingSeen[uid] = struct{}{}
 		if a.conns == 0 && r.opts.Instance != "" {
 			r.pendingConns[uid] = false
-			a.instance, a.leftAt = nil, a.lastSeen // connected nowhere, as far as this instance knows
+			// Unless a newer connection to another instance replaced those
+			// here (its row names that one: see elsewhere.go), it is
+			// connected nowhere, as far as this instance knows.
+			if a.instanceName() == r.opts.Instance {
+				a.instance, a.leftAt = nil, a.lastSeen
+			}
 		}
 	}
 	r.mu.Unlock()

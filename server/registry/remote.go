@@ -17,8 +17,10 @@ import (
 // agents are added, known ones replaced. When the store reads histories
 // (store.History), a merged agent's history is not kept in memory: Get
 // reads it from the store. An agent connected to this instance keeps what
-// this instance knows: its own record is the newer one. Nothing merged is
-// written back. Observers are told of every agent merged.
+// this instance knows: its own record is the newer one, unless the row
+// names a newer connection of the agent to another instance, which
+// replaces those here (see elsewhere.go). Nothing merged is written back.
+// Observers are told of every agent merged.
 //
 // A merged agent is online while the instance its row names (its
 // WebSocket's) lives, as the last lease sweep found (SeenElsewhere); one
@@ -28,8 +30,9 @@ func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, 
 	dd := newDescDecoder()
 	n := 0
 	for batch := range slices.Chunk(recs, mergeHold) {
-		merged := r.mergeSome(dd, batch, events, leaseUntil)
+		merged, replaced := r.mergeSome(dd, batch, events, leaseUntil)
 		r.notify(merged...)
+		r.tellReplaced(replaced)
 		n += len(merged)
 	}
 	return n
@@ -39,16 +42,27 @@ func (r *Registry) Merge(recs []store.Agent, events map[[16]byte][]store.Event, 
 // registry's lock: the agents connected here report meanwhile.
 const mergeHold = 256
 
-// mergeSome merges recs under one hold of the lock and returns those merged.
-func (r *Registry) mergeSome(dd *descDecoder, recs []store.Agent, events map[[16]byte][]store.Event, leaseUntil func(lastSeen time.Time) time.Time) []uuid.UUID {
-	merged := make([]uuid.UUID, 0, len(recs))
+// mergeSome merges recs under one hold of the lock and returns those
+// merged, and the agents connected here that a newer connection to
+// another instance replaced.
+func (r *Registry) mergeSome(dd *descDecoder, recs []store.Agent, events map[[16]byte][]store.Event,
+	leaseUntil func(lastSeen time.Time) time.Time) (merged []uuid.UUID, replaced []ReplacedElsewhere) {
+	merged = make([]uuid.UUID, 0, len(recs))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i := range recs {
 		uid := uuid.UUID(recs[i].UID)
 		a, ok := r.agents[uid]
-		if ok && a.conns > 0 {
-			continue
+		if ok && a.connectedHere(r.opts.Instance) {
+			rep, yield := r.contestLocked(a, &recs[i])
+			if !yield {
+				continue
+			}
+			// Merged as an agent connected to that instance; the
+			// connections here close.
+			replaced = append(replaced, rep)
+			a.leftAt = 0
+			delete(r.pendingRows, uid)
 		}
 		fresh := &agent{}
 		var held *agent
@@ -60,6 +74,7 @@ func (r *Registry) mergeSome(dd *descDecoder, recs []store.Agent, events map[[16
 			fresh.events, fresh.historyInStore = nil, true // numbering continues from nextSeq
 		}
 		if ok {
+			fresh.conns = a.conns // connections here replaced, closing
 			fresh.leftAt = a.leftAt
 			if a.instance != nil && fresh.instance == nil && recs[i].LastSeen.After(fresh.leftAt.Time()) {
 				fresh.leftAt = stamp.Of(recs[i].LastSeen) // its connection closed then
@@ -74,7 +89,7 @@ func (r *Registry) mergeSome(dd *descDecoder, recs []store.Agent, events map[[16
 		}
 		merged = append(merged, uid)
 	}
-	return merged
+	return merged, replaced
 }
 
 // leaseLocked is when an agent not connected here stops counting as
@@ -113,7 +128,7 @@ func (r *Registry) Elsewhere(uid uuid.UUID) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	a, ok := r.agents[uid]
-	return ok && a.conns == 0 && r.opts.Now().Before(a.remoteUntil.Time())
+	return ok && !a.connectedHere(r.opts.Instance) && r.opts.Now().Before(a.remoteUntil.Time())
 }
 
 // SeenElsewhere renews the leases of agents connected to other instances:
@@ -132,7 +147,7 @@ func (r *Registry) SeenElsewhere(seen map[[16]byte]time.Time, live map[string]ti
 		r.live[id] = leaseUntil(t)
 	}
 	for _, a := range r.agents {
-		if a.conns > 0 {
+		if a.connectedHere(r.opts.Instance) {
 			continue
 		}
 		was := a.online(now, r.opts.HTTPOnlineWindow)
@@ -158,7 +173,8 @@ func (r *Registry) SeenElsewhere(seen map[[16]byte]time.Time, live map[string]ti
 
 // Outdated returns those of recs (rows as the store holds them, with
 // their newest events) that Merge would change: agents this instance does
-// not hold, and agents not connected here whose row differs from what it
+// not hold, agents connected here whose row names another instance or
+// none, and agents not connected here whose row differs from what it
 // holds (kind, description, capabilities, health, token labels, extra,
 // instance) or that have an event newer than its newest. An instance
 // about to decide for every agent merges them first: the notifications
@@ -172,8 +188,11 @@ func (r *Registry) Outdated(recs []store.Agent, events map[[16]byte][]store.Even
 		a, ok := r.agents[uuid.UUID(rec.UID)]
 		switch {
 		case !ok:
-		case a.conns > 0:
-			continue
+		case a.connectedHere(r.opts.Instance):
+			if rec.Instance == r.opts.Instance {
+				continue
+			}
+			// Another instance's connection, or none: Merge decides.
 		case a.sameRow(rec) && !newerEvent(events[rec.UID], a.nextSeq):
 			continue
 		}

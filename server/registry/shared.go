@@ -56,7 +56,7 @@ func (r *Registry) Connected(uids []uuid.UUID) []uuid.UUID {
 	defer r.mu.RUnlock()
 	var out []uuid.UUID
 	for _, uid := range uids {
-		if a, ok := r.agents[uid]; ok && a.conns > 0 {
+		if a, ok := r.agents[uid]; ok && a.connectedHere(r.opts.Instance) {
 			out = append(out, uid)
 		}
 	}
