@@ -27,9 +27,14 @@ type conn struct {
 	remote, source string
 
 	mu        sync.Mutex
-	uid       uuid.UUID
-	hasUID    bool
-	sentFirst bool
+	uid       uuid.UUID // guarded by mu
+	hasUID    bool      // guarded by mu
+	sentFirst bool      // guarded by mu
+	// opened is when the registry counted the WebSocket opened
+	// (registry.ReportResult.Opened); replaced is set once a newer
+	// connection of its agent replaced it; both guarded by mu.
+	opened   time.Time
+	replaced bool
 }
 
 func (c *conn) plainHTTP() bool { return c.ws == nil }
@@ -69,7 +74,7 @@ func (c *conn) handle(msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
 	}
 	if first {
 		c.mu.Lock()
-		c.uid, c.hasUID = uid, true
+		c.uid, c.hasUID, c.opened = uid, true, res.Opened
 		c.mu.Unlock()
 		if !c.plainHTTP() {
 			s.mu.Lock()
@@ -78,6 +83,12 @@ func (c *conn) handle(msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
 			s.mu.Unlock()
 			if old != nil && old != c {
 				s.replaced(uid, old, c)
+			}
+			// A newer connection to another instance may have replaced
+			// this one between Report and now, when it could not be found.
+			if instance, ok := s.reg.ReplacedBy(uid); ok {
+				s.replacedElsewhere(c, instance)
+				return nil
 			}
 		}
 	}
@@ -186,22 +197,6 @@ func (c *conn) send(msg *protobufs.ServerToAgent) error {
 		return err
 	}
 	return nil
-}
-
-// replaced ends old, an open WebSocket of uid that c replaces: an agent
-// that reconnected before its old socket was noticed dead, or another
-// process using its identity with the same credential (a copied site
-// token). Either way it is recorded, logged and counted, so the second
-// case can be noticed.
-func (s *Server) replaced(uid uuid.UUID, old, c *conn) {
-	oldAddr, newAddr := old.ws.RemoteAddr().String(), c.ws.RemoteAddr().String()
-	s.reg.AddEvent(uid, registry.EventConnectionReplaced,
-		fmt.Sprintf("a connection from %s replaced the open one from %s (same credential)", newAddr, oldAddr))
-	s.log.Info("agent connection replaced by a newer one", "agent", uid, "old", oldAddr, "new", newAddr)
-	if s.metrics.Replaced != nil {
-		s.metrics.Replaced()
-	}
-	_ = old.ws.CloseWith(CloseReplaced, "replaced by a newer connection of this agent")
 }
 
 func (c *conn) close() {

@@ -34,9 +34,9 @@ func (siteTokens) Authenticate(r *http.Request) (store.Credential, error) {
 	return store.Credential{}, errors.New("no credential")
 }
 
-// newRegistryEndpoint serves an endpoint over a registry on a SQLite store
-// in a temporary directory.
-func newRegistryEndpoint(t *testing.T, log *slog.Logger, m Metrics, opts Options) (*registry.Registry, string) {
+// newRegistryEndpoint serves an endpoint over a registry (with ropts) on a
+// SQLite store in a temporary directory.
+func newRegistryEndpoint(t *testing.T, log *slog.Logger, m Metrics, opts Options, ropts registry.Options) (*registry.Registry, string) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, t.TempDir())
@@ -44,7 +44,7 @@ func newRegistryEndpoint(t *testing.T, log *slog.Logger, m Metrics, opts Options
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	reg, err := registry.Load(ctx, db, nil, log, registry.Options{})
+	reg, err := registry.Load(ctx, db, nil, log, ropts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +84,8 @@ func dialAgent(t *testing.T, addr, token string) *wsAgent {
 	return &wsAgent{t: t, ws: ws}
 }
 
-// roundTrip sends m and returns the answer.
-func (a *wsAgent) roundTrip(m *protobufs.AgentToServer) *protobufs.ServerToAgent {
+// send sends m, framed as OpAMP frames it over WebSocket.
+func (a *wsAgent) send(m *protobufs.AgentToServer) {
 	a.t.Helper()
 	b, err := proto.Marshal(m)
 	if err != nil {
@@ -94,6 +94,12 @@ func (a *wsAgent) roundTrip(m *protobufs.AgentToServer) *protobufs.ServerToAgent
 	if err := a.ws.WriteMessage(websocket.BinaryMessage, append([]byte{0}, b...)); err != nil {
 		a.t.Fatal(err)
 	}
+}
+
+// roundTrip sends m and returns the answer.
+func (a *wsAgent) roundTrip(m *protobufs.AgentToServer) *protobufs.ServerToAgent {
+	a.t.Helper()
+	a.send(m)
 	_ = a.ws.SetReadDeadline(time.Now().Add(10 * time.Second))
 	_, data, err := a.ws.ReadMessage()
 	if err != nil {
@@ -166,7 +172,7 @@ func TestIdentityConflictFlood(t *testing.T) {
 			log := slog.New(slog.NewTextHandler(&logged, nil))
 			rec := &recorder{}
 			// A budget that does not refill while the test runs.
-			reg, addr := newRegistryEndpoint(t, log, Metrics{Reject: rec.reject}, Options{FailureRate: 1e-6, FailureBurst: budget})
+			reg, addr := newRegistryEndpoint(t, log, Metrics{Reject: rec.reject}, Options{FailureRate: 1e-6, FailureBurst: budget}, registry.Options{})
 
 			uid := uuid.New()
 			hello := &protobufs.AgentToServer{InstanceUid: uid[:], Capabilities: 1,

@@ -12,11 +12,12 @@
 // Refusals of one source address (failed authentications and identity
 // conflicts alike) beyond a small budget get 429, or for a conflict an
 // answer to retry later, and are no longer logged one by one (one line,
-// then a count a minute). A second
-// WebSocket of an agent (same instance UID and credential) replaces the
-// first: the old one is closed with close code 4000 (CloseReplaced), and
+// then a count a minute). A second WebSocket of an agent (same instance
+// UID and credential) replaces the first, whether both are open to this
+// instance or one to another sharing the store: the old one is closed
+// with close code 4000 (CloseReplaced) by the instance it is open to, and
 // the replacement is recorded as a connection_replaced event of the agent
-// and counted.
+// and counted there.
 package opampsrv
 
 import (
@@ -75,7 +76,8 @@ type Metrics struct {
 }
 
 // CloseReplaced is the WebSocket close code of a connection replaced by a
-// newer connection of the same agent (instance UID and credential).
+// newer connection of the same agent (instance UID and credential), to
+// this instance or another sharing the store.
 const CloseReplaced = 4000
 
 // Options configure the endpoint.
@@ -171,6 +173,9 @@ func New(reg *registry.Registry, auth Authenticator, log *slog.Logger, metrics M
 			First:  "identity conflict: refused a connection presenting an instance UID bound to another credential; further conflicts from this source are counted for a minute",
 			More:   "identity conflicts refused from one source",
 			Others: "identity conflicts refused from further sources"}),
+	}
+	if reg != nil {
+		reg.OnReplacedElsewhere(s.onReplacedElsewhere)
 	}
 	// WebSockets are ours (wsconn: no goroutine per idle agent); plain-HTTP
 	// polls go through opamp-go.
