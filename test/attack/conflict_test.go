@@ -43,13 +43,18 @@ func TestIdentityConflictFlood(t *testing.T) {
 
 	const flood, workers = 2000, 8
 	start, logFrom := time.Now(), d.logSize()
-	var answered atomic.Int64
+	var answered, unadmitted atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for range flood / workers {
 				a, err := dialWS(t, d, siteA)
 				if err != nil {
+					// Past the server's admission rate (1 000 new
+					// WebSockets a second) the upgrade is refused with 503.
+					if strings.Contains(err.Error(), "HTTP 503") {
+						unadmitted.Add(1)
+					}
 					continue
 				}
 				if a.send(hello(uid, 0)) == nil {
@@ -64,12 +69,13 @@ func TestIdentityConflictFlood(t *testing.T) {
 	}
 	wg.Wait()
 	minutes := 1 + int(time.Since(start)/time.Minute)
-	if n := answered.Load(); n != flood {
-		t.Errorf("%d of %d conflicting connections answered with an error", n, flood)
+	admitted := answered.Load()
+	if admitted+unadmitted.Load() != flood || admitted < flood/2 {
+		t.Errorf("%d of %d conflicting connections answered with an error, %d not admitted", admitted, flood, unadmitted.Load())
 	}
 
-	if n := d.metric("myriarch_opamp_rejects_total", `reason="identity_conflict`); n != flood {
-		t.Errorf("%0.f identity conflicts counted, want every one of %d", n, flood)
+	if n := d.metric("myriarch_opamp_rejects_total", `reason="identity_conflict`); n != float64(admitted) {
+		t.Errorf("%0.f identity conflicts counted, want every one of the %d admitted", n, admitted)
 	}
 	a, _ := d.agent(uid.String())
 	count := map[string]int{}
