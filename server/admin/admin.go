@@ -4,12 +4,11 @@
 package admin
 
 import (
-	"crypto/subtle"
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +48,13 @@ type Deps struct {
 	// Now is the clock of the budget of wrong tokens and of their log
 	// lines (tests).
 	Now func() time.Time
+	// Keys authenticates API keys (nil: only the admin token is taken).
+	Keys Keys
+	// FleetOfAgent names the fleet an agent belongs to ("" for none), for
+	// the changes of a principal scoped to fleets.
+	FleetOfAgent func(uuid.UUID) string
+	// Audit writes one record of the audit trail (nil: none is kept).
+	Audit func(context.Context, AuditEntry) error
 }
 
 // Requests with a wrong or no admin token, per source address (an IPv4
@@ -67,6 +73,7 @@ type API struct {
 	filters    map[string]FilterFunc
 	summaries  map[string]func() any
 	fallback   http.Handler             // serves what no route matches (the console)
+	patterns   []string                 // the routes registered
 	failures   *backpressure.Keyed      // requests with a wrong admin token per source
 	refusals   *backpressure.RefusalLog // their log lines
 }
@@ -97,10 +104,10 @@ func New(d Deps) *API {
 	a.Handle("GET /api/v1/summary", a.summary)
 	a.builtinFilters()
 	if d.Metrics != nil {
-		a.mux.Handle("GET /metrics", d.Metrics)
+		a.Handle("GET /metrics", d.Metrics.ServeHTTP)
 	}
-	a.mux.HandleFunc("GET /healthz", healthz)
-	a.mux.HandleFunc("GET /readyz", a.readyz)
+	a.Handle("GET /healthz", healthz)
+	a.Handle("GET /readyz", a.readyz)
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if a.fallback != nil && !strings.HasPrefix(r.URL.Path, "/api/") {
 			a.fallback.ServeHTTP(w, r)
@@ -111,11 +118,6 @@ func New(d Deps) *API {
 	return a
 }
 
-// Handle adds an authenticated route.
-func (a *API) Handle(pattern string, h http.HandlerFunc) {
-	a.mux.Handle(pattern, a.authed(h))
-}
-
 // SetFallback serves the requests no route matches, except under /api/
 // (which stay JSON 404s): the browser console. Call before serving.
 func (a *API) SetFallback(h http.Handler) { a.fallback = h }
@@ -124,50 +126,6 @@ func (a *API) SetFallback(h http.Handler) { a.fallback = h }
 func (a *API) AddDecorator(d Decorator) { a.decorators = append(a.decorators, d) }
 
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
-
-func (a *API) authed(h http.HandlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.authenticate(w, r) {
-			h(w, r)
-		}
-	})
-}
-
-// authenticate reports whether r carries the admin token, and answers it
-// when it does not: 401, or 429 with Retry-After once the requests with a
-// wrong or no token from its source address have spent their budget.
-//
-// The budget does not keep the token from being guessed: it has at least
-// 32 characters, beyond any guessing over the network. It bounds what a
-// flood of wrong tokens costs: past the budget each one gets a short 429
-// telling its client to back off, and the refusals are logged once a
-// minute per source with their count, never a line per request. So the
-// right token passes whatever its source's budget — behind a reverse
-// proxy every operator shares one source address, and one flooding it
-// must not lock the others out — and gives its source the whole budget
-// back.
-func (a *API) authenticate(w http.ResponseWriter, r *http.Request) bool {
-	got, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	src := backpressure.SourceKey(r.RemoteAddr)
-	if bearer && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(a.d.AdminToken)) == 1 {
-		a.failures.Forget(src)
-		return true
-	}
-	why := "wrong admin token"
-	if !bearer {
-		why = "no bearer token"
-	}
-	w.Header().Set("WWW-Authenticate", `Bearer realm="myriarch-admin"`)
-	if !a.failures.Allow(src) {
-		a.refusals.Refused(src, "remote", r.RemoteAddr, "reason", why, "throttled", true)
-		w.Header().Set("Retry-After", strconv.Itoa(int(authRefill/time.Second)))
-		WriteError(w, http.StatusTooManyRequests, "too many requests without the admin token from this address; try again later")
-		return false
-	}
-	a.refusals.Refused(src, "remote", r.RemoteAddr, "reason", why)
-	WriteError(w, http.StatusUnauthorized, "admin token required")
-	return false
-}
 
 // WriteJSON writes v with status.
 func WriteJSON(w http.ResponseWriter, status int, v any) {

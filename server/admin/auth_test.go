@@ -94,7 +94,7 @@ func TestWrongAdminTokensAreThrottledPerSource(t *testing.T) {
 							t.Fatalf("step %d: 429 with Retry-After %q, want 6", i, ra)
 						}
 					case 401:
-						if !strings.Contains(rec.Body.String(), "admin token required") || rec.Header().Get("WWW-Authenticate") == "" {
+						if !strings.Contains(rec.Body.String(), "an admin token or API key is required") || rec.Header().Get("WWW-Authenticate") == "" {
 							t.Fatalf("step %d: 401 %v %s", i, rec.Header(), rec.Body)
 						}
 					}

@@ -78,7 +78,7 @@ func TestHealthAndReadinessNeedNoToken(t *testing.T) {
 	}
 	rec = httptest.NewRecorder()
 	bare.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/tokens", nil))
-	if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), "admin token required") {
+	if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), "an admin token or API key is required") {
 		t.Errorf("tokens without a token = %d %s", rec.Code, rec.Body)
 	}
 }

@@ -40,7 +40,7 @@ func TestNothingWithoutLogin(t *testing.T) {
 	if resp, _ := b.do("GET", "/static/console.css", nil); resp.StatusCode != 200 {
 		t.Errorf("stylesheet: %d", resp.StatusCode)
 	}
-	if resp, body := b.do("GET", "/api/v1/agents", nil); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "admin token required") {
+	if resp, body := b.do("GET", "/api/v1/agents", nil); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "an admin token or API key is required") {
 		t.Errorf("API without bearer token: %d %s", resp.StatusCode, body)
 	}
 }
