@@ -151,5 +151,6 @@ type Store interface {
 	Offers
 	Reports
 	History
+	Accounts
 	Close() error
 }

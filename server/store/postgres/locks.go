@@ -6,4 +6,7 @@ package postgres
 const (
 	// lockMigrate is held (per transaction) while the schema is migrated.
 	lockMigrate int64 = 0x6d79_7261_0001
+	// lockAccounts is held (per transaction) while a user is changed or
+	// deleted, so the last admin is never taken away by two at once.
+	lockAccounts int64 = 0x6d79_7261_0003
 )

@@ -98,6 +98,39 @@ var migrations = []string{
 	// 5: when the WebSocket the row's instance holds opened, which decides
 	// between two instances the agent is connected to at once.
 	`ALTER TABLE agents ADD COLUMN connected_at BIGINT NOT NULL DEFAULT 0;`,
+	// 6: users, API keys (their secrets' SHA-256), console sessions and
+	// one-time login links.
+	`CREATE TABLE users (
+		name TEXT PRIMARY KEY,
+		role TEXT NOT NULL,
+		fleets TEXT,
+		password TEXT NOT NULL,
+		created_at BIGINT NOT NULL,
+		updated_at BIGINT NOT NULL
+	);
+	CREATE TABLE apikeys (
+		id TEXT PRIMARY KEY,
+		name TEXT NOT NULL,
+		role TEXT NOT NULL,
+		fleets TEXT,
+		hash BYTEA NOT NULL UNIQUE,
+		created_by TEXT NOT NULL,
+		created_at BIGINT NOT NULL,
+		expires_at BIGINT,
+		revoked_at BIGINT
+	);
+	CREATE TABLE sessions (
+		id BYTEA PRIMARY KEY,
+		principal BYTEA NOT NULL,
+		csrf TEXT NOT NULL,
+		created_at BIGINT NOT NULL,
+		expires_at BIGINT NOT NULL
+	);
+	CREATE INDEX sessions_expiry ON sessions(expires_at);
+	CREATE TABLE login_links (
+		id BYTEA PRIMARY KEY,
+		expires_at BIGINT NOT NULL
+	);`,
 }
 
 // SchemaVersion is the schema version this binary migrates a database to.

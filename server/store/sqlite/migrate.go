@@ -91,6 +91,39 @@ var migrations = []string{
 	// 5: when the WebSocket the row's instance holds opened, which decides
 	// between two instances the agent is connected to at once.
 	`ALTER TABLE agents ADD COLUMN connected_at INTEGER NOT NULL DEFAULT 0;`,
+	// 6: users, API keys (their secrets' SHA-256), console sessions and
+	// one-time login links.
+	`CREATE TABLE users (
+		name TEXT PRIMARY KEY,
+		role TEXT NOT NULL,
+		fleets TEXT,
+		password TEXT NOT NULL,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL
+	);
+	CREATE TABLE apikeys (
+		id TEXT PRIMARY KEY,
+		name TEXT NOT NULL,
+		role TEXT NOT NULL,
+		fleets TEXT,
+		hash BLOB NOT NULL UNIQUE,
+		created_by TEXT NOT NULL,
+		created_at INTEGER NOT NULL,
+		expires_at INTEGER,
+		revoked_at INTEGER
+	);
+	CREATE TABLE sessions (
+		id BLOB PRIMARY KEY,
+		principal BLOB NOT NULL,
+		csrf TEXT NOT NULL,
+		created_at INTEGER NOT NULL,
+		expires_at INTEGER NOT NULL
+	);
+	CREATE INDEX sessions_expiry ON sessions(expires_at);
+	CREATE TABLE login_links (
+		id BLOB PRIMARY KEY,
+		expires_at INTEGER NOT NULL
+	);`,
 }
 
 // SchemaVersion is the schema version this binary migrates a database to;

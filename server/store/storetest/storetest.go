@@ -24,6 +24,10 @@ func Run(t *testing.T, newDB NewDB) {
 		fn   func(t *testing.T, h *handle)
 	}{
 		{"Tokens", testTokens},
+		{"Users", testUsers},
+		{"LastAdminTwoHandles", testLastAdminTwoHandles},
+		{"APIKeys", testAPIKeys},
+		{"Sessions", testSessions},
 		{"AgentsRoundTrip", testAgentsRoundTrip},
 		{"LastSeenOnlyMovesForward", testLastSeen},
 		{"Delete", testDelete},
