@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/myriarch/myriarch/server/accounts"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/artifacts"
 	"github.com/myriarch/myriarch/server/backpressure"
@@ -182,6 +183,7 @@ type Server struct {
 	configs   *configs.Engine
 	artifacts *artifacts.Handler
 	console   *console.Console
+	accounts  *accounts.Service
 
 	notifier  *cluster.Notifier // nil without a PostgreSQL store
 	publisher *cluster.Publisher
@@ -267,7 +269,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.opampMux.Handle(opampsrv.Path, s.opamp.Handler())
+	s.accounts = s.newAccounts()
 	deps := admin.Deps{
+		Keys:         s.accounts,
+		FleetOfAgent: s.fleetOfAgent,
 		AdminToken:   s.adminToken,
 		Tokens:       s.tokens,
 		Registry:     s.registry,
@@ -290,6 +295,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.admin = admin.New(deps)
 	mountProfiling(s.admin)
+	s.accounts.Routes(s.admin)
 
 	s.artifacts = artifacts.New(s.tokens, offers.ArtifactPath)
 	s.opampMux.Handle(offers.ArtifactPath, s.artifacts)
@@ -335,6 +341,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	// The browser console at / of the admin listener; its hook runs after
 	// the features' hooks, so a refresh shows what they made of a message.
 	s.console = console.New(console.Options{API: s.admin, AdminToken: s.adminToken, AgentCount: s.registry.Len,
+		Store: s.store, Users: s.accounts,
 		Log: s.log.With("component", "console")})
 	s.console.Mount()
 	s.registry.Watch(s.console.Changed)

@@ -174,10 +174,7 @@ type tokenJSON struct {
 
 func (a *API) createToken(w http.ResponseWriter, r *http.Request) {
 	var req tokenRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		WriteError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+	if !DecodeJSON(w, r, &req) {
 		return
 	}
 	t, secret, err := a.d.Tokens.Create(r.Context(), req.Name, req.Labels)

@@ -88,7 +88,7 @@ func (a *API) guard(pattern string, rule access.Rule, h http.HandlerFunc) http.H
 		ctx := access.WithCaller(r.Context(), caller)
 		r = r.WithContext(context.WithValue(ctx, auditKey{}, &auditNote{}))
 		entry := AuditEntry{Actor: caller.Actor(), Role: caller.Role.String(), Via: caller.Via, Action: rule.Action,
-			Target: targetOf(r), Source: sourceOf(r), RequestID: rid}
+			Target: TargetOf(r), Source: SourceOf(r), RequestID: rid}
 		if entry.Action == "" {
 			entry.Action = "read " + pattern
 		}
@@ -126,6 +126,23 @@ func (a *API) guard(pattern string, rule access.Rule, h http.HandlerFunc) http.H
 		}
 		buf.sendTo(w)
 	})
+}
+
+// Record writes one audit record (for requests the admin API does not
+// see, such as console logins); nil when no trail is kept.
+func (a *API) Record(ctx context.Context, e AuditEntry) error {
+	if a.d.Audit == nil {
+		return nil
+	}
+	return a.d.Audit(ctx, e)
+}
+
+// FleetOfAgent names the fleet an agent belongs to ("" for none).
+func (a *API) FleetOfAgent(uid uuid.UUID) string {
+	if a.d.FleetOfAgent == nil {
+		return ""
+	}
+	return a.d.FleetOfAgent(uid)
 }
 
 // record writes entry to the audit trail; false when it could not, and
@@ -202,7 +219,7 @@ func (a *API) authenticate(w http.ResponseWriter, r *http.Request, rule access.R
 	if action == "" {
 		action = "read " + r.Pattern
 	}
-	if a.record(w, AuditEntry{Via: via, Action: action, Target: targetOf(r), Source: sourceOf(r), RequestID: rid,
+	if a.record(w, AuditEntry{Via: via, Action: action, Target: TargetOf(r), Source: SourceOf(r), RequestID: rid,
 		Outcome: OutcomeDenied, Detail: "not authenticated: " + why}) {
 		WriteError(w, http.StatusUnauthorized, "an admin token or API key is required: "+why)
 	}
@@ -217,18 +234,18 @@ func (a *API) fleetOf(r *http.Request, rule access.Rule) string {
 		return r.PathValue("name")
 	case access.Agent:
 		uid, err := uuid.Parse(r.PathValue("uid"))
-		if err != nil || a.d.FleetOfAgent == nil {
+		if err != nil {
 			return ""
 		}
-		return a.d.FleetOfAgent(uid)
+		return a.FleetOfAgent(uid)
 	}
 	return ""
 }
 
-// targetOf is what a request acts on, for the audit trail: its path below
+// TargetOf is what a request acts on, for the audit trail: its path below
 // /api/v1/ (or the console's), which names the object (agents/UID,
 // fleets/NAME/pause, tokens/ID).
-func targetOf(r *http.Request) string {
+func TargetOf(r *http.Request) string {
 	t := strings.TrimPrefix(r.URL.Path, "/api/v1/")
 	t = strings.TrimPrefix(t, "/")
 	if len(t) > 256 {
@@ -237,7 +254,8 @@ func targetOf(r *http.Request) string {
 	return t
 }
 
-func sourceOf(r *http.Request) string {
+// SourceOf is the address a request comes from, for the audit trail.
+func SourceOf(r *http.Request) string {
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		return host
 	}

@@ -14,11 +14,11 @@ import (
 const maxAPIResponse = 32 << 20
 
 // apiClient calls the admin API in process: the same handler, routes,
-// validation and authentication the CLI reaches over HTTP, so every console
-// action takes the CLI's code path.
+// validation and rules the CLI reaches over HTTP, so every console action
+// takes the CLI's code path. A call acts as the caller its context carries
+// (the session's principal, set by page and action).
 type apiClient struct {
-	h     http.Handler
-	token string
+	h http.Handler
 }
 
 // apiError is a non-2xx answer of the admin API.
@@ -56,7 +56,6 @@ func (c *apiClient) call(ctx context.Context, method, path string, body any) ([]
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

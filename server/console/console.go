@@ -14,6 +14,7 @@
 package console
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -21,17 +22,23 @@ import (
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/server/access"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/backpressure"
+	"github.com/myriarch/myriarch/server/store"
 )
 
 // Options configure a Console.
 type Options struct {
 	// API is the admin API the console reads and acts through.
 	API *admin.API
-	// AdminToken authenticates the console's calls and operators' logins.
+	// AdminToken signs an operator in as the admin token.
 	AdminToken string
-	Log        *slog.Logger
+	// Store keeps sessions and one-time login links.
+	Store store.Accounts
+	// Users signs users in and gives their current principal.
+	Users Users
+	Log   *slog.Logger
 	// LiveInterval is the most often a live view is told to refresh (default 1s).
 	LiveInterval time.Duration
 	// AgentCount is the number of agents: views that refresh on any change
@@ -50,6 +57,7 @@ type Console struct {
 	hub      *hub
 	streams  *streamLimit
 	mux      *http.ServeMux
+	patterns []string            // the routes registered
 	logins   *backpressure.Keyed // failed logins per source
 	loginLog *backpressure.Keyed // refusals logged per source
 }
@@ -68,8 +76,8 @@ func New(opts Options) *Console {
 	c := &Console{
 		opts:     opts,
 		log:      opts.Log,
-		api:      &apiClient{h: opts.API, token: opts.AdminToken},
-		sessions: newSessions(opts.Now),
+		api:      &apiClient{h: opts.API},
+		sessions: newSessions(opts.Store, opts.Users, opts.Now),
 		hub:      newHub(opts.LiveInterval),
 		streams:  newStreamLimit(),
 		mux:      http.NewServeMux(),
@@ -115,27 +123,33 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mux.ServeHTTP(w, r)
 }
 
+// Users is what the console asks of the accounts: a sign-in with a
+// password, and a user's principal as it is now.
+type Users interface {
+	UserLookup
+	SignIn(ctx context.Context, name, password string) (access.Principal, error)
+}
+
 func (c *Console) routes() {
-	m := c.mux
-	m.Handle("GET /static/", http.HandlerFunc(serveAsset))
-	m.HandleFunc("GET /login", c.loginPage)
-	m.HandleFunc("POST /login", c.login)
-	m.HandleFunc("POST /logout", c.action(c.logout))
-	m.HandleFunc("GET /{$}", c.page(c.overview))
-	m.HandleFunc("GET /agents", c.page(c.agents))
-	m.HandleFunc("GET /agents/{uid}", c.page(c.agent))
-	m.HandleFunc("POST /agents/{uid}/retry", c.action(c.agentRetry))
-	m.HandleFunc("POST /agents/{uid}/config/retry", c.action(c.agentConfigRetry))
-	m.HandleFunc("GET /fleets", c.page(c.fleets))
-	m.HandleFunc("POST /fleets/{name}/{op}", c.action(c.fleetAction))
-	m.HandleFunc("GET /pairings", c.page(c.pairings))
-	m.HandleFunc("GET /tokens", c.page(c.tokens))
-	m.HandleFunc("POST /tokens", c.action(c.createToken))
-	m.HandleFunc("POST /tokens/{id}/revoke", c.action(c.revokeToken))
-	m.HandleFunc("GET /events", c.events)
-	m.HandleFunc("/", c.page(func(w http.ResponseWriter, r *http.Request, s *session) {
+	c.public("GET /static/", serveAsset)
+	c.public("GET /login", c.loginPage)
+	c.public("POST /login", c.login)
+	c.action("POST /logout", c.logout)
+	c.page("GET /{$}", c.overview)
+	c.page("GET /agents", c.agents)
+	c.page("GET /agents/{uid}", c.agent)
+	c.action("POST /agents/{uid}/retry", c.agentRetry)
+	c.action("POST /agents/{uid}/config/retry", c.agentConfigRetry)
+	c.page("GET /fleets", c.fleets)
+	c.action("POST /fleets/{name}/{op}", c.fleetAction)
+	c.page("GET /pairings", c.pairings)
+	c.page("GET /tokens", c.tokens)
+	c.action("POST /tokens", c.createToken)
+	c.action("POST /tokens/{id}/revoke", c.revokeToken)
+	c.live("GET /events", c.events)
+	c.page("/", func(w http.ResponseWriter, r *http.Request, s *session) {
 		c.fail(w, r, s, http.StatusNotFound, "No such page: "+r.URL.Path)
-	}))
+	})
 }
 
 // securityHeaders are set on every console answer: scripts, styles and

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/goleak"
 
+	"github.com/myriarch/myriarch/server/accounts"
 	"github.com/myriarch/myriarch/server/admin"
 )
 
@@ -150,18 +151,21 @@ func TestHubWakesAtMostOncePerInterval(t *testing.T) {
 	}
 }
 
-// Close ends the hub's goroutine, every session and every live stream.
-func TestCloseEndsSessionsAndTheHub(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	c := New(Options{API: admin.New(admin.Deps{AdminToken: "adm"}), AdminToken: "adm"})
-	s := c.sessions.create()
+// Close ends the hub's goroutine and every live stream; the sessions stay
+// in the store (a restart logs nobody out).
+func TestCloseEndsStreamsAndTheHub(t *testing.T) {
+	// The store's own goroutine ends when the test's cleanup closes it.
+	defer goleak.VerifyNone(t, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"))
+	db := testStore(t)
+	c := New(Options{API: admin.New(admin.Deps{AdminToken: "adm"}), AdminToken: "adm", Store: db, Users: accounts.New(db, accounts.Options{})})
+	s := c.sessions.mustCreate(t, adminWho)
 	c.Close()
 	select {
 	case <-s.done:
 	default:
-		t.Fatal("a session outlived Close")
+		t.Fatal("a live stream outlived Close")
 	}
-	if _, ok := c.sessions.get(s.id); ok {
-		t.Fatal("a session still logs in after Close")
+	if _, ok := c.sessions.get(ctx, s.id); !ok {
+		t.Fatal("a session was lost at Close")
 	}
 }

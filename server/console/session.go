@@ -1,15 +1,20 @@
 package console
 
 import (
+	"context"
 	"crypto/rand"
-	"crypto/subtle"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"sync"
 	"time"
+
+	"github.com/myriarch/myriarch/server/access"
+	"github.com/myriarch/myriarch/server/store"
 )
 
-// Session limits. Sessions live in memory: a restart of myriarchd logs
-// every operator out.
+// Session limits. Sessions and one-time login links live in the store, so
+// every instance sharing it knows them and a restart logs nobody out.
 const (
 	sessionTTL  = 12 * time.Hour
 	maxSessions = 1000
@@ -21,15 +26,24 @@ const (
 	maxFlashes = 16
 )
 
+// UserLookup gives a user's principal as it is now: a session of a user
+// acts with the user's current role, and ends when the user is deleted.
+type UserLookup interface {
+	UserPrincipal(ctx context.Context, name string) (access.Principal, error)
+}
+
 // session is one logged-in browser.
 type session struct {
-	id      string
-	csrf    string
+	id   string // the cookie's secret
+	key  string // its SHA-256: the store's id and the local map's key
+	csrf string
+	// who acts through this session, as of the request that found it.
+	who     access.Principal
 	expires time.Time
-	done    chan struct{} // closed at logout or expiry: live streams end
+	done    chan struct{} // closed at logout or expiry here: live streams end
 	// flashes are outcomes of this session's actions, each to be shown
 	// once on the page the action redirected to, by key; guarded by
-	// sessions.mu.
+	// sessions.mu. They stay on the instance that served the action.
 	flashes map[string]flash
 }
 
@@ -40,17 +54,20 @@ type flash struct {
 	expires time.Time
 }
 
-// sessions holds sessions and one-time login links; safe for concurrent use.
+// sessions keeps sessions and one-time login links in the store, and the
+// sessions seen on this instance (their live streams and flashes). Safe
+// for concurrent use.
 type sessions struct {
-	now func() time.Time
+	st    store.Accounts
+	users UserLookup
+	now   func() time.Time
 
 	mu    sync.Mutex
-	byID  map[string]*session  // guarded by mu
-	links map[string]time.Time // one-time login secrets → expiry; guarded by mu
+	local map[string]*session // by key; guarded by mu
 }
 
-func newSessions(now func() time.Time) *sessions {
-	return &sessions{now: now, byID: map[string]*session{}, links: map[string]time.Time{}}
+func newSessions(st store.Accounts, users UserLookup, now func() time.Time) *sessions {
+	return &sessions{st: st, users: users, now: now, local: map[string]*session{}}
 }
 
 // secret returns 32 random bytes, URL-safe base64.
@@ -62,74 +79,92 @@ func secret() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// create starts a session; beyond maxSessions the one closest to expiry ends.
-func (s *sessions) create() *session {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.expireLocked()
-	if len(s.byID) >= maxSessions {
-		var oldest *session
-		for _, x := range s.byID {
-			if oldest == nil || x.expires.Before(oldest.expires) {
-				oldest = x
-			}
-		}
-		s.endLocked(oldest)
-	}
-	x := &session{id: secret(), csrf: secret(), expires: s.now().Add(sessionTTL), done: make(chan struct{})}
-	s.byID[x.id] = x
-	return x
+func keyOf(id string) []byte {
+	sum := sha256.Sum256([]byte(id))
+	return sum[:]
 }
 
-// get returns the live session with this id.
-func (s *sessions) get(id string) (*session, bool) {
+// create starts a session acting as who; beyond maxSessions the ones
+// closest to expiry end.
+func (s *sessions) create(ctx context.Context, who access.Principal) (*session, error) {
+	now := s.now()
+	_ = s.st.DeleteExpired(ctx, now)
+	x := &session{id: secret(), csrf: secret(), who: who, expires: now.Add(sessionTTL), done: make(chan struct{})}
+	k := keyOf(x.id)
+	x.key = string(k)
+	p, _ := json.Marshal(who)
+	if err := s.st.PutSession(ctx, store.Session{ID: k, Principal: p, CSRF: x.csrf, CreatedAt: now, ExpiresAt: x.expires}, maxSessions); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.local[x.key] = x
+	s.mu.Unlock()
+	return x, nil
+}
+
+// get returns the live session with this id, acting as its principal is
+// now: a user's current role; none when the user is gone.
+func (s *sessions) get(ctx context.Context, id string) (*session, bool) {
 	if id == "" {
 		return nil, false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	x, ok := s.byID[id]
-	if ok && !s.now().Before(x.expires) {
-		s.endLocked(x)
+	k := keyOf(id)
+	st, err := s.st.GetSession(ctx, k)
+	if err != nil || !s.now().Before(st.ExpiresAt) {
+		s.forget(string(k))
 		return nil, false
 	}
-	return x, ok
-}
-
-// end logs a session out.
-func (s *sessions) end(x *session) {
+	var who access.Principal
+	if json.Unmarshal(st.Principal, &who) != nil || who.Role == access.None {
+		return nil, false
+	}
+	if who.Kind == access.KindUser {
+		if who, err = s.users.UserPrincipal(ctx, who.Name); err != nil {
+			s.end(ctx, &session{key: string(k)})
+			return nil, false
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.byID[x.id] == x {
-		s.endLocked(x)
+	x, ok := s.local[string(k)]
+	if !ok {
+		x = &session{id: id, key: string(k), done: make(chan struct{})}
+		s.local[x.key] = x
+	}
+	x.csrf, x.who, x.expires = st.CSRF, who, st.ExpiresAt
+	return x, true
+}
+
+// valid reports whether x still lives in the store (a live stream asks
+// from time to time: a logout on another instance ends it too).
+func (s *sessions) valid(ctx context.Context, x *session) bool {
+	_, ok := s.get(ctx, x.id)
+	return ok
+}
+
+// end logs a session out, on every instance.
+func (s *sessions) end(ctx context.Context, x *session) {
+	_ = s.st.DeleteSession(ctx, []byte(x.key))
+	s.forget(x.key)
+}
+
+// forget drops what this instance holds of a session, ending its streams.
+func (s *sessions) forget(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if x, ok := s.local[key]; ok {
+		delete(s.local, key)
+		close(x.done)
 	}
 }
 
-func (s *sessions) endLocked(x *session) {
-	delete(s.byID, x.id)
-	close(x.done)
-}
-
-func (s *sessions) expireLocked() {
-	now := s.now()
-	for _, x := range s.byID {
-		if !now.Before(x.expires) {
-			s.endLocked(x)
-		}
-	}
-	for k, exp := range s.links {
-		if !now.Before(exp) {
-			delete(s.links, k)
-		}
-	}
-}
-
-// closeAll ends every session (shutdown).
+// closeAll ends every live stream here (shutdown); the sessions stay.
 func (s *sessions) closeAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, x := range s.byID {
-		s.endLocked(x)
+	for k, x := range s.local {
+		delete(s.local, k)
+		close(x.done)
 	}
 }
 
@@ -189,34 +224,24 @@ func flashKey() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// newLink makes a one-time login secret; beyond maxLinks the oldest goes.
-func (s *sessions) newLink() (string, time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.expireLocked()
-	if len(s.links) >= maxLinks {
-		var oldest string
-		for k, exp := range s.links {
-			if oldest == "" || exp.Before(s.links[oldest]) {
-				oldest = k
-			}
-		}
-		delete(s.links, oldest)
-	}
+// newLink makes a one-time login secret whose session acts as who;
+// beyond maxLinks the ones closest to expiry go.
+func (s *sessions) newLink(ctx context.Context, who access.Principal) (string, time.Time, error) {
 	k, exp := secret(), s.now().Add(linkTTL)
-	s.links[k] = exp
-	return k, exp
+	p, _ := json.Marshal(who)
+	return k, exp, s.st.PutLoginLink(ctx, keyOf(k), p, exp, maxLinks)
 }
 
-// useLink consumes a one-time login secret: true once, while it is valid.
-func (s *sessions) useLink(k string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for stored, exp := range s.links {
-		if subtle.ConstantTimeCompare([]byte(stored), []byte(k)) == 1 {
-			delete(s.links, stored)
-			return s.now().Before(exp)
-		}
+// useLink consumes a one-time login secret: the principal its session
+// acts as, once, while it is valid, on whichever instance.
+func (s *sessions) useLink(ctx context.Context, k string) (access.Principal, bool) {
+	p, ok, err := s.st.UseLoginLink(ctx, keyOf(k), s.now())
+	if err != nil || !ok {
+		return access.Principal{}, false
 	}
-	return false
+	var who access.Principal
+	if json.Unmarshal(p, &who) != nil || who.Role == access.None {
+		return access.Principal{}, false
+	}
+	return who, true
 }

@@ -53,12 +53,7 @@ func (l *streamLimit) release(s *session) {
 // "change" when the view should refresh (every change, or changes of the
 // given agents), at most once per LiveInterval, and "logout" when the
 // session ends. It carries no data: the page fetches itself again.
-func (c *Console) events(w http.ResponseWriter, r *http.Request) {
-	s, ok := c.session(r)
-	if !ok {
-		http.Error(w, "not logged in", http.StatusUnauthorized)
-		return
-	}
+func (c *Console) events(w http.ResponseWriter, r *http.Request, s *session) {
 	raw := r.URL.Query()["uid"]
 	if len(raw) > maxStreamUIDs {
 		http.Error(w, "at most 8 uid parameters", http.StatusBadRequest)
@@ -117,6 +112,10 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case <-ka.C:
+			if !c.sessions.valid(r.Context(), s) { // ended on another instance
+				send("event: logout\ndata:\n\n")
+				return
+			}
 			if !send(": keep-alive\n\n") {
 				return
 			}

@@ -78,12 +78,14 @@ type Accounts interface {
 	GetSession(ctx context.Context, id []byte) (Session, error)
 	// DeleteSession ends a session (no error when there is none).
 	DeleteSession(ctx context.Context, id []byte) error
-	// PutLoginLink stores a one-time login link (its secret's SHA-256);
-	// beyond max links the ones closest to expiry are dropped.
-	PutLoginLink(ctx context.Context, id []byte, expires time.Time, max int) error
-	// UseLoginLink consumes a link: true when it existed and had not
-	// expired at now. A link is used once, whichever instance takes it.
-	UseLoginLink(ctx context.Context, id []byte, now time.Time) (bool, error)
+	// PutLoginLink stores a one-time login link (its secret's SHA-256) and
+	// the principal (JSON) its session acts as; beyond max links the ones
+	// closest to expiry are dropped.
+	PutLoginLink(ctx context.Context, id, principal []byte, expires time.Time, max int) error
+	// UseLoginLink consumes a link: its principal and true when it existed
+	// and had not expired at now. A link is used once, whichever instance
+	// takes it.
+	UseLoginLink(ctx context.Context, id []byte, now time.Time) ([]byte, bool, error)
 	// DeleteExpired drops sessions and links expired at now.
 	DeleteExpired(ctx context.Context, now time.Time) error
 }

@@ -171,10 +171,11 @@ func (d *DB) DeleteSession(ctx context.Context, id []byte) error {
 	return err
 }
 
-func (d *DB) PutLoginLink(ctx context.Context, id []byte, expires time.Time, max int) error {
+func (d *DB) PutLoginLink(ctx context.Context, id, principal []byte, expires time.Time, max int) error {
 	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO login_links(id, expires_at) VALUES($1,$2) ON CONFLICT (id) DO UPDATE SET expires_at = EXCLUDED.expires_at`,
-			id, expires.UnixNano()); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO login_links(id, principal, expires_at) VALUES($1,$2,$3)
+			ON CONFLICT (id) DO UPDATE SET principal = EXCLUDED.principal, expires_at = EXCLUDED.expires_at`,
+			id, principal, expires.UnixNano()); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `DELETE FROM login_links WHERE id IN (SELECT id FROM login_links ORDER BY expires_at DESC OFFSET $1)`, max)
@@ -182,12 +183,14 @@ func (d *DB) PutLoginLink(ctx context.Context, id []byte, expires time.Time, max
 	})
 }
 
-func (d *DB) UseLoginLink(ctx context.Context, id []byte, now time.Time) (bool, error) {
-	tag, err := d.pool.Exec(ctx, `DELETE FROM login_links WHERE id = $1 AND expires_at > $2`, id, now.UnixNano())
-	if err != nil {
-		return false, err
+func (d *DB) UseLoginLink(ctx context.Context, id []byte, now time.Time) ([]byte, bool, error) {
+	var principal []byte
+	err := d.pool.QueryRow(ctx, `DELETE FROM login_links WHERE id = $1 AND expires_at > $2 RETURNING principal`, id, now.UnixNano()).Scan(&principal)
+	if errors.Is(err, pgx.ErrNoRows) {
+		_, err = d.pool.Exec(ctx, `DELETE FROM login_links WHERE id = $1`, id) // an expired one goes too
+		return nil, false, err
 	}
-	return tag.RowsAffected() == 1, nil
+	return principal, err == nil, err
 }
 
 func (d *DB) DeleteExpired(ctx context.Context, now time.Time) error {

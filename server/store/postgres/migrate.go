@@ -129,6 +129,7 @@ var migrations = []string{
 	CREATE INDEX sessions_expiry ON sessions(expires_at);
 	CREATE TABLE login_links (
 		id BYTEA PRIMARY KEY,
+		principal BYTEA NOT NULL,
 		expires_at BIGINT NOT NULL
 	);`,
 }

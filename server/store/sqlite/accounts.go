@@ -172,13 +172,13 @@ func (d *DB) DeleteSession(ctx context.Context, id []byte) error {
 	return err
 }
 
-func (d *DB) PutLoginLink(ctx context.Context, id []byte, expires time.Time, max int) error {
+func (d *DB) PutLoginLink(ctx context.Context, id, principal []byte, expires time.Time, max int) error {
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO login_links(id, expires_at) VALUES(?,?)`, id, expires.UnixNano()); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO login_links(id, principal, expires_at) VALUES(?,?,?)`, id, principal, expires.UnixNano()); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM login_links WHERE id IN (SELECT id FROM login_links ORDER BY expires_at DESC LIMIT -1 OFFSET ?)`, max); err != nil {
@@ -187,13 +187,14 @@ func (d *DB) PutLoginLink(ctx context.Context, id []byte, expires time.Time, max
 	return tx.Commit()
 }
 
-func (d *DB) UseLoginLink(ctx context.Context, id []byte, now time.Time) (bool, error) {
-	res, err := d.db.ExecContext(ctx, `DELETE FROM login_links WHERE id = ? AND expires_at > ?`, id, now.UnixNano())
-	if err != nil {
-		return false, err
+func (d *DB) UseLoginLink(ctx context.Context, id []byte, now time.Time) ([]byte, bool, error) {
+	var principal []byte
+	err := d.db.QueryRowContext(ctx, `DELETE FROM login_links WHERE id = ? AND expires_at > ? RETURNING principal`, id, now.UnixNano()).Scan(&principal)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = d.db.ExecContext(ctx, `DELETE FROM login_links WHERE id = ?`, id) // an expired one goes too
+		return nil, false, err
 	}
-	n, _ := res.RowsAffected()
-	return n == 1, nil
+	return principal, err == nil, err
 }
 
 func (d *DB) DeleteExpired(ctx context.Context, now time.Time) error {

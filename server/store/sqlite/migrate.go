@@ -122,6 +122,7 @@ var migrations = []string{
 	CREATE INDEX sessions_expiry ON sessions(expires_at);
 	CREATE TABLE login_links (
 		id BLOB PRIMARY KEY,
+		principal BLOB NOT NULL,
 		expires_at INTEGER NOT NULL
 	);`,
 }

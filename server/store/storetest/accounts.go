@@ -132,17 +132,17 @@ func testSessions(t *testing.T, h *handle) {
 	}
 	must(t, db.DeleteSession(ctx, []byte{4}))
 	must(t, db.DeleteSession(ctx, []byte{4}))
-	must(t, db.PutLoginLink(ctx, []byte("l1"), base.Add(time.Minute), 10))
-	must(t, db.PutLoginLink(ctx, []byte("l2"), base.Add(time.Minute), 10))
+	must(t, db.PutLoginLink(ctx, []byte("l1"), []byte(`{"name":"admin-token"}`), base.Add(time.Minute), 10))
+	must(t, db.PutLoginLink(ctx, []byte("l2"), []byte(`{}`), base.Add(time.Minute), 10))
 	other := h.open(t) // a second instance
 	defer other.Close()
-	if ok, err := other.UseLoginLink(ctx, []byte("l1"), base); !ok || err != nil {
-		t.Fatalf("a link used on another instance: %v %v", ok, err)
+	if p, ok, err := other.UseLoginLink(ctx, []byte("l1"), base); !ok || err != nil || string(p) != `{"name":"admin-token"}` {
+		t.Fatalf("a link used on another instance: %s %v %v", p, ok, err)
 	}
-	if ok, _ := db.UseLoginLink(ctx, []byte("l1"), base); ok {
+	if _, ok, _ := db.UseLoginLink(ctx, []byte("l1"), base); ok {
 		t.Fatal("a link used twice")
 	}
-	if ok, _ := db.UseLoginLink(ctx, []byte("l2"), base.Add(time.Hour)); ok {
+	if _, ok, _ := db.UseLoginLink(ctx, []byte("l2"), base.Add(time.Hour)); ok {
 		t.Fatal("an expired link used")
 	}
 	must(t, db.PutSession(ctx, store.Session{ID: []byte{9}, Principal: []byte(`{}`), CreatedAt: base, ExpiresAt: base.Add(2 * time.Hour)}, 10))
