@@ -385,9 +385,10 @@ func (s *Server) HostContexts() *hostcontext.Book { return s.hosts }
 // Configs exposes the configuration engine.
 func (s *Server) Configs() *configs.Engine { return s.configs }
 
-// Registry, Admin, OpAMP, Store and Tokens expose the parts for features layered on top.
+// Registry, Admin, Console, OpAMP, Store and Tokens expose the parts for features layered on top.
 func (s *Server) Registry() *registry.Registry { return s.registry }
 func (s *Server) Admin() *admin.API            { return s.admin }
+func (s *Server) Console() *console.Console    { return s.console }
 func (s *Server) OpAMP() *opampsrv.Server      { return s.opamp }
 func (s *Server) Store() store.Store           { return s.store }
 func (s *Server) Tokens() *credentials.Book    { return s.tokens }
