@@ -157,8 +157,12 @@ func (c *Console) agent(w http.ResponseWriter, r *http.Request, s *session) {
 		d.AssignmentErr, _ = str(a.Assignment, "error")
 		d.SyncState, _ = str(a.Assignment, "syncState")
 		failedHash, _ := str(a.Assignment, "failed")
-		d.CanRetryConf = d.SyncState == "failed" || failedHash != ""
-		d.Config = c.configOf(r.Context(), uid, as)
+		d.CanRetryConf = (d.SyncState == "failed" || failedHash != "") && may(r.Context(), "POST /agents/{uid}/config/retry", c.opts.API.FleetOfAgent(uid))
+		if may(r.Context(), "GET /api/v1/agents/{uid}/config", "") {
+			d.Config = c.configOf(r.Context(), uid, as)
+		} else if desired, _ := str(as, "desired"); desired != "" {
+			d.Config = &configView{DesiredHash: desired, DesiredErr: "Your role cannot read configurations: they may hold credentials (the operator role can)."}
+		}
 	}
 	if offer := asMap(a.Offer); offer != nil {
 		o := map[string]any{}
@@ -175,7 +179,7 @@ func (c *Console) agent(w http.ResponseWriter, r *http.Request, s *session) {
 		d.Offer = fields(o, offerOrder, nil)
 		d.OfferState, _ = str(a.Offer, "state")
 		d.OfferErr, _ = str(a.Offer, "error")
-		d.CanRetryOffer = d.OfferState == "failed"
+		d.CanRetryOffer = d.OfferState == "failed" && may(r.Context(), "POST /agents/{uid}/retry", c.opts.API.FleetOfAgent(uid))
 		if p := obj(a.Offer, "progress"); p != nil {
 			pv := &progressView{}
 			pv.Percent, _ = p["percent"].(float64)

@@ -30,7 +30,9 @@ type fleetView struct {
 	// ConfigRollout is the configuration rollout (nil without one).
 	ConfigRollout *configs.RolloutJSON
 	// Paused: a rollout of the fleet is paused; Running: one is not.
-	Paused, Running  bool
+	Paused, Running bool
+	// Operate: the operator may pause, resume and retry this fleet.
+	Operate          bool
 	HasPackage       bool
 	Waves            []waveView
 	ConfigWaves      []waveView
@@ -52,7 +54,7 @@ func (c *Console) fleetList(ctx context.Context) ([]fleetView, error) {
 	for _, f := range doc.Fleets {
 		v := fleetView{FleetJSON: f, HasPackage: f.Rollout.State != "none" && f.Rollout.State != "",
 			MembersLink: agentsLink("fleet", f.Name), FailedLink: agentsLink("fleet", f.Name, "offerState", "failed"),
-			ConfigFailedLink: agentsLink("fleet", f.Name, "syncState", "failed")}
+			ConfigFailedLink: agentsLink("fleet", f.Name, "syncState", "failed"), Operate: may(ctx, "POST /fleets/{name}/{op}", f.Name)}
 		if f.Config != nil {
 			var cr configs.RolloutJSON
 			if b, err := json.Marshal(f.Config); err == nil && json.Unmarshal(b, &cr) == nil {

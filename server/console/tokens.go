@@ -14,6 +14,8 @@ type tokensData struct {
 	Created *tokenDoc
 	Name    string
 	Labels  string
+	// Manage: the operator may create and revoke tokens.
+	Manage bool
 }
 
 func (c *Console) tokenList(r *http.Request) ([]tokenDoc, error) {
@@ -43,6 +45,7 @@ func (c *Console) showTokens(w http.ResponseWriter, r *http.Request, s *session,
 		return
 	}
 	d.Tokens = list
+	d.Manage = may(r.Context(), "POST /tokens", "")
 	c.render(w, r, status, "tokens", view{Title: "Enrollment tokens", Nav: "tokens", CSRF: s.csrf, Flash: flash, Error: errMsg, Data: d})
 }
 
