@@ -78,6 +78,22 @@ func (c *command) parse(args []string, stdout, stderr io.Writer) (code int, done
 	}
 }
 
+// parseMixed is parse for commands that take positional arguments, which
+// may come before, between or after the flags ("users update ada --role
+// viewer"); it returns them.
+func (c *command) parseMixed(args []string, stdout, stderr io.Writer) (positional []string, code int, done bool) {
+	for {
+		if code, done := c.parse(args, stdout, stderr); done {
+			return nil, code, true
+		}
+		if c.fs.NArg() == 0 {
+			return positional, 0, false
+		}
+		positional = append(positional, c.fs.Arg(0))
+		args = c.fs.Args()[1:]
+	}
+}
+
 // usageError prints a problem with the arguments and the usage to stderr; exit 2.
 func (c *command) usageError(stderr io.Writer, format string, args ...any) int {
 	fmt.Fprintf(stderr, "myriarchd %s: %s\n", c.fs.Name(), fmt.Sprintf(format, args...))

@@ -16,6 +16,9 @@ commands:
   serve                       run the server (settings: myriarchd serve --help)
   token create|list|revoke    manage enrollment tokens (admin API)
   agents list|show UID        show agents (admin API)
+  users create|list|update|delete
+                              manage the users of the admin API and console
+  apikeys create|list|delete  manage API keys for scripts
   console link                print a one-time login link to the browser console
   version                     print the version
   help [config]               print this text, or the settings of serve as Markdown
@@ -39,6 +42,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return tokenCmd(args[1:], stdout, stderr)
 	case "agents":
 		return agentsCmd(args[1:], stdout, stderr)
+	case "users":
+		return usersCmd(args[1:], stdout, stderr)
+	case "apikeys":
+		return apikeysCmd(args[1:], stdout, stderr)
 	case "console":
 		return consoleCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":

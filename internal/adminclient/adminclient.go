@@ -44,7 +44,7 @@ type Settings struct {
 // variable, the variable over file, file over the default.
 func FlagsWith(fs *flag.FlagSet, file func() (Settings, error)) func() (*Client, error) {
 	admin := fs.String("admin", "", "admin API base `URL` (env MYRIARCH_ADMIN; default http://127.0.0.1:4321)")
-	tokenFile := fs.String("admin-token-file", "", "admin token `FILE` (env MYRIARCH_ADMIN_TOKEN_FILE; default <data-dir>/admin.token; MYRIARCH_ADMIN_TOKEN holds the token itself)")
+	tokenFile := fs.String("admin-token-file", "", "admin token `FILE` (env MYRIARCH_ADMIN_TOKEN_FILE; default <data-dir>/admin.token; MYRIARCH_ADMIN_TOKEN holds the token itself, or an API key)")
 	dataDir := fs.String("data-dir", "", "server data `DIR` whose admin.token to read (env MYRIARCH_DATA_DIR; default "+DefaultDataDir+")")
 	return func() (*Client, error) {
 		var f Settings
@@ -97,6 +97,8 @@ func (c *Client) Do(method, path string, body, out any) error {
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	req.Header.Set("Content-Type", "application/json")
+	// The audit trail records the request as made with the CLI.
+	req.Header.Set("X-Myriarch-Client", "cli")
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return err
