@@ -1,8 +1,11 @@
 package server
 
 import (
+	"context"
 	"sync/atomic"
 
+	"github.com/myriarch/myriarch/server/access"
+	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/estate"
 )
 
@@ -17,9 +20,10 @@ type backgroundReload struct {
 }
 
 // reloadInBackground starts a reload, or asks the running one to load
-// once more when it ends. A load still running at shutdown is not waited
-// for: its result is not applied (see applyEstate).
-func (s *Server) reloadInBackground() {
+// once more when it ends; by names what asked (signal:SIGHUP,
+// estate-poll) in the audit record of each load. A load still running at
+// shutdown is not waited for: its result is not applied (see applyEstate).
+func (s *Server) reloadInBackground(by string) {
 	if !s.bg.running.CompareAndSwap(false, true) {
 		s.bg.again.Store(true)
 		return
@@ -27,7 +31,15 @@ func (s *Server) reloadInBackground() {
 	go func() {
 		for {
 			if !s.closing.Load() {
-				_ = s.ReloadEstate()
+				what, err := s.reloadEstate()
+				outcome, detail := admin.OutcomeOK, what
+				if err != nil {
+					outcome, detail = admin.OutcomeError, what+": "+err.Error()
+				}
+				if err := s.admin.Record(context.Background(), admin.AuditEntry{Actor: by, Via: access.ViaEstate, Action: "estate.reload",
+					Target: "estate", Outcome: outcome, Detail: detail}); err != nil {
+					s.log.Error("estate reload not recorded in the audit trail", "by", by, "err", err)
+				}
 			}
 			s.bg.running.Store(false)
 			if !s.bg.again.Swap(false) || !s.bg.running.CompareAndSwap(false, true) {

@@ -282,7 +282,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		Log:          s.log.With("component", "admin"),
 	}
 	if opts.Estate != "" {
-		deps.ReloadEstate = s.ReloadEstate
+		deps.ReloadEstate = s.reloadEstate
 		deps.EstateStatus = s.EstateStatus
 		e, err := estate.Load(opts.Estate)
 		if err != nil {
@@ -409,8 +409,15 @@ func (s *Server) OnEstate(fn func(*estate.Estate)) {
 // ReloadEstate re-reads the estate; on error the previous estate stays in
 // force and the error is shown at GET /api/v1/estate.
 func (s *Server) ReloadEstate() error {
+	_, err := s.reloadEstate()
+	return err
+}
+
+// reloadEstate is ReloadEstate that also says what it loaded or tried to:
+// the revision, and the author of a Git estate's commit.
+func (s *Server) reloadEstate() (string, error) {
 	if s.opts.Estate == "" {
-		return errors.New("no estate configured")
+		return "", errors.New("no estate configured")
 	}
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
@@ -421,11 +428,23 @@ func (s *Server) ReloadEstate() error {
 		s.estateErr, s.triedRev = err, rev
 		s.estateMu.Unlock()
 		s.log.Error("estate reload failed; keeping the previous estate", "revision", rev, "err", err)
-		return err
+		return revisionText(rev, estate.CommitAuthor(s.opts.Estate, rev)), err
 	}
 	s.applyEstate(e)
-	s.log.Info("estate reloaded", "dir", s.opts.Estate, "revision", e.Revision, "inventory", len(e.Inventory), "fleets", len(e.Fleets))
-	return nil
+	s.log.Info("estate reloaded", "dir", s.opts.Estate, "revision", e.Revision, "author", e.Author, "inventory", len(e.Inventory), "fleets", len(e.Fleets))
+	return revisionText(e.Revision, e.Author), nil
+}
+
+// revisionText names a revision for the audit trail: a Git commit with its
+// author, or the digest of the estate's files.
+func revisionText(rev, author string) string {
+	switch {
+	case rev == "":
+		return "revision unknown"
+	case author != "":
+		return "revision " + rev + " (commit by " + author + ")"
+	}
+	return "revision " + rev
 }
 
 // EstateStatus is GET /api/v1/estate: the revision in force, when it was
@@ -485,7 +504,7 @@ func (s *Server) pollEstate() {
 		s.estateMu.Unlock()
 		if !current && !tried {
 			s.log.Info("estate revision changed; reloading", "revision", rev)
-			s.reloadInBackground()
+			s.reloadInBackground("estate-poll")
 		}
 	}
 }
@@ -633,7 +652,7 @@ func Run(ctx context.Context, opts Options, reload <-chan struct{}) error {
 	for {
 		select {
 		case <-reload:
-			s.reloadInBackground()
+			s.reloadInBackground("signal:SIGHUP")
 			continue
 		case <-ctx.Done():
 		}

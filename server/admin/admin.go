@@ -32,9 +32,11 @@ type Deps struct {
 	Tokens       *credentials.Book
 	Registry     *registry.Registry
 	Disconnector Disconnector
-	// ReloadEstate reloads the estate; it returns the load error, if any
+	// ReloadEstate reloads the estate; it says what it loaded (the
+	// revision, and the commit's author for a Git estate) or tried to,
+	// and returns the load error, if any
 	// (the previous estate stays in force).
-	ReloadEstate func() error
+	ReloadEstate func() (string, error)
 	// EstateStatus is GET /api/v1/estate: the revision in force and the
 	// last reload's problems.
 	EstateStatus func() any
@@ -259,10 +261,13 @@ func (a *API) reloadEstate(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusConflict, "no estate configured (start myriarchd with --estate DIR)")
 		return
 	}
-	if err := a.d.ReloadEstate(); err != nil {
+	what, err := a.d.ReloadEstate()
+	if err != nil {
+		NoteAudit(r, "estate", what+": "+err.Error())
 		WriteJSON(w, http.StatusUnprocessableEntity, estateError(err))
 		return
 	}
+	NoteAudit(r, "estate", what)
 	WriteJSON(w, http.StatusOK, map[string]any{"reloaded": true})
 }
 

@@ -31,6 +31,9 @@ type Estate struct {
 	Blueprints *blueprint.Estate
 	// Revision identifies the content loaded (see Revision).
 	Revision string
+	// Author is the author of the Git commit Revision names ("Name
+	// <email>"), "" when the estate is identified by its files.
+	Author string
 	// LoadedAt is when the load finished.
 	LoadedAt time.Time
 }
@@ -98,7 +101,7 @@ func Load(dir string) (*Estate, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.Revision = rev
+	e.Revision, e.Author = rev, CommitAuthor(dir, rev)
 	e.Inventory = loadInventory(ps, filepath.Join(dir, "inventory"))
 	loadBlueprints(ps, e)
 	for _, ext := range extensions {

@@ -29,6 +29,28 @@ func Revision(dir string) (string, error) {
 	return digest(dir)
 }
 
+// CommitAuthor is the author ("Name <email>") of commit rev in the Git
+// work tree dir is in; "" when rev is not a commit there (an estate
+// identified by its files) or git cannot tell.
+func CommitAuthor(dir, rev string) string {
+	if strings.HasPrefix(rev, "sha256:") || rev == "" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "-C", dir, "log", "-1", "--format=%an <%ae>", rev, "--")
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	a := strings.TrimSpace(string(out))
+	if len(a) > 200 {
+		a = a[:200]
+	}
+	return a
+}
+
 // gitHead is the commit of HEAD of the work tree dir is in, when the
 // estate under dir is tracked and clean.
 func gitHead(dir string) (string, bool) {
