@@ -16,6 +16,10 @@ const (
 	Fleet
 	// Agent: the agent the {uid} path value names, within its fleet.
 	Agent
+	// Grant: rights given to a user or an API key. A principal scoped to
+	// fleets may grant too; what it grants must be within what it has,
+	// which the accounts check (Principal.Covers).
+	Grant
 )
 
 // Rule is what one route requires.
@@ -94,12 +98,12 @@ var Rules = map[string]Rule{
 	"POST /api/v1/tokens":         change(Admin, Global, "token.create"),
 	"DELETE /api/v1/tokens/{id}":  change(Admin, Global, "token.revoke"),
 	"GET /api/v1/users":           read(Viewer),
-	"POST /api/v1/users":          change(Admin, Global, "user.create"),
-	"PATCH /api/v1/users/{name}":  change(Admin, Global, "user.update"),
-	"DELETE /api/v1/users/{name}": change(Admin, Global, "user.delete"),
+	"POST /api/v1/users":          change(Admin, Grant, "user.create"),
+	"PATCH /api/v1/users/{name}":  change(Admin, Grant, "user.update"),
+	"DELETE /api/v1/users/{name}": change(Admin, Grant, "user.delete"),
 	"GET /api/v1/apikeys":         read(Viewer),
-	"POST /api/v1/apikeys":        change(Admin, Global, "apikey.create"),
-	"DELETE /api/v1/apikeys/{id}": change(Admin, Global, "apikey.revoke"),
+	"POST /api/v1/apikeys":        change(Admin, Grant, "apikey.create"),
+	"DELETE /api/v1/apikeys/{id}": change(Admin, Grant, "apikey.revoke"),
 	"POST /api/v1/console/links":  change(Admin, Global, "console.link"),
 	"GET /api/v1/whoami":          read(Viewer),
 
@@ -146,6 +150,8 @@ func Check(p Principal, rule Rule, fleet string) Decision {
 	}
 	scope := strings.Join(p.Fleets, ", ")
 	switch rule.Scope {
+	case Grant:
+		return Decision{Allowed: true, Need: rule.Need}
 	case Fleet, Agent:
 		if fleet != "" && p.InFleet(fleet) {
 			return Decision{Allowed: true, Need: rule.Need}

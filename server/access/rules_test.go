@@ -52,7 +52,9 @@ func TestRolesAsDefined(t *testing.T) {
 		{edgeOperator, "POST /api/v1/agents/{uid}/retry", "", false},
 		{edgeOperator, "POST /api/v1/estate/reload", "", false},
 		{edgeOperator, "GET /api/v1/agents", "", true},
-		{edgeAdmin, "POST /api/v1/users", "", false},
+		{edgeAdmin, "POST /api/v1/users", "", true}, // within its scope: the accounts check what it grants
+		{edgeAdmin, "POST /api/v1/tokens", "", false},
+		{edgeOperator, "POST /api/v1/apikeys", "", false},
 		{edgeAdmin, "POST /api/v1/fleets/{name}/resume", "edge", true},
 		// Public routes need nobody.
 		{Principal{}, "GET /healthz", "", true},
