@@ -98,3 +98,21 @@ func TestAccountsRefusals(t *testing.T) {
 		t.Fatalf("whoami: %d %s", code, body)
 	}
 }
+
+// An expired API key is refused from the moment it expires.
+func TestExpiredKeyRefused(t *testing.T) {
+	ts := startServer(t)
+	code, body := ts.api("POST", "/api/v1/apikeys", map[string]any{"name": "short", "role": "viewer", "expiresIn": "2s"})
+	var k struct{ Secret, ExpiresAt string }
+	json.Unmarshal(body, &k)
+	if code != http.StatusCreated || k.ExpiresAt == "" {
+		t.Fatalf("key: %d %s", code, body)
+	}
+	if code, _ := ts.apiAs(k.Secret, "GET", "/api/v1/agents"); code != http.StatusOK {
+		t.Fatalf("before it expires: %d", code)
+	}
+	waitFor(t, "the key to expire", func() bool {
+		code, body := ts.apiAs(k.Secret, "GET", "/api/v1/agents")
+		return code == http.StatusUnauthorized && strings.Contains(string(body), "expired at")
+	})
+}
