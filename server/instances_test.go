@@ -45,7 +45,14 @@ func startInstances(t *testing.T, n int) []*testServer {
 
 func (ts *testServer) listUIDs() []string {
 	ts.t.Helper()
-	code, body := ts.api("GET", "/api/v1/agents", nil)
+	return ts.listUIDsQuery("")
+}
+
+// listUIDsQuery lists the UIDs of the agents GET /api/v1/agents?query
+// answers.
+func (ts *testServer) listUIDsQuery(query string) []string {
+	ts.t.Helper()
+	code, body := ts.api("GET", "/api/v1/agents?"+query, nil)
 	if code != http.StatusOK {
 		ts.t.Fatalf("list agents: %d %s", code, body)
 	}

@@ -252,6 +252,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if s.notifier != nil {
 		src.Cluster, src.ClusterKinds = s.clusterStats, cluster.Kinds()
 	}
+	src.ConfigWarnings = func() map[string]int {
+		if s.configs == nil {
+			return nil
+		}
+		byKind, _ := s.configs.WarningCounts()
+		return byKind
+	}
 	s.metrics = metrics.New(src)
 	admission := backpressure.New(backpressure.Options{Rate: admissionRate})
 	s.opamp, err = opampsrv.New(s.registry, s.tokens, s.log.With("component", "opamp"),

@@ -51,3 +51,35 @@ func (d Dropped) String() string {
 	}
 	return fmt.Sprintf("receiver %s dropped: %s is not in the context", d.Receiver, d.Variable)
 }
+
+// Warning is something a render left out of a collector's configuration:
+// the assignment lists it, so a collector never looks in sync while part
+// of what it should collect was dropped.
+type Warning struct {
+	// Kind is what happened: WarningReceiverDropped.
+	Kind string `json:"kind"`
+	// Component is the rendered id of the receiver (or copy) left out.
+	Component string `json:"component"`
+	// Variable is the missing reference as written ("" when a dynamic
+	// provider had no mapping, see Reason).
+	Variable string `json:"variable"`
+	// Source is the Component as the estate names it.
+	Source string `json:"source"`
+	// Reason says why when no variable is missing.
+	Reason string `json:"reason,omitempty"`
+}
+
+// WarningReceiverDropped is a receiver left out of a render.
+const WarningReceiverDropped = "receiver_dropped"
+
+// Warning is d as an assignment's warning.
+func (d Dropped) Warning() Warning {
+	return Warning{Kind: WarningReceiverDropped, Component: d.Receiver, Variable: d.Variable, Source: d.Source, Reason: d.Reason}
+}
+
+func (w Warning) String() string {
+	if w.Variable == "" {
+		return fmt.Sprintf("receiver %s (%s) dropped: %s", w.Component, w.Source, w.Reason)
+	}
+	return fmt.Sprintf("receiver %s (%s) dropped: %s is not in the collector's context", w.Component, w.Source, w.Variable)
+}

@@ -495,3 +495,41 @@ func TestRenderStopsAtMaxBody(t *testing.T) {
 		t.Fatalf("small values: %v", err)
 	}
 }
+
+// A render whose every pipeline lost its receivers is an error, not a
+// configuration that collects nothing; one that keeps a pipeline lists
+// what it dropped.
+func TestRenderEveryPipelineDropped(t *testing.T) {
+	tm := compile(t, map[string]string{"teams/t/blueprints/b.yaml": `name: b
+version: 1
+owner: o
+components:
+  - name: files
+    class: receiver
+    type: filelog
+    version: 1
+    config:
+      include: ["${docker.paths.log}"]
+  - name: out
+    class: exporter
+    type: debug
+    version: 1
+pipelines:
+  logs:
+    - component: files
+    - component: out
+`}, "t/b")
+	_, err := tm.Render(Input{Context: Context{"site.id": "s1"}})
+	var re *Error
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "every pipeline lost its receivers") || !strings.Contains(err.Error(), "${docker.paths.log}") {
+		t.Fatalf("every receiver dropped: %v", err)
+	}
+	res, err := tm.Render(Input{Context: Context{"docker.paths.log": "/l"}})
+	if err != nil || len(res.Dropped) != 0 {
+		t.Fatalf("with the variable: %v %v", err, res.Dropped)
+	}
+	w := Dropped{Receiver: "filelog/files", Source: "files", Variable: "${docker.paths.log}"}.Warning()
+	if w.Kind != WarningReceiverDropped || w.Component != "filelog/files" || w.Variable != "${docker.paths.log}" {
+		t.Fatalf("warning %+v", w)
+	}
+}

@@ -236,12 +236,31 @@ func (t *Template) Render(in Input) (*Result, error) {
 	}
 	if len(gone) > 0 || len(copies) > 0 {
 		prune(&plan, gone)
+		if len(t.plan.Pipelines) > 0 && len(plan.Pipelines) == 0 {
+			return nil, &Error{Blueprint: t.id, Reason: "every pipeline lost its receivers, so the collector would collect nothing: " + listDropped(dropped)}
+		}
 	}
 	body, err := plan.YAMLWithin(MaxBody)
 	if err != nil {
 		return nil, &Error{Blueprint: t.id, Reason: fmt.Sprintf("the rendered configuration is over the %d-byte (4 MiB) limit", MaxBody)}
 	}
 	return &Result{Body: body, Dropped: dropped}, nil
+}
+
+// listDropped names what a render dropped, at most a few.
+func listDropped(ds []Dropped) string {
+	var b strings.Builder
+	for i, d := range ds {
+		if i == 4 {
+			fmt.Fprintf(&b, "; and %d more", len(ds)-4)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(d.String())
+	}
+	return b.String()
 }
 
 func (t *Template) errorf(c blueprint.Placed, variable, reason string) *Error {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strconv"
 
 	"github.com/google/uuid"
 
@@ -29,6 +30,8 @@ type Assignment struct {
 	// Context says what the render read: "attributes" (the attribute
 	// view) or "attributes+updater" (with the linked updater's providers).
 	Context *string `json:"context"`
+	// Warnings are what the assigned configuration leaves out (never null).
+	Warnings []configrender.Warning `json:"warnings"`
 }
 
 // ReportedConfig is what the agent last reported about its remote config.
@@ -51,6 +54,11 @@ func (a Assignment) WriteFields(o *admin.Object) {
 	o.Any("reported", a.Reported)
 	o.String("syncState", a.SyncState)
 	o.StringPtr("context", a.Context)
+	ws := a.Warnings
+	if ws == nil {
+		ws = []configrender.Warning{}
+	}
+	o.Any("warnings", ws)
 }
 
 // WriteFields implements admin.FieldWriter.
@@ -94,8 +102,17 @@ func (e *Engine) decorateLocked(a *registry.Agent, j *admin.Agent) {
 		if r.assigned != "" || r.err != "" {
 			out.Context = strp(r.source)
 		}
+		out.Warnings = r.warnings
 	}
 	j.Assignment = out
+}
+
+// hasWarnings reports whether an agent's configuration leaves something out.
+func (e *Engine) hasWarnings(uid uuid.UUID) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := e.records[uid]
+	return r != nil && len(r.warnings) > 0
 }
 
 // SyncState is an agent's sync state (none for agents the engine does not configure).
@@ -115,6 +132,15 @@ var hashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 func (e *Engine) Routes(api *admin.API) {
 	api.AddDecorator(admin.LockedDecorator{Mu: &e.mu, Locked: e.decorateLocked})
 	e.operatorRoutes(api)
+	api.AddFilter("configWarnings", func(v string) (func(a *registry.Agent) bool, error) {
+		want, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("configWarnings must be true or false, got %q", v)
+		}
+		return func(a *registry.Agent) bool {
+			return (a.Kind == registry.KindCollector || a.Kind == registry.KindBridge) && e.hasWarnings(a.UID) == want
+		}, nil
+	})
 	api.AddFilter("syncState", func(v string) (func(a *registry.Agent) bool, error) {
 		switch v {
 		case SyncNone, SyncInSync, SyncPending, SyncFailed, SyncDrift:

@@ -3,6 +3,7 @@ package configs
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -577,6 +578,7 @@ func (e *Engine) renderFor(r *record, f *fleetRollout) {
 			if r.assigned != "" {
 				e.event(r, "config_unassigned", "no configuration is assigned any more (the agent left its fleet or the fleet has no config)")
 			}
+			e.setWarnings(r, nil)
 			d := r.own()
 			d.assigned, d.desired, d.err, d.input, d.blueprint, d.revision, d.source = "", "", "", "", "", "", ""
 			d.sentHash, d.sentAt = "", 0
@@ -620,11 +622,43 @@ func (e *Engine) renderFor(r *record, f *fleetRollout) {
 	}
 	e.keepBody(res.hash, res.body)
 	d.err = ""
+	e.setWarnings(r, res.warnings)
 	if h := res.hash; h != r.assigned {
 		d.assigned = h
 		d.revision = e.revision()
 		e.event(r, "config_assigned", "assigned configuration "+short(h)+" of blueprint "+tm.id+" at revision "+orNone(r.revision))
 	}
+}
+
+// setWarnings makes ws what r's configuration leaves out: each new one is
+// an event. Caller holds e.mu.
+func (e *Engine) setWarnings(r *record, ws []configrender.Warning) {
+	if slices.Equal(ws, r.warnings) {
+		return
+	}
+	for _, w := range ws {
+		if !slices.Contains(r.warnings, w) {
+			e.event(r, "config_warning", w.String())
+		}
+	}
+	r.own().warnings = ws
+}
+
+// WarningCounts returns the warnings of every configured agent, by kind,
+// and how many agents have any (under "collectors").
+func (e *Engine) WarningCounts() (byKind map[string]int, collectors int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	byKind = map[string]int{}
+	for _, r := range e.records {
+		if len(r.warnings) > 0 {
+			collectors++
+		}
+		for _, w := range r.warnings {
+			byKind[w.Kind]++
+		}
+	}
+	return byKind, collectors
 }
 
 // renderLater has the context worker render uid's configuration without

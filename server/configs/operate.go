@@ -78,4 +78,8 @@ func (e *Engine) SyncCounts() map[string]int {
 func (e *Engine) operatorRoutes(api *admin.API) {
 	api.FleetRetry(e.actions, "/api/v1/fleets/{name}/config/retry", OpRetryFleet, e.RetryFleet)
 	api.AddSummary("configs", func() any { return e.SyncCounts() })
+	api.AddSummary("configWarnings", func() any {
+		byKind, collectors := e.WarningCounts()
+		return map[string]any{"collectors": collectors, "byKind": byKind}
+	})
 }

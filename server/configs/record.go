@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/myriarch/myriarch/internal/attributes"
+	"github.com/myriarch/myriarch/internal/configrender"
 	"github.com/myriarch/myriarch/internal/stamp"
 	"github.com/myriarch/myriarch/server/registry"
 )
@@ -88,6 +89,9 @@ type detail struct {
 	reported reported
 	err      string // the render error, shown as assignment.error
 	source   string // where the render's context came from
+	// warnings are what the render of assigned left out (shared with the
+	// records of the same render).
+	warnings []configrender.Warning
 
 	sentHash string
 	sentAt   stamp.Stamp
@@ -141,7 +145,8 @@ func (r *record) clearFailing() {
 func (d *detail) zero() bool {
 	return d.blueprint == "" && d.input == "" && d.revision == "" && d.assigned == "" && d.desired == "" &&
 		len(d.failed) == 0 && d.applied == "" && d.reported == (reported{}) && d.err == "" &&
-		d.source == "" && d.sentHash == "" && d.sentAt.IsZero() && d.failing == "" && !d.failingSeen && d.stuckWhy == ""
+		d.source == "" && d.sentHash == "" && d.sentAt.IsZero() && d.failing == "" && !d.failingSeen && d.stuckWhy == "" &&
+		len(d.warnings) == 0
 }
 
 // tracking is what is followed of an agent applying a configuration:
@@ -197,7 +202,8 @@ func (r *record) lastObserved() observed {
 // persisted is the stored form of a record.
 type persisted struct {
 	persistedFields
-	Failed []string `json:"failed,omitempty"`
+	Failed   []string               `json:"failed,omitempty"`
+	Warnings []configrender.Warning `json:"warnings,omitempty"`
 }
 
 // persistedFields are the comparable fields of persisted.
@@ -222,13 +228,14 @@ type persistedFields struct {
 }
 
 func (p persisted) equal(q persisted) bool {
-	return p.persistedFields == q.persistedFields && slices.Equal(p.Failed, q.Failed)
+	return p.persistedFields == q.persistedFields && slices.Equal(p.Failed, q.Failed) && slices.Equal(p.Warnings, q.Warnings)
 }
 
 func (r *record) persisted() persisted {
 	p := persisted{persistedFields: persistedFields{Fleet: r.fleet, Blueprint: r.blueprint, Input: r.input, Revision: r.revision,
 		Assigned: r.assigned, Desired: r.desired, Applied: r.applied,
-		Reported: r.reported, Effective: r.effective, Error: r.err, Source: r.source, Wave: int(r.wave)}, Failed: slices.Clone(r.failed)}
+		Reported: r.reported, Effective: r.effective, Error: r.err, Source: r.source, Wave: int(r.wave)}, Failed: slices.Clone(r.failed),
+		Warnings: r.warnings}
 	if !r.reportAt.IsZero() {
 		p.ReportAt = int64(r.reportAt)
 	}
@@ -249,7 +256,7 @@ func (r *record) restoreDecided(p persisted) {
 	d := *r.detail
 	d.blueprint, d.input, d.revision = p.Blueprint, p.Input, p.Revision
 	d.assigned, d.desired, d.failed, d.applied = p.Assigned, p.Desired, p.Failed, p.Applied
-	d.err, d.source = p.Error, p.Source
+	d.err, d.source, d.warnings = p.Error, p.Source, p.Warnings
 	r.setDetail(d)
 	r.fleet, r.wave = p.Fleet, int32(p.Wave)
 	r.reportAt = 0

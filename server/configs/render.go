@@ -26,11 +26,13 @@ type template struct {
 	byKey map[string]rendered // guarded by mu
 }
 
-// rendered is one render: the body and its hash, or the render error.
+// rendered is one render: the body, its hash and what it left out, or the
+// render error.
 type rendered struct {
-	hash string
-	body []byte
-	err  error
+	hash     string
+	body     []byte
+	warnings []configrender.Warning
+	err      error
 }
 
 // compileAll compiles every Blueprint the estate's fleets name, keeping the
@@ -107,6 +109,9 @@ func (tm *template) render(in configrender.Input, key string) rendered {
 	} else {
 		sum := sha256.Sum256(res.Body)
 		r.hash, r.body = hex.EncodeToString(sum[:]), res.Body
+		for _, d := range res.Dropped {
+			r.warnings = append(r.warnings, d.Warning())
+		}
 	}
 	tm.mu.Lock()
 	defer tm.mu.Unlock()

@@ -63,6 +63,8 @@ type agentData struct {
 	Updater       []field
 	Assignment    []field
 	AssignmentErr string
+	// Warnings are what the assigned configuration leaves out.
+	Warnings      []string
 	SyncState     string
 	Offer         []field
 	OfferState    string
@@ -137,6 +139,12 @@ func (c *Console) agent(w http.ResponseWriter, r *http.Request, s *session) {
 	if as := asMap(a.Assignment); as != nil {
 		flat := map[string]any{}
 		for k, v := range as {
+			if k == "warnings" {
+				for _, w := range asList(v) {
+					d.Warnings = append(d.Warnings, warningText(asMap(w)))
+				}
+				continue
+			}
 			if k == "reported" {
 				if rep, ok := v.(map[string]any); ok {
 					for rk, rv := range rep {
@@ -301,4 +309,25 @@ func (c *Console) configOf(ctx context.Context, uid uuid.UUID, as map[string]any
 	}
 	cv.Diff = h
 	return cv
+}
+
+// warningText says what one of the assignment's warnings left out.
+func warningText(w map[string]any) string {
+	comp, _ := str(w, "component")
+	src, _ := str(w, "source")
+	v, _ := str(w, "variable")
+	why, _ := str(w, "reason")
+	out := "receiver " + comp
+	if src != "" && src != comp {
+		out += " (" + src + ")"
+	}
+	if v != "" {
+		return out + " is left out: " + v + " is not in the collector's context"
+	}
+	return out + " is left out: " + why
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }

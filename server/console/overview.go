@@ -16,6 +16,9 @@ type summaryDoc struct {
 	Offers            map[string]int            `json:"offers"`
 	Pairings          map[string]int            `json:"pairings"`
 	Configs           map[string]int            `json:"configs"`
+	ConfigWarnings    *struct {
+		Collectors int `json:"collectors"`
+	} `json:"configWarnings"`
 }
 
 type kindRow struct {
@@ -94,6 +97,9 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 		d.Alerts = append(d.Alerts, alertRow{Label: "failed configs", N: sum.Configs["failed"], Link: agentsLink("syncState", "failed")})
 	} else if c.opts.API.HasFilter("syncState") {
 		d.Alerts = append(d.Alerts, alertRow{Label: "failed configs", N: c.count(ctx, "syncState=failed"), Link: agentsLink("syncState", "failed")})
+	}
+	if sum.ConfigWarnings != nil {
+		d.Alerts = append(d.Alerts, alertRow{Label: "configs with warnings", N: sum.ConfigWarnings.Collectors, Link: agentsLink("configWarnings", "true")})
 	}
 	fl, err := c.fleetList(ctx)
 	if err != nil {

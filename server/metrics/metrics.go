@@ -29,6 +29,9 @@ type Sources struct {
 	// changes, of ClusterKinds (instances sharing a PostgreSQL store).
 	Cluster      func() Cluster
 	ClusterKinds []string
+	// ConfigWarnings returns the configurations' warnings by kind
+	// (configs.Engine.WarningCounts); nil leaves the gauge out.
+	ConfigWarnings func() map[string]int
 }
 
 // Metrics holds the server's instruments.
@@ -76,6 +79,9 @@ func New(src Sources) *Metrics {
 	}
 	if src.Cluster != nil {
 		m.reg.MustRegister(&clusterCollector{fn: src.Cluster, kinds: src.ClusterKinds})
+	}
+	if src.ConfigWarnings != nil {
+		m.reg.MustRegister(&configWarningsCollector{fn: src.ConfigWarnings})
 	}
 	return m
 }
