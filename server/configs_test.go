@@ -182,10 +182,15 @@ func TestConfigurationEndToEnd(t *testing.T) {
 	// A new revision the collector rejects: failed, rolled back, retried.
 	est.write("fleets/edge.yaml", "name: edge\nselector: {site.type: edge}\nconfig:\n  blueprint: data-flow/gw\n")
 	est.write("teams/data-flow/blueprints/gw.yaml", strings.Replace(configBlueprint, "type: file", "type: nosuch", 1))
-	a = ts.waitAgent(col.uid, "failed", syncState(configs.SyncFailed))
+	// Rolled back to the last applied configuration: drift (seed 003),
+	// the failed hash and its reason kept.
+	a = ts.waitAgent(col.uid, "failed and rolled back", func(a admin.Agent) bool {
+		as := assignmentOf(t, a)
+		return as.SyncState == configs.SyncDrift && as.Failed != nil
+	})
 	as = assignmentOf(t, a)
 	bad := deref(as.Assigned)
-	if bad == good || deref(as.Failed) != bad || deref(as.Desired) != good || !strings.Contains(deref(as.Reported.Error), "nosuch") && deref(as.Reported.Hash) == bad {
+	if bad == good || deref(as.Failed) != bad || deref(as.Desired) != good || !strings.Contains(deref(as.FailedReason), "nosuch") {
 		t.Fatalf("after FAILED: %+v", as)
 	}
 	ts.waitAgent(col.uid, "rolled back and applied", func(a admin.Agent) bool {
@@ -214,7 +219,7 @@ func TestConfigurationEndToEnd(t *testing.T) {
 
 	ts = ts.restart()
 	as = assignmentOf(t, ts.mustAgent(col.uid))
-	if deref(as.Assigned) != bad || deref(as.Failed) != bad || as.SyncState != configs.SyncFailed {
+	if deref(as.Assigned) != bad || deref(as.Failed) != bad || as.SyncState != configs.SyncDrift || !strings.Contains(deref(as.FailedReason), "nosuch") {
 		t.Fatalf("after restart: %+v", as)
 	}
 }

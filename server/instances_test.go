@@ -275,7 +275,7 @@ func TestConfigAssignmentsAcrossInstances(t *testing.T) {
 	est.write("teams/data-flow/blueprints/gw.yaml", strings.Replace(configBlueprint, "type: file", "type: nosuch", 1))
 	a.waitAgent(col.uid, "failed and rolled back on A", func(x admin.Agent) bool {
 		as := assignmentOf(t, x)
-		return as.SyncState == configs.SyncFailed && deref(as.Reported.Hash) == good && as.Reported.Status == "applied"
+		return as.SyncState == configs.SyncDrift && as.Failed != nil && deref(as.Reported.Hash) == good && as.Reported.Status == "applied"
 	})
 	bad := deref(assignmentOf(t, a.mustAgent(col.uid)).Failed)
 	b.waitAgent(col.uid, "the failed hash known on B", func(x admin.Agent) bool {
@@ -294,7 +294,7 @@ func TestConfigAssignmentsAcrossInstances(t *testing.T) {
 	if moved.body(bad) != nil {
 		t.Fatal("B sent the configuration that failed on A")
 	}
-	if as := assignmentOf(t, b.mustAgent(col.uid)); deref(as.Failed) != bad || as.SyncState != configs.SyncFailed {
+	if as := assignmentOf(t, b.mustAgent(col.uid)); deref(as.Failed) != bad || as.SyncState != configs.SyncDrift || deref(as.FailedReason) == "" {
 		t.Fatalf("on B after the move: %+v", as)
 	}
 }

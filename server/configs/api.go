@@ -17,16 +17,19 @@ import (
 // Assignment is an agent's "assignment" JSON: the fleet and target version
 // of the package rollout with the configuration's hashes and sync state.
 type Assignment struct {
-	Fleet         *string        `json:"fleet"`
-	TargetVersion *string        `json:"targetVersion"`
-	Error         *string        `json:"error"`
-	Revision      *string        `json:"revision"`
-	Blueprint     *string        `json:"blueprint"`
-	Assigned      *string        `json:"assigned"`
-	Desired       *string        `json:"desired"`
-	Failed        *string        `json:"failed"`
-	Reported      ReportedConfig `json:"reported"`
-	SyncState     string         `json:"syncState"`
+	Fleet         *string `json:"fleet"`
+	TargetVersion *string `json:"targetVersion"`
+	Error         *string `json:"error"`
+	Revision      *string `json:"revision"`
+	Blueprint     *string `json:"blueprint"`
+	Assigned      *string `json:"assigned"`
+	Desired       *string `json:"desired"`
+	Failed        *string `json:"failed"`
+	// FailedReason says why the failed hash failed: the agent's FAILED
+	// message, or the timeout that failed it without one.
+	FailedReason *string        `json:"failedReason"`
+	Reported     ReportedConfig `json:"reported"`
+	SyncState    string         `json:"syncState"`
 	// Context says what the render read: "attributes" (the attribute
 	// view) or "attributes+updater" (with the linked updater's providers).
 	Context *string `json:"context"`
@@ -51,6 +54,7 @@ func (a Assignment) WriteFields(o *admin.Object) {
 	o.StringPtr("assigned", a.Assigned)
 	o.StringPtr("desired", a.Desired)
 	o.StringPtr("failed", a.Failed)
+	o.StringPtr("failedReason", a.FailedReason)
 	o.Any("reported", a.Reported)
 	o.String("syncState", a.SyncState)
 	o.StringPtr("context", a.Context)
@@ -81,7 +85,7 @@ func (e *Engine) decorateLocked(a *registry.Agent, j *admin.Agent) {
 	if a.Kind != registry.KindCollector && a.Kind != registry.KindBridge {
 		return
 	}
-	out := Assignment{SyncState: SyncNone, Reported: ReportedConfig{Status: StatusUnset}}
+	out := Assignment{SyncState: SyncNone, Reported: ReportedConfig{Status: StatusUnset}, Warnings: []configrender.Warning{}}
 	if pkg, ok := j.Assignment.(offers.Assignment); ok {
 		out.Fleet, out.TargetVersion, out.Error = pkg.Fleet, pkg.TargetVersion, pkg.Error
 	}
@@ -94,6 +98,9 @@ func (e *Engine) decorateLocked(a *registry.Agent, j *admin.Agent) {
 		}
 		out.Revision, out.Blueprint = strp(r.revision), strp(r.blueprint)
 		out.Assigned, out.Desired, out.Failed = strp(r.assigned), strp(r.desired), strp(r.failedHash())
+		if out.Failed != nil {
+			out.FailedReason = strp(r.failedWhy)
+		}
 		out.Reported = ReportedConfig{Hash: strp(r.reported.Hash), Status: r.reported.Status, Error: strp(r.reported.Error)}
 		if out.Reported.Status == "" {
 			out.Reported.Status = StatusUnset
@@ -102,7 +109,9 @@ func (e *Engine) decorateLocked(a *registry.Agent, j *admin.Agent) {
 		if r.assigned != "" || r.err != "" {
 			out.Context = strp(r.source)
 		}
-		out.Warnings = r.warnings
+		if r.warnings != nil {
+			out.Warnings = r.warnings
+		}
 	}
 	j.Assignment = out
 }
@@ -236,7 +245,7 @@ func (e *Engine) Retry(uid uuid.UUID) error {
 	if r == nil || !r.view.Known() {
 		return fmt.Errorf("no configured agent %s", uid)
 	}
-	r.own().failed = nil
+	r.own().failed, r.own().failedWhy = nil, ""
 	if r.reported.Status == StatusFailed {
 		// The failure is the agent's last word about that hash; it no
 		// longer blocks an offer.

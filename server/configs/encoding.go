@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/myriarch/myriarch/internal/configrender"
 )
 
 // recordFormat is the first byte of a stored record. A stored record is
@@ -12,8 +14,12 @@ import (
 // compact binary form rather than JSON: the version byte, then every
 // string field as a uvarint length and its bytes in persistedFields order,
 // then the number of failed hashes and each of them, then (since format 2)
-// the wave and the report time (Unix ns) as uvarints.
-const recordFormat = 2
+// the wave and the report time (Unix ns) as uvarints, then (since format
+// 3) the number of warnings and each as its five strings.
+const recordFormat = 3
+
+// maxWarnings bounds the warnings a stored record may hold.
+const maxWarnings = 1 << 12
 
 func (p *persisted) strings(format byte) []*string {
 	s := []*string{&p.Fleet, &p.Blueprint, &p.Input, &p.Revision, &p.Assigned, &p.Desired, &p.Applied,
@@ -21,7 +27,14 @@ func (p *persisted) strings(format byte) []*string {
 	if format >= 2 {
 		s = append(s, &p.Source)
 	}
+	if format >= 3 {
+		s = append(s, &p.FailedWhy)
+	}
 	return s
+}
+
+func warningStrings(w *configrender.Warning) []*string {
+	return []*string{&w.Kind, &w.Component, &w.Variable, &w.Source, &w.Reason}
 }
 
 func (p persisted) marshal() []byte {
@@ -38,6 +51,13 @@ func (p persisted) marshal() []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(p.Wave))
 	b = binary.AppendUvarint(b, uint64(max(p.ReportAt, 0)))
+	b = binary.AppendUvarint(b, uint64(len(p.Warnings)))
+	for i := range p.Warnings {
+		for _, s := range warningStrings(&p.Warnings[i]) {
+			b = binary.AppendUvarint(b, uint64(len(*s)))
+			b = append(b, *s...)
+		}
+	}
 	return b
 }
 
@@ -92,6 +112,23 @@ func (p *persisted) unmarshal(data []byte, str func([]byte) string) error {
 			nums[i], data = n, data[k:]
 		}
 		p.Wave, p.ReportAt = int(min(nums[0], 1<<20)), int64(min(nums[1], 1<<62))
+	}
+	if format >= 3 {
+		n, k := binary.Uvarint(data)
+		if k <= 0 || n > maxWarnings {
+			return errTruncated
+		}
+		data = data[k:]
+		p.Warnings = nil
+		for range n {
+			var w configrender.Warning
+			for _, s := range warningStrings(&w) {
+				if *s, err = next(); err != nil {
+					return err
+				}
+			}
+			p.Warnings = append(p.Warnings, w)
+		}
 	}
 	if len(data) != 0 {
 		return fmt.Errorf("%d bytes after the record", len(data))

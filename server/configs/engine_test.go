@@ -139,8 +139,10 @@ func TestFailureRollsBackAndRetryOffersAgain(t *testing.T) {
 	}
 	resp := h.status(col, bad, failedSt, "unknown type: \"nosuch\"")
 	r := h.rec(col)
-	if r.desired != good || r.failedHash() != bad || r.syncState() != SyncFailed {
-		t.Fatalf("after FAILED: desired %s failed %s sync %s", short(r.desired), short(r.failedHash()), r.syncState())
+	// Rolled back to the last applied configuration: drift (seed 003), the
+	// failure kept in the failed hash and its reason.
+	if r.desired != good || r.failedHash() != bad || r.syncState() != SyncDrift || r.failedWhy != `unknown type: "nosuch"` {
+		t.Fatalf("after FAILED: desired %s failed %s sync %s why %q", short(r.desired), short(r.failedHash()), r.syncState(), r.failedWhy)
 	}
 	if resp.RemoteConfig == nil || hex.EncodeToString(resp.RemoteConfig.ConfigHash) != good {
 		// The WebSocket sender may have sent it first.
@@ -152,8 +154,8 @@ func TestFailureRollsBackAndRetryOffersAgain(t *testing.T) {
 		t.Fatalf("events %v", h.events(col))
 	}
 	h.status(col, good, applied, "")
-	if s := h.rec(col).syncState(); s != SyncFailed {
-		t.Fatalf("back on the good config the failure must still show: %s", s)
+	if r := h.rec(col); r.syncState() != SyncDrift || r.waveState() != waveRolledBack || r.failedHash() != bad {
+		t.Fatalf("back on the good config: %s (waves: %s), failed %s", r.syncState(), r.waveState(), short(r.failedHash()))
 	}
 	// Nothing offers the failed hash again by itself.
 	h.clk.add(time.Hour)
@@ -163,8 +165,8 @@ func TestFailureRollsBackAndRetryOffersAgain(t *testing.T) {
 	if err := h.e.Retry(col); err != nil {
 		t.Fatal(err)
 	}
-	if r := h.rec(col); r.desired != bad || r.syncState() != SyncPending {
-		t.Fatalf("after retry: desired %s sync %s", short(r.desired), r.syncState())
+	if r := h.rec(col); r.desired != bad || r.syncState() != SyncPending || r.failedWhy != "" {
+		t.Fatalf("after retry: desired %s sync %s why %q", short(r.desired), r.syncState(), r.failedWhy)
 	}
 	h.status(col, bad, failedSt, "unknown type: \"nosuch\"")
 	if r := h.rec(col); r.desired != good || !r.isFailed(bad) {
@@ -385,8 +387,8 @@ func TestStuckApplyingFails(t *testing.T) {
 	h.clk.add(25 * time.Second)
 	h.message(col, heartbeat(), false)
 	r := h.rec(col)
-	if !r.isFailed(bad) || r.desired != good || r.syncState() != SyncFailed {
-		t.Fatalf("stuck: desired %s failed %v sync %s", short(r.desired), r.failed, r.syncState())
+	if !r.isFailed(bad) || r.desired != good || r.syncState() != SyncDrift || !strings.HasPrefix(r.failedWhy, "no FAILED report; the collector has been unhealthy") {
+		t.Fatalf("stuck: desired %s failed %v sync %s why %q", short(r.desired), r.failed, r.syncState(), r.failedWhy)
 	}
 	msgs := h.eventMessages(col, "config_failed")
 	if len(msgs) != 1 || !strings.Contains(msgs[0], "unhealthy") || !strings.Contains(msgs[0], "exited unexpectedly") {
@@ -532,5 +534,26 @@ func TestRenderOutsideTheLock(t *testing.T) {
 	<-done
 	if r := h.rec(slow); r.assigned == "" {
 		t.Fatalf("the slow collector was not assigned once its render ended: %+v", r)
+	}
+}
+
+// A FAILED report for the desired configuration with nothing applied to
+// go back to is "failed", with the agent's reason, until it is retried.
+func TestFailedWithoutRollback(t *testing.T) {
+	h := newHarness(t)
+	h.write("teams/data-flow/blueprints/gw.yaml", strings.Replace(gatewayBlueprint, "type: file", "type: nosuch", 1))
+	h.start()
+	h.clk.add(time.Minute)
+	col := uuid.New()
+	h.connect(col, "site.type=edge", "site.id=s1")
+	bad := h.rec(col).desired
+	h.status(col, bad, failedSt, "unknown type: \"nosuch\"")
+	if r := h.rec(col); r.desired != bad || r.syncState() != SyncFailed || r.failedWhy != `unknown type: "nosuch"` {
+		t.Fatalf("desired %s sync %s why %q", short(r.desired), r.syncState(), r.failedWhy)
+	}
+	// The agent restarts and reports nothing: the failure stands.
+	h.status(col, "", protobufs.RemoteConfigStatuses_RemoteConfigStatuses_UNSET, "")
+	if s := h.rec(col).syncState(); s != SyncFailed {
+		t.Fatalf("after an empty report: %s", s)
 	}
 }

@@ -19,7 +19,9 @@ type RolloutJSON struct {
 	PausedBy string `json:"pausedBy,omitempty"`
 }
 
-// WaveJSON counts a wave's collectors by sync state.
+// WaveJSON counts a wave's collectors by sync state; States also counts
+// those rolled back from a failed configuration ("rolled_back", drift to
+// their sync state), and Failed both the failed and the rolled back.
 type WaveJSON struct {
 	Wave   string         `json:"wave"`
 	Total  int            `json:"total"`
@@ -56,7 +58,7 @@ func (e *Engine) FleetJSON(name string) any {
 			states[k] = v
 		}
 		out.Waves = append(out.Waves, WaveJSON{Wave: name, Total: f.waves.Total(w), Open: f.waves.GateOpen(w),
-			InSync: states[SyncInSync], Failed: states[SyncFailed], States: states})
+			InSync: states[SyncInSync], Failed: states[SyncFailed] + states[waveRolledBack], States: states})
 	}
 	switch {
 	case f.Paused:

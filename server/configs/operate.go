@@ -44,7 +44,7 @@ func (e *Engine) RetryFleet(name string) (int, error) {
 		if r == nil || len(r.failed) == 0 {
 			continue
 		}
-		r.own().failed = nil
+		r.own().failed, r.own().failedWhy = nil, ""
 		if r.reported.Status == StatusFailed {
 			r.sendAgain()
 		}
@@ -66,6 +66,9 @@ func (e *Engine) SyncCounts() map[string]int {
 	for _, f := range e.fleets {
 		for w := range f.waves.Len() {
 			for st, n := range f.waves.Counts(w) {
+				if st == waveRolledBack {
+					st = SyncDrift
+				}
 				out[st] += n
 			}
 		}

@@ -89,6 +89,9 @@ type detail struct {
 	reported reported
 	err      string // the render error, shown as assignment.error
 	source   string // where the render's context came from
+	// failedWhy is why the newest failed hash failed: the agent's FAILED
+	// message, or the timeout that failed it without one.
+	failedWhy string
 	// warnings are what the render of assigned left out (shared with the
 	// records of the same render).
 	warnings []configrender.Warning
@@ -146,7 +149,7 @@ func (d *detail) zero() bool {
 	return d.blueprint == "" && d.input == "" && d.revision == "" && d.assigned == "" && d.desired == "" &&
 		len(d.failed) == 0 && d.applied == "" && d.reported == (reported{}) && d.err == "" &&
 		d.source == "" && d.sentHash == "" && d.sentAt.IsZero() && d.failing == "" && !d.failingSeen && d.stuckWhy == "" &&
-		len(d.warnings) == 0
+		len(d.warnings) == 0 && d.failedWhy == ""
 }
 
 // tracking is what is followed of an agent applying a configuration:
@@ -218,6 +221,7 @@ type persistedFields struct {
 	Reported  reported `json:"reported"`
 	Effective string   `json:"effective,omitempty"`
 	Error     string   `json:"error,omitempty"`
+	FailedWhy string   `json:"failedWhy,omitempty"`
 	// Source is where the render's context came from; Wave the agent's
 	// wave in its fleet; ReportAt when the last report applied was
 	// received (Unix ns): what the instances sharing a store need of a
@@ -234,7 +238,7 @@ func (p persisted) equal(q persisted) bool {
 func (r *record) persisted() persisted {
 	p := persisted{persistedFields: persistedFields{Fleet: r.fleet, Blueprint: r.blueprint, Input: r.input, Revision: r.revision,
 		Assigned: r.assigned, Desired: r.desired, Applied: r.applied,
-		Reported: r.reported, Effective: r.effective, Error: r.err, Source: r.source, Wave: int(r.wave)}, Failed: slices.Clone(r.failed),
+		Reported: r.reported, Effective: r.effective, Error: r.err, FailedWhy: r.failedWhy, Source: r.source, Wave: int(r.wave)}, Failed: slices.Clone(r.failed),
 		Warnings: r.warnings}
 	if !r.reportAt.IsZero() {
 		p.ReportAt = int64(r.reportAt)
@@ -256,7 +260,7 @@ func (r *record) restoreDecided(p persisted) {
 	d := *r.detail
 	d.blueprint, d.input, d.revision = p.Blueprint, p.Input, p.Revision
 	d.assigned, d.desired, d.failed, d.applied = p.Assigned, p.Desired, p.Failed, p.Applied
-	d.err, d.source, d.warnings = p.Error, p.Source, p.Warnings
+	d.err, d.source, d.warnings, d.failedWhy = p.Error, p.Source, p.Warnings, p.FailedWhy
 	r.setDetail(d)
 	r.fleet, r.wave = p.Fleet, int32(p.Wave)
 	r.reportAt = 0
@@ -310,16 +314,17 @@ func (r *record) addFailed(h string) {
 	}
 }
 
-// syncState derives the seed 003 sync state. "failed" covers both a
-// FAILED report for the desired hash and an assigned hash that failed
-// before and was rolled back from, so a rollback keeps showing the failure
-// until the estate or an operator (retry) changes it.
+// syncState derives the seed 003 sync state: "failed" when the desired
+// configuration failed (the agent reported FAILED for it, or it stayed
+// unhealthy applying it: failedWhy says which), "drift" when desired
+// differs from assigned — a rollout that has not reached the agent, or a
+// rollback to the last applied configuration after the assigned one
+// failed (assignment.failed and failedReason keep the failure).
 func (r *record) syncState() string {
 	switch {
 	case r.assigned == "":
 		return SyncNone
-	case r.isFailed(r.assigned),
-		r.reported.Status == StatusFailed && r.reported.Hash == r.desired && r.desired != "":
+	case r.desired != "" && (r.isFailed(r.desired) || r.reported.Status == StatusFailed && r.reported.Hash == r.desired):
 		return SyncFailed
 	case r.desired != r.assigned:
 		return SyncDrift
@@ -328,6 +333,21 @@ func (r *record) syncState() string {
 	default:
 		return SyncPending
 	}
+}
+
+// waveRolledBack is the state a fleet's waves count an agent in when it
+// was rolled back from its failed assigned configuration: drift to the
+// sync state, but done for the waves (a failure of the rollout, which the
+// failure budget governs, not a member it has yet to reach).
+const waveRolledBack = "rolled_back"
+
+// waveState is the state the fleet's waves count r in.
+func (r *record) waveState() string {
+	st := r.syncState()
+	if st == SyncDrift && r.isFailed(r.assigned) {
+		return waveRolledBack
+	}
+	return st
 }
 
 // failedHash is the failed hash the assignment shows: the assigned one when

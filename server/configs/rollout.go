@@ -39,7 +39,7 @@ const rolloutKey = "configrollout/"
 // syncDone reports whether a member in a sync state no longer holds back
 // later waves.
 func syncDone(state string) bool {
-	return state == SyncNone || state == SyncInSync || state == SyncFailed
+	return state == SyncNone || state == SyncInSync || state == SyncFailed || state == waveRolledBack
 }
 
 func newFleetRollout(def estate.Fleet) *fleetRollout {
@@ -73,7 +73,7 @@ func (e *Engine) count(r *record) {
 	if r.countedIn != r.fleet {
 		e.uncount(r)
 	}
-	f.waves.Set(r.uid, int(r.wave), r.syncState())
+	f.waves.Set(r.uid, int(r.wave), r.waveState())
 	r.countedIn = r.fleet
 }
 

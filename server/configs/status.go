@@ -184,7 +184,8 @@ func (e *Engine) stuck(r *record) (string, bool) {
 	if now.Sub(since) < e.opts.StuckAfter {
 		return "", false
 	}
-	why := "the collector has been unhealthy for " + now.Sub(since).Round(time.Second).String() + " while applying it"
+	why := "no FAILED report; the collector has been unhealthy for " + now.Sub(since).Round(time.Second).String() +
+		" while applying it (a configuration APPLYING while unhealthy for " + e.opts.StuckAfter.String() + " fails)"
 	if tr.healthErr != "" {
 		why += ": " + tr.healthErr
 	}
@@ -245,6 +246,7 @@ func (e *Engine) failed(r *record, h, why string) {
 		return
 	}
 	r.addFailed(h)
+	r.own().failedWhy = why
 	e.event(r, "config_failed", "configuration "+short(h)+" failed: "+why)
 	if f := e.fleets[r.fleet]; f != nil {
 		f.Failures++

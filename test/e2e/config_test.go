@@ -48,8 +48,11 @@ func TestConfigurationFromTheEstate(t *testing.T) {
 	if err := e.srv.Reload(); err != nil {
 		t.Fatal(err)
 	}
+	// Rolled back to the last applied configuration: drift (seed 003),
+	// the failure kept in the failed hash.
 	col = e.waitCollector("new revision failed and rolled back", 2*time.Minute, func(a site.Agent) bool {
-		return a.Assignment.SyncState == "failed" && site.Str(a.Assignment.Reported.Hash) == good && a.Assignment.Reported.Status == "applied"
+		return a.Assignment.SyncState == "drift" && site.Str(a.Assignment.Failed) != "" &&
+			site.Str(a.Assignment.Reported.Hash) == good && a.Assignment.Reported.Status == "applied"
 	})
 	bad := site.Str(col.Assignment.Assigned)
 	if bad == good || site.Str(col.Assignment.Failed) != bad || site.Str(col.Assignment.Desired) != good {
@@ -96,7 +99,7 @@ func TestConfigurationFromTheEstate(t *testing.T) {
 	if !restartedWithBad {
 		t.Fatal("could not stop the Supervisor with the rejected configuration cached")
 	}
-	if col.Assignment.SyncState != "failed" || site.Str(col.Assignment.Failed) != bad {
+	if col.Assignment.SyncState != "drift" || site.Str(col.Assignment.Failed) != bad {
 		t.Fatalf("after the restart: %+v", col.Assignment)
 	}
 	failures := 0
