@@ -56,13 +56,18 @@ type configCollector struct {
 	last   string            // hash of the last config received
 }
 
-func (ts *testServer) startConfigCollector(token, site string) *configCollector {
+// startConfigCollector starts one at version 0.149.0, or at version[0].
+func (ts *testServer) startConfigCollector(token, site string, version ...string) *configCollector {
 	ts.t.Helper()
+	v := "0.149.0"
+	if len(version) > 0 {
+		v = version[0]
+	}
 	cc := &configCollector{uid: newUID(ts.t), bodies: map[string][]byte{}}
 	cc.mu.Lock() // until cc.c is set: replies wait for it
 	defer cc.mu.Unlock()
 	cc.c = ts.connect(agentSpec{uid: cc.uid, token: token,
-		identifying: kvs("service.name", "otelcol-contrib", "service.version", "0.149.0", "service.instance.id", cc.uid.String()),
+		identifying: kvs("service.name", "otelcol-contrib", "service.version", v, "service.instance.id", cc.uid.String()),
 		nonIdent:    kvs("host.name", "h-"+site, "os.type", "linux", "host.arch", "amd64", "site.type", "edge", "site.id", site),
 		capabilities: baseCaps | protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig |
 			protobufs.AgentCapabilities_AgentCapabilities_ReportsRemoteConfig,

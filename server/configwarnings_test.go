@@ -87,3 +87,26 @@ func TestConfigWarnings(t *testing.T) {
 		t.Fatalf("a configuration collecting nothing was assigned: %+v", as)
 	}
 }
+
+// A configuration's error and a package offer's are kept apart: the render
+// error in assignment.error, the offer's problem on the offer.
+func TestRenderAndOfferErrorsApart(t *testing.T) {
+	est := newEstate(t)
+	est.addVersion("0.149.0")
+	est.mkdir("teams/data-flow/blueprints")
+	est.write("teams/data-flow/blueprints/gw.yaml", strings.Replace(configBlueprint, "${site.id}", "${site.missing}", 1))
+	est.write("fleets/edge.yaml", "name: edge\nselector: {site.type: edge}\npackage: "+pkgName+"\ntargetVersion: 0.149.0\nconfig:\n  blueprint: data-flow/gw\n")
+	ts := startServer(t, func(o *server.Options) { o.Estate = est.dir })
+	col := ts.startConfigCollector(ts.createToken("edge", nil).Token, "s1", "nightly")
+	a := ts.waitAgent(col.uid, "both errors", func(a admin.Agent) bool {
+		o, _ := a.Offer.(map[string]any)
+		return assignmentOf(t, a).Error != nil && o != nil
+	})
+	if e := deref(assignmentOf(t, a).Error); !strings.Contains(e, "${site.missing}") || strings.Contains(e, "targetVersion") {
+		t.Fatalf("assignment.error %q", e)
+	}
+	o := a.Offer.(map[string]any)
+	if o["state"] != "not_offered" || !strings.Contains(o["error"].(string), `service.version "nightly", which is not a version`) {
+		t.Fatalf("offer %+v", o)
+	}
+}

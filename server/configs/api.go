@@ -93,7 +93,9 @@ func (e *Engine) decorateLocked(a *registry.Agent, j *admin.Agent) {
 		if out.Fleet == nil {
 			out.Fleet = strp(r.fleet)
 		}
-		if out.Error == nil {
+		if r.err != "" {
+			// The configuration's error: a package offer's problem is on
+			// the offer.
 			out.Error = strp(r.err)
 		}
 		out.Revision, out.Blueprint = strp(r.revision), strp(r.blueprint)

@@ -13,7 +13,7 @@ var offersDesc = prometheus.NewDesc("myriarch_offers",
 // reads 0 rather than disappearing.
 var offerStates = []string{
 	offers.UpToDate, offers.WaitingWave, offers.Offered, offers.Downloading, offers.Installing,
-	offers.Installed, offers.Failed, offers.HeldAmbiguous, offers.NoUpdater, offers.NoArtifact, offers.Paused,
+	offers.Installed, offers.Failed, offers.HeldAmbiguous, offers.NoUpdater, offers.NoArtifact, offers.Paused, offers.NotOffered,
 }
 
 type offersCollector struct{ fn func() map[string]int }

@@ -39,6 +39,9 @@ const (
 	NoUpdater     = "no_updater"
 	NoArtifact    = "no_artifact"
 	Paused        = "paused"
+	// NotOffered: the collector's fleet has a package, but no offer can be
+	// made (a version that is not one); the offer's error says why.
+	NotOffered = "not_offered"
 )
 
 // Sender delivers a message to an agent (opampsrv.Server.Send).

@@ -89,7 +89,7 @@ func (e *Engine) evalOneLocked(c *collector) {
 	if state != Downloading {
 		c.setProgress(nil)
 	}
-	if state == "" || state == UpToDate || state == Failed {
+	if state == "" || state == UpToDate || state == Failed || state == NotOffered {
 		if u != nil {
 			delete(e.desired, u.uid)
 		}
@@ -113,13 +113,11 @@ func (e *Engine) decideLocked(c *collector, f *fleet, u *updater) (string, strin
 	}
 	cur, err := e.versionLocked(c.version)
 	if err != nil {
-		c.setAssign(fmt.Sprintf("collector reports service.version %q, which is not a version", c.version))
-		return "", ""
+		return NotOffered, fmt.Sprintf("collector reports service.version %q, which is not a version", c.version)
 	}
 	tgt, err := e.versionLocked(f.def.TargetVersion)
 	if err != nil {
-		c.setAssign(fmt.Sprintf("fleet %s targetVersion %q is not a version", f.def.Name, f.def.TargetVersion))
-		return "", ""
+		return NotOffered, fmt.Sprintf("fleet %s targetVersion %q is not a version", f.def.Name, f.def.TargetVersion)
 	}
 	if cur.Equal(tgt) {
 		return UpToDate, ""

@@ -148,7 +148,8 @@ func (e *Engine) saveFleets(dirty map[string]*rolloutState) {
 
 // offerDone reports whether a collector in an offer state no longer holds
 // back later waves.
-func offerDone(state string) bool { return state == UpToDate || state == Failed }
+// A collector no offer can be made to (NotOffered) waits on nothing either.
+func offerDone(state string) bool { return state == UpToDate || state == Failed || state == NotOffered }
 
 // countLocked puts a collector's state in its fleet's wave counts, leaving the
 // fleet it was counted in before.
