@@ -10,6 +10,7 @@ import (
 
 	"github.com/open-telemetry/opamp-go/client/types"
 	"github.com/open-telemetry/opamp-go/protobufs"
+	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/myriarch/myriarch/internal/configrender"
 	"github.com/myriarch/myriarch/server"
@@ -233,5 +234,86 @@ func TestHostContextUnlinkedUpdater(t *testing.T) {
 	})
 	if s, ok := ts.HostContexts().Get(upd.uid); !ok || len(s.Dynamic["docker"]) != 1 {
 		t.Fatalf("snapshot not kept: %v %+v (events %v)", ok, s, a.Events)
+	}
+}
+
+// Types survive substitution: a provider's number and boolean stay typed
+// where they are plain whole values; a string — a provider's that looks
+// like a number, a token label "1" — stays a string.
+func TestHostContextTypes(t *testing.T) {
+	est := newEstate(t)
+	est.mkdir("teams/data-flow/blueprints")
+	est.write("teams/data-flow/blueprints/gw.yaml", `name: gw
+version: 1
+owner: data-flow-owners
+components:
+  - name: in
+    class: receiver
+    type: otlp
+    version: 1
+  - name: tag
+    class: processor
+    type: resource
+    version: 1
+    config:
+      attributes:
+        - key: port
+          value: ${local.port}
+          action: upsert
+        - key: tier
+          value: ${local.tier}
+          action: upsert
+        - key: sampled
+          value: ${local.sampled}
+          action: upsert
+        - key: wave
+          value: ${labels.wave}
+          action: upsert
+        - key: port_text
+          value: "port ${local.port}"
+          action: upsert
+  - name: out
+    class: exporter
+    type: debug
+    version: 1
+pipelines:
+  logs:
+    - component: in
+    - component: tag
+    - component: out
+`)
+	est.write("fleets/edge.yaml", "name: edge\nselector: {site.type: edge}\nconfig:\n  blueprint: data-flow/gw\n")
+	ts := startServer(t, func(o *server.Options) { o.Estate = est.dir })
+	tok := ts.createToken("edge", map[string]string{"wave": "1"})
+	col := ts.startConfigCollector(tok.Token, "s1")
+	upd := ts.startUpdater(tok.Token, col.uid, "h-s1", "binary")
+	ts.waitAgent(col.uid, "linked", func(a admin.Agent) bool { return pairingOf(a)["state"] == "linked" })
+	upd.sendSnapshot(map[string]any{"seq": 1, "context": map[string]any{"local": map[string]any{"port": 4318, "tier": "1", "sampled": true}}})
+	ts.waitAgent(col.uid, "rendered with the updater's providers", func(a admin.Agent) bool {
+		return deref(assignmentOf(t, a).Context) == configs.ContextAttributesUpdater && assignmentOf(t, a).SyncState == configs.SyncInSync
+	})
+	body := desiredBody(t, ts, col.uid.String())
+	var doc struct {
+		Processors map[string]struct {
+			Attributes []map[string]any `yaml:"attributes"`
+		} `yaml:"processors"`
+	}
+	if err := yaml.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{}
+	for _, a := range doc.Processors["resource/tag"].Attributes {
+		got[a["key"].(string)] = a["value"]
+	}
+	want := map[string]any{"port": 4318, "tier": "1", "sampled": true, "wave": "1", "port_text": "port 4318"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %#v, want %#v\n%s", k, got[k], v, body)
+		}
+	}
+	var ctxDoc configrender.Document
+	ts.getJSON("/api/v1/agents/"+col.uid.String()+"/context", &ctxDoc)
+	if ctxDoc.Types["local.port"] != "number" || ctxDoc.Types["local.sampled"] != "bool" || ctxDoc.Types["local.tier"] != "" {
+		t.Fatalf("context types %v", ctxDoc.Types)
 	}
 }

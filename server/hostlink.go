@@ -19,10 +19,10 @@ type hostLink struct {
 
 var _ configs.HostContext = hostLink{}
 
-func (h hostLink) For(collector uuid.UUID) (map[string]string, map[string][]configrender.Mapping, bool) {
+func (h hostLink) For(collector uuid.UUID) (configrender.Input, bool) {
 	upd, ok := h.offers.LinkedUpdater(collector)
 	if !ok {
-		return nil, nil, false
+		return configrender.Input{}, false
 	}
 	return h.book.Context(upd)
 }

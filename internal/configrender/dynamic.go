@@ -72,7 +72,7 @@ func (t *Template) copies(c blueprint.Placed, p string, in Input, left *int) ([]
 		cp := receiverCopy{name: name + "-" + suffix}
 		cp.placed = c
 		cp.placed.ID = typ + "/" + cp.name
-		cfg, err := t.substitute(c.Config, vars.FlatMappingSet(in.Context, p, m.Vars), left)
+		cfg, err := t.substitute(c.Config, env{set: vars.FlatMappingSet(in.Context, p, m.Vars), typed: in.mappingTyped(p, m)}, left)
 		if errors.Is(err, errValuesOverMax) {
 			return nil, nil, &Error{Blueprint: t.id, Component: string(c.Class) + " " + c.ID, Source: c.Source, Reason: err.Error()}
 		}

@@ -187,8 +187,11 @@ func TestRenderTypesAndDrops(t *testing.T) {
 	}
 }
 
-// A whole plain reference takes a canonical number's or boolean's type;
-// anything else, and anything quoted or interpolated, is a string.
+// A value keeps the type of where it came from. A string — every value of
+// the attribute view, a provider's string, a constant — stays a string
+// wherever it lands (quoted where YAML would read another type); a
+// provider's number or boolean is typed where it is a plain whole value,
+// and a string where it is quoted, part of a string or a key.
 func TestRenderScalarTypes(t *testing.T) {
 	bp := `name: b
 version: 1
@@ -206,6 +209,9 @@ components:
       plain: ${v.x}
       quoted: "${v.x}"
       interpolated: x${v.x}
+      fallback: ${v.none|'8'}
+      keys:
+        ${v.x}: k
 pipelines:
   logs:
     - component: in
@@ -213,14 +219,23 @@ pipelines:
 `
 	tm := compile(t, map[string]string{"teams/t/blueprints/b.yaml": bp}, "t/b")
 	for _, tc := range []struct {
-		value string
-		plain any
+		value, typ string
+		plain      any
 	}{
-		{"4318", 4318}, {"-2", -2}, {"1.5", 1.5}, {"true", true}, {"false", false},
-		{"007", "007"}, {"+1", "+1"}, {"1e3", "1e3"}, {"0x10", "0x10"}, {"yes", "yes"}, {"null", "null"}, {"~", "~"},
-		{"", ""}, {"99999999999999999999", "99999999999999999999"}, {".inf", ".inf"}, {"2001-12-14", "2001-12-14"},
+		// The attribute view's strings: a label site.wave "1" stays "1".
+		{"4318", "", "4318"}, {"1", "", "1"}, {"-2", "", "-2"}, {"1.5", "", "1.5"}, {"true", "", "true"}, {"false", "", "false"},
+		{"007", "", "007"}, {"yes", "", "yes"}, {"null", "", "null"}, {"~", "", "~"}, {"", "", ""}, {"2001-12-14", "", "2001-12-14"},
+		// A provider's numbers and booleans.
+		{"4318", TypeNumber, 4318}, {"-2", TypeNumber, -2}, {"1.5", TypeNumber, 1.5}, {"true", TypeBool, true}, {"false", TypeBool, false},
+		// A number JSON writes in a form YAML would not read back as that
+		// number stays its text.
+		{"1e+21", TypeNumber, "1e+21"}, {"99999999999999999999", TypeNumber, "99999999999999999999"},
 	} {
-		res, err := tm.Render(Input{Context: Context{"v.x": tc.value}})
+		in := Input{Context: Context{"v.x": tc.value}}
+		if tc.typ != "" {
+			in.Types = map[string]string{"v.x": tc.typ}
+		}
+		res, err := tm.Render(in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,9 +246,43 @@ pipelines:
 			t.Fatalf("%q: %v\n%s", tc.value, err, res.Body)
 		}
 		got := doc.Exporters["debug/out"]
-		if got["plain"] != tc.plain || got["quoted"] != tc.value || got["interpolated"] != "x"+tc.value {
-			t.Errorf("%q: plain %#v quoted %#v interpolated %#v", tc.value, got["plain"], got["quoted"], got["interpolated"])
+		keys, _ := got["keys"].(map[string]any)
+		if got["plain"] != tc.plain || got["quoted"] != tc.value || got["interpolated"] != "x"+tc.value || got["fallback"] != "8" || keys[tc.value] != "k" {
+			t.Errorf("%q (%s): plain %#v quoted %#v interpolated %#v fallback %#v keys %#v", tc.value, tc.typ, got["plain"], got["quoted"], got["interpolated"], got["fallback"], got["keys"])
 		}
+	}
+}
+
+// Two keys of one mapping that render alike are a render error.
+func TestRenderKeyCollision(t *testing.T) {
+	bp := `name: b
+version: 1
+owner: o
+components:
+  - name: in
+    class: receiver
+    type: otlp
+    version: 1
+  - name: out
+    class: exporter
+    type: otlphttp
+    version: 1
+    config:
+      headers:
+        ${site.a}: one
+        ${site.b}: two
+pipelines:
+  logs:
+    - component: in
+    - component: out
+`
+	tm := compile(t, map[string]string{"teams/t/blueprints/b.yaml": bp}, "t/b")
+	if _, err := tm.Render(Input{Context: Context{"site.a": "x-h", "site.b": "x-h"}}); err == nil || !strings.Contains(err.Error(), `two keys of one mapping render to "x-h"`) {
+		t.Fatalf("colliding keys: %v", err)
+	}
+	res, err := tm.Render(Input{Context: Context{"site.a": "x-a", "site.b": "x-b"}})
+	if err != nil || !strings.Contains(string(res.Body), `"x-a": one`) {
+		t.Fatalf("distinct keys: %v\n%s", err, res.Body)
 	}
 }
 

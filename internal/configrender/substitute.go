@@ -11,14 +11,15 @@ import (
 	"github.com/myriarch/myriarch/internal/vars"
 )
 
-// walkValues calls fn for every scalar value under n (mapping keys are
-// not values), with a dotted path for messages.
-func walkValues(n *yaml.Node, path string, fn func(n *yaml.Node, path string)) {
+// walkValues calls fn for every scalar under n, mapping keys too (key is
+// true for those), with a dotted path for messages.
+func walkValues(n *yaml.Node, path string, fn func(n *yaml.Node, path string, key bool)) {
 	switch n.Kind {
 	case yaml.ScalarNode:
-		fn(n, path)
+		fn(n, path, false)
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
+			fn(n.Content[i], joinPath(path, n.Content[i].Value), true)
 			walkValues(n.Content[i+1], joinPath(path, n.Content[i].Value), fn)
 		}
 	case yaml.SequenceNode:
@@ -39,28 +40,41 @@ func joinPath(path, key string) string {
 // MaxBody.
 var errValuesOverMax = fmt.Errorf("the substituted values alone are over the %d-byte (4 MiB) limit", MaxBody)
 
+// env is what a substitution reads: the variables, and which of them are
+// typed (a number or boolean a provider published); every other value is
+// a string (the attribute view's are) and stays one.
+type env struct {
+	set   vars.Set
+	typed func(name string) bool
+}
+
 // substitute returns a copy of n with every template scalar rendered; the
 // copy shares the subtrees that hold no template. The first missing
 // variable is returned as a *vars.MissingError. Rendered values take their
 // bytes from *left, the render's: once it is spent the render stops with
 // errValuesOverMax, before a document of them is built.
-func (t *Template) substitute(n *yaml.Node, set vars.Set, left *int) (*yaml.Node, error) {
+//
+// A value keeps the type of where it came from: a plain whole reference
+// to a typed variable is a number or a boolean; anything else — a string
+// variable, a constant, a quoted or interpolated reference, a key — is a
+// string, quoted where YAML would read another type.
+func (t *Template) substitute(n *yaml.Node, e env, left *int) (*yaml.Node, error) {
 	if s, ok := t.subs[n]; ok {
-		v, err := s.tpl.Expand(set, escapeDollars)
+		v, name, err := s.tpl.ExpandWhole(e.set, escapeDollars)
 		if err != nil {
 			return nil, err
 		}
 		if *left -= len(v); *left < 0 {
 			return nil, errValuesOverMax
 		}
-		return scalar(v, s.whole && !s.quoted), nil
+		return scalar(v, s.whole && !s.quoted && !s.key && name != "" && e.typed(name)), nil
 	}
 	if n.Kind != yaml.MappingNode && n.Kind != yaml.SequenceNode {
 		return n, nil
 	}
 	var out *yaml.Node
 	for i, c := range n.Content {
-		nc, err := t.substitute(c, set, left)
+		nc, err := t.substitute(c, e, left)
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +91,32 @@ func (t *Template) substitute(n *yaml.Node, set vars.Set, left *int) (*yaml.Node
 	if out == nil {
 		return n, nil
 	}
+	if n.Kind == yaml.MappingNode {
+		if err := uniqueKeys(out); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// uniqueKeys refuses a mapping whose substituted keys collide.
+func uniqueKeys(m *yaml.Node) error {
+	seen := make(map[string]bool, len(m.Content)/2)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k := m.Content[i].Value
+		if seen[k] {
+			return &keyCollisionError{key: k}
+		}
+		seen[k] = true
+	}
+	return nil
+}
+
+// keyCollisionError is a mapping in which two keys render alike.
+type keyCollisionError struct{ key string }
+
+func (e *keyCollisionError) Error() string {
+	return fmt.Sprintf("two keys of one mapping render to %q", e.key)
 }
 
 // escapeDollars makes a value literal for the collector, whose own

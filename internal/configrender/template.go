@@ -45,6 +45,7 @@ type sub struct {
 	tpl    *vars.Template
 	whole  bool // the scalar is exactly one reference
 	quoted bool // the scalar was quoted in the Blueprint: always a string
+	key    bool // the scalar is a mapping key: always a string
 }
 
 // Compile resolves the Blueprint with the given id (pinned versions read
@@ -65,7 +66,7 @@ func Compile(est *blueprint.Estate, id string, hist blueprint.History) (*Templat
 			errs = append(errs, t.errorf(c, "", "the opamp extension belongs to the Supervisor (a remote configuration that sets it breaks the connection): remove it from the Blueprint"))
 			continue
 		}
-		walkValues(c.Config, "", func(n *yaml.Node, path string) {
+		walkValues(c.Config, "", func(n *yaml.Node, path string, key bool) {
 			if !strings.Contains(n.Value, "${") {
 				return
 			}
@@ -88,7 +89,7 @@ func Compile(est *blueprint.Estate, id string, hist blueprint.History) (*Templat
 					}
 				}
 			}
-			t.subs[n] = sub{tpl: tpl, whole: len(refs) == 1 && refs[0].Source == n.Value,
+			t.subs[n] = sub{tpl: tpl, whole: len(refs) == 1 && refs[0].Source == n.Value, key: key,
 				quoted: n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0}
 			t.withSubs[i] = true
 		})
@@ -123,7 +124,7 @@ func (t *Template) Variables() []string { return slices.Clone(t.vars) }
 func (t *Template) Key(in Input) string {
 	var b strings.Builder
 	for _, v := range t.vars {
-		writeKeyValue(&b, in.Context, v)
+		writeKeyValue(&b, in.Context, in.Types, v)
 	}
 	for _, p := range t.dynamicProviders(in) {
 		ms := sortedMappings(in.Dynamic[p])
@@ -132,7 +133,7 @@ func (t *Template) Key(in Input) string {
 			fmt.Fprintf(&b, "\x03%d:%s", len(m.ID), m.ID)
 			for _, v := range t.vars {
 				if strings.HasPrefix(v, p+".") {
-					writeKeyValue(&b, m.Vars, v)
+					writeKeyValue(&b, m.Vars, m.Types, v)
 				}
 			}
 			if len(m.Processors) > 0 {
@@ -144,13 +145,16 @@ func (t *Template) Key(in Input) string {
 	return b.String()
 }
 
-func writeKeyValue(b *strings.Builder, m map[string]string, k string) {
+func writeKeyValue(b *strings.Builder, m map[string]string, types map[string]string, k string) {
 	val, ok := m[k]
 	if !ok {
 		b.WriteByte(0)
 		return
 	}
 	b.WriteByte(1)
+	if types[k] != "" {
+		b.WriteString(types[k]) // a typed value renders unlike the same string
+	}
 	fmt.Fprintf(b, "%d:", len(val))
 	b.WriteString(val)
 }
@@ -180,7 +184,7 @@ type Result struct {
 
 // Render substitutes in into the Blueprint. Errors are *Error.
 func (t *Template) Render(in Input) (*Result, error) {
-	set := vars.FlatSet(in.Context)
+	ctx := env{set: vars.FlatSet(in.Context), typed: in.typed}
 	plan := *t.plan
 	plan.Components = slices.Clone(t.plan.Components)
 	var dropped []Dropped
@@ -213,9 +217,10 @@ func (t *Template) Render(in Input) (*Result, error) {
 			}
 		}
 		var missing *vars.MissingError
-		cfg, err := t.substitute(c.Config, set, &left)
+		cfg, err := t.substitute(c.Config, ctx, &left)
+		var collision *keyCollisionError
 		switch {
-		case errors.Is(err, errValuesOverMax):
+		case errors.Is(err, errValuesOverMax), errors.As(err, &collision):
 			return nil, t.errorf(c, "", err.Error())
 		case err == nil:
 			plan.Components[i].Config = cfg

@@ -205,3 +205,29 @@ func (t *Template) Expand(set Set, quote func(string) string) (string, error) {
 	st := evalState{set: set}
 	return st.interpolate(t, true, quote)
 }
+
+// ExpandWhole is Expand for a template that is exactly one reference
+// (Whole), which also names the variable that yielded ("provider.key…"),
+// "" when a constant did: a consumer that keeps the types of its sources
+// (a number a provider published, a string of the attribute view) decides
+// the rendered type by it. Errors are *MissingError.
+func (t *Template) ExpandWhole(set Set, quote func(string) string) (value, name string, err error) {
+	if !t.whole {
+		v, err := t.Expand(set, quote)
+		return v, "", err
+	}
+	r := t.parts[0].ref
+	for i := range r.Alts {
+		a := &r.Alts[i]
+		if a.Const {
+			return quote(a.Text), "", nil
+		}
+		if v, ok := set.Lookup(a.Path); ok {
+			return quote(scalarText(v)), strings.Join(a.Path, "."), nil
+		}
+	}
+	return "", "", &MissingError{Reference: r.Source}
+}
+
+// Whole reports whether the template is exactly one reference.
+func (t *Template) Whole() bool { return t.whole }

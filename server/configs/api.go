@@ -225,7 +225,7 @@ func (e *Engine) getContext(w http.ResponseWriter, r *http.Request) {
 	var doc *configrender.Document
 	if rec != nil && rec.view.Known() {
 		in, source := e.inputOf(rec)
-		doc = &configrender.Document{Context: in.Context, Dynamic: in.Dynamic, Source: source}
+		doc = &configrender.Document{Context: in.Context, Types: in.Types, Dynamic: in.Dynamic, Source: source}
 		if doc.Dynamic == nil {
 			doc.Dynamic = map[string][]configrender.Mapping{}
 		}

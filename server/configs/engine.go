@@ -3,6 +3,7 @@ package configs
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -36,12 +37,13 @@ type Store interface {
 }
 
 // HostContext supplies what a collector's host adds to its render input:
-// the context and dynamic mappings its linked updater reports (issue-free
-// hosts have none). For is called with the Engine's lock held and must not
-// call back into the Engine; tell the Engine of changes with
-// ContextChanged.
+// the context (with its variables' types) and dynamic mappings its linked
+// updater reports (hosts without a linked updater have none). For is
+// called with the Engine's lock held and must not call back into the
+// Engine, nor change what it returns later; tell the Engine of changes
+// with ContextChanged.
 type HostContext interface {
-	For(collector uuid.UUID) (ctx map[string]string, dynamic map[string][]configrender.Mapping, ok bool)
+	For(collector uuid.UUID) (configrender.Input, bool)
 }
 
 // Where a render's context came from (the assignment's "context").
@@ -455,18 +457,25 @@ func (e *Engine) inputOf(r *record) (configrender.Input, string) {
 	if e.opts.Host == nil {
 		return configrender.Input{Context: r.view.Map()}, ContextAttributes
 	}
-	hctx, dyn, ok := e.opts.Host.For(r.uid)
+	host, ok := e.opts.Host.For(r.uid)
 	if !ok {
 		return configrender.Input{Context: r.view.Map()}, ContextAttributes
 	}
-	ctx := make(configrender.Context, len(hctx)+r.view.Len())
-	for k, v := range hctx {
+	ctx := make(configrender.Context, len(host.Context)+r.view.Len())
+	for k, v := range host.Context {
 		ctx[k] = v
 	}
+	types, own := host.Types, false
 	for k, v := range r.view.All() {
 		ctx[k] = v
+		if types[k] != "" { // the attribute view's value, a string, wins
+			if !own {
+				types, own = maps.Clone(host.Types), true
+			}
+			delete(types, k)
+		}
 	}
-	return configrender.Input{Context: ctx, Dynamic: dyn}, ContextAttributesUpdater
+	return configrender.Input{Context: ctx, Types: types, Dynamic: host.Dynamic}, ContextAttributesUpdater
 }
 
 // evaluate recomputes the given agents, and then those of waves whose gate

@@ -115,12 +115,12 @@ func (b *Book) Get(updater uuid.UUID) (*Snapshot, bool) {
 }
 
 // Context is what the snapshot of updater adds to a render input.
-func (b *Book) Context(updater uuid.UUID) (map[string]string, map[string][]configrender.Mapping, bool) {
+func (b *Book) Context(updater uuid.UUID) (configrender.Input, bool) {
 	s, ok := b.Get(updater)
 	if !ok {
-		return nil, nil, false
+		return configrender.Input{}, false
 	}
-	return s.Context, s.Dynamic, true
+	return configrender.Input{Context: s.Context, Types: s.Types, Dynamic: s.Dynamic}, true
 }
 
 // Close stops waiting snapshots from being applied.

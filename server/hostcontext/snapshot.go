@@ -36,6 +36,9 @@ type Snapshot struct {
 	Seq uint64 `json:"seq"`
 	// Context maps variable names ("host.name") to values.
 	Context map[string]string `json:"context"`
+	// Types names the context's variables that are numbers or booleans
+	// (configrender.Input.Types); the others are strings.
+	Types map[string]string `json:"types,omitempty"`
 	// Dynamic holds each dynamic provider's mappings, sorted by id.
 	Dynamic map[string][]configrender.Mapping `json:"dynamic"`
 	// Truncated counts what the updater and the server cut, by what.
@@ -63,8 +66,8 @@ func Parse(data []byte) (*Snapshot, error) {
 	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, fmt.Errorf("malformed snapshot JSON: %w", err)
 	}
-	s := &Snapshot{Seq: w.Seq, Context: map[string]string{}, Dynamic: map[string][]configrender.Mapping{}, Truncated: map[string]int{},
-		left: MaxStored}
+	s := &Snapshot{Seq: w.Seq, Context: map[string]string{}, Types: map[string]string{}, Dynamic: map[string][]configrender.Mapping{},
+		Truncated: map[string]int{}, left: MaxStored}
 	for k, n := range w.Truncated {
 		if n > 0 && len(s.Truncated) < 32 {
 			s.Truncated["updater: "+attributes.Clean(k)] = n
@@ -85,7 +88,7 @@ func Parse(data []byte) (*Snapshot, error) {
 			bad = append(bad, "context provider "+err.Error())
 			continue
 		}
-		s.flattenInto(s.Context, p, w.Context[p], "context."+p, false)
+		s.flattenInto(s.Context, s.Types, p, w.Context[p], "context."+p, false)
 	}
 	for _, p := range slices.Sorted(maps.Keys(w.Dynamic)) {
 		if err := checkProviderName(p); err != nil {
@@ -99,6 +102,9 @@ func Parse(data []byte) (*Snapshot, error) {
 	}
 	if len(s.Truncated) == 0 {
 		s.Truncated = nil
+	}
+	if len(s.Types) == 0 {
+		s.Types = nil
 	}
 	return s, nil
 }
@@ -140,15 +146,18 @@ func (s *Snapshot) mappings(p string, ms []providerwire.Mapping) []configrender.
 			s.Truncated["dynamic."+p+" mappings with refused processors ("+err.Error()+")"]++
 			continue
 		}
-		cm := configrender.Mapping{ID: id, Vars: map[string]string{}, Processors: procs}
+		cm := configrender.Mapping{ID: id, Vars: map[string]string{}, Types: map[string]string{}, Processors: procs}
 		before := s.left
 		s.left -= encodedLen(id) + size + entryOverhead
-		s.flattenInto(cm.Vars, p, m.Mapping, "dynamic."+p, true)
+		s.flattenInto(cm.Vars, cm.Types, p, m.Mapping, "dynamic."+p, true)
 		if s.left < 0 {
 			// A mapping is kept whole or not at all.
 			s.left = before
 			s.Truncated["dynamic."+p+" mappings over the "+storedLimit+" kept per updater"]++
 			continue
+		}
+		if len(cm.Types) == 0 {
+			cm.Types = nil
 		}
 		out = append(out, cm)
 	}
@@ -170,11 +179,14 @@ var storedLimit = strconv.Itoa(MaxStored>>10) + " KiB"
 // and cut like attributes. Each takes its bytes from what is left of
 // MaxStored; once that is spent nothing more is added, counted per
 // variable unless whole (the caller drops the object whole).
-func (s *Snapshot) flattenInto(out map[string]string, p string, v map[string]any, what string, whole bool) {
+func (s *Snapshot) flattenInto(out, types map[string]string, p string, v map[string]any, what string, whole bool) {
 	n := 0
-	put := func(k, v string) {
+	put := func(k, v, typ string) {
 		v = cut(s, what, v)
 		size := encodedLen(k) + encodedLen(v) + entryOverhead
+		if typ != "" {
+			size += encodedLen(k) + len(typ) + 4
+		}
 		if s.left < size {
 			s.left = -1 // nothing more fits
 			if !whole {
@@ -184,6 +196,9 @@ func (s *Snapshot) flattenInto(out map[string]string, p string, v map[string]any
 		}
 		s.left -= size
 		out[k] = v
+		if typ != "" {
+			types[k] = typ
+		}
 		n++
 	}
 	var walk func(prefix string, v any)
@@ -199,22 +214,26 @@ func (s *Snapshot) flattenInto(out map[string]string, p string, v map[string]any
 		switch x := v.(type) {
 		case map[string]any:
 			if prefix != p {
-				put(prefix, jsonText(x))
+				put(prefix, jsonText(x), "")
 			}
 			for _, k := range slices.Sorted(maps.Keys(x)) {
 				walk(prefix+"."+attributes.Clean(k), x[k])
 			}
 		case []any:
-			put(prefix, jsonText(x))
+			put(prefix, jsonText(x), "")
 			for i, e := range x {
 				walk(prefix+"."+strconv.Itoa(i), e)
 			}
 		case nil:
-			put(prefix, "")
+			put(prefix, "", "")
 		case string:
-			put(prefix, x)
+			put(prefix, x, "")
+		case bool:
+			put(prefix, jsonText(x), configrender.TypeBool)
+		case float64, json.Number:
+			put(prefix, jsonText(x), configrender.TypeNumber)
 		default:
-			put(prefix, jsonText(x))
+			put(prefix, jsonText(x), "")
 		}
 	}
 	walk(p, map[string]any(v))
@@ -315,7 +334,7 @@ func (s *Snapshot) Equal(o *Snapshot) bool {
 	if s == nil || o == nil {
 		return s == o
 	}
-	a, _ := json.Marshal(Snapshot{Context: s.Context, Dynamic: s.Dynamic})
-	b, _ := json.Marshal(Snapshot{Context: o.Context, Dynamic: o.Dynamic})
+	a, _ := json.Marshal(Snapshot{Context: s.Context, Types: s.Types, Dynamic: s.Dynamic})
+	b, _ := json.Marshal(Snapshot{Context: o.Context, Types: o.Types, Dynamic: o.Dynamic})
 	return string(a) == string(b)
 }
