@@ -61,11 +61,17 @@ func writeFiles(t *testing.T, root string, files map[string]string) {
 func TestRenderWithContextFile(t *testing.T) {
 	root := t.TempDir()
 	writeFiles(t, root, map[string]string{"teams/df/blueprints/gw.yaml": contextBlueprint,
-		"ctx.json": `{"site.id": "edge-007", "site.port": "4319"}`, "bad.json": `{"site.id": 7, "x": null}`, "list.json": `[1]`})
+		"ctx.json": `{"site.id": "edge-007", "site.port": "4319"}`, "bad.json": `{"site.id": 7, "x": null}`, "list.json": `[1]`,
+		"typed.json": `{"context": {"site.id": "edge-007", "site.port": "4319"}, "types": {"site.port": "number"}}`})
+	// A flat context is strings, as the attribute view is: "4319" stays a
+	// string; a document's types make it a number.
 	code, out, errOut := render("--root", root, "df/gw", "--context", filepath.Join(root, "ctx.json"))
-	if code != 0 || !strings.Contains(out, `path: "/var/lib/otelcol/edge-007.json"`) || !strings.Contains(out, "port: 4319") ||
+	if code != 0 || !strings.Contains(out, `path: "/var/lib/otelcol/edge-007.json"`) || !strings.Contains(out, `port: "4319"`) ||
 		strings.Contains(out, "filelog") || !strings.Contains(errOut, "warning: receiver filelog/files dropped: ${app.name} is not in the context") {
 		t.Fatalf("exit %d\n%s\nstderr %s", code, out, errOut)
+	}
+	if code, out, _ := render("--root", root, "df/gw", "--context", filepath.Join(root, "typed.json")); code != 0 || !strings.Contains(out, "port: 4319\n") {
+		t.Fatalf("typed: exit %d\n%s", code, out)
 	}
 	for _, tc := range []struct {
 		args []string
