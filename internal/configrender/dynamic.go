@@ -16,12 +16,21 @@ import (
 // Dynamic providers (seed 001) applied to Components: a receiver that
 // reads a variable of a provider with mappings is rendered once per
 // mapping, as <type>/<name>-<mapping id>, in the pipelines the receiver is
-// in. A mapping with processors gets, for each such pipeline, a pipeline of
-// its own, <signal>/<name>-<mapping id>, whose receiver is the copy, whose
+// in. A receiver whose references name several dynamic providers as
+// alternatives (${docker.paths.log|local_dynamic.path}) is rendered once
+// per mapping of each, as <type>/<name>-<provider>-<mapping id>; each copy
+// reads its mapping for its provider's variables and the context for the
+// others, so the alternatives pick what that mapping has. A mapping with
+// processors gets, for each such pipeline, a pipeline of its own,
+// <signal>/<name>-<mapping id>, whose receiver is the copy, whose
 // processors are the mapping's followed by the pipeline's, and whose
 // exporters are the pipeline's: so the mapping's processors apply to that
-// copy's data only. A copy whose mapping lacks a variable it reads is left
-// out; a provider with no mapping renders the receiver zero times.
+// copy's data only, and only when the copy read one of the mapping's
+// variables (a copy whose references fell back to constants has none). A
+// copy whose mapping lacks a variable it reads is left out. When the
+// providers have no mapping at all, the receiver renders once, as itself,
+// if its references resolve without them (a constant alternative, a
+// context variable); otherwise it is left out.
 
 // receiverCopy is one receiver rendered for one mapping.
 type receiverCopy struct {
@@ -30,24 +39,17 @@ type receiverCopy struct {
 	procs  []blueprint.Placed // the mapping's processors
 }
 
-// dynamicOf names the dynamic provider receiver i is rendered per mapping
-// of, "" for none.
-func (t *Template) dynamicOf(i int, in Input) (string, error) {
+// dynamicOf names the dynamic providers receiver i reads variables of,
+// sorted.
+func (t *Template) dynamicOf(i int, in Input) []string {
 	var dyn []string
 	for _, p := range t.providers[i] {
 		if _, ok := in.Dynamic[p]; ok {
 			dyn = append(dyn, p)
 		}
 	}
-	switch len(dyn) {
-	case 0:
-		return "", nil
-	case 1:
-		return dyn[0], nil
-	}
 	slices.Sort(dyn)
-	return "", t.errorf(t.plan.Components[i], "", fmt.Sprintf("reads variables of the dynamic providers %s: a receiver follows one dynamic provider",
-		strings.Join(dyn, " and ")))
+	return dyn
 }
 
 // sortedMappings orders mappings by id: the render does not depend on the
@@ -58,42 +60,79 @@ func sortedMappings(ms []Mapping) []Mapping {
 	return out
 }
 
-// copies renders receiver c once per mapping of provider p.
-func (t *Template) copies(c blueprint.Placed, p string, in Input, left *int) ([]receiverCopy, []Dropped, error) {
-	ms := sortedMappings(in.Dynamic[p])
-	if len(ms) == 0 {
-		return nil, []Dropped{{Receiver: c.ID, Source: c.Source, Reason: "the dynamic provider " + p + " has no mapping"}}, nil
-	}
+// copies renders receiver c for the mappings of the dynamic providers ps
+// (see above).
+func (t *Template) copies(c blueprint.Placed, ps []string, in Input, left *int) ([]receiverCopy, []Dropped, error) {
 	typ, name, _ := strings.Cut(c.ID, "/")
 	var out []receiverCopy
 	var dropped []Dropped
-	for _, m := range ms {
-		suffix := mappingSuffix(m.ID)
-		cp := receiverCopy{name: name + "-" + suffix}
-		cp.placed = c
-		cp.placed.ID = typ + "/" + cp.name
-		cfg, err := t.substitute(c.Config, env{set: vars.FlatMappingSet(in.Context, p, m.Vars), typed: in.mappingTyped(p, m)}, left)
-		if errors.Is(err, errValuesOverMax) {
-			return nil, nil, &Error{Blueprint: t.id, Component: string(c.Class) + " " + c.ID, Source: c.Source, Reason: err.Error()}
+	total := 0
+	for _, p := range ps {
+		ms := sortedMappings(in.Dynamic[p])
+		total += len(ms)
+		for _, m := range ms {
+			cp := receiverCopy{name: name + "-" + mappingSuffix(m.ID)}
+			if len(ps) > 1 {
+				cp.name = name + "-" + p + "-" + mappingSuffix(m.ID)
+			}
+			cp.placed = c
+			cp.placed.ID = typ + "/" + cp.name
+			used := false
+			cfg, err := t.substitute(c.Config, env{set: vars.FlatMappingSet(in.Context, p, m.Vars), typed: in.mappingTyped(p, m),
+				seen: func(v string) { used = used || strings.HasPrefix(v, p+".") }}, left)
+			if d, err := t.dropOrFail(c, cp.placed.ID, err); err != nil || d != nil {
+				if d != nil {
+					dropped = append(dropped, *d)
+				}
+				if err != nil {
+					return nil, nil, err
+				}
+				continue
+			}
+			cp.placed.Config = cfg
+			if used {
+				procs, err := mappingProcessors(cp.name, m.Processors)
+				if err != nil {
+					dropped = append(dropped, Dropped{Receiver: cp.placed.ID, Source: c.Source, Reason: fmt.Sprintf("mapping %q of %s: %v", m.ID, p, err)})
+					continue
+				}
+				cp.procs = procs
+			}
+			out = append(out, cp)
 		}
-		if missing := (*vars.MissingError)(nil); errors.As(err, &missing) {
-			dropped = append(dropped, Dropped{Receiver: cp.placed.ID, Source: c.Source, Variable: missing.Reference})
-			continue
-		}
-		if err != nil {
-			dropped = append(dropped, Dropped{Receiver: cp.placed.ID, Source: c.Source, Reason: err.Error()})
-			continue
-		}
-		cp.placed.Config = cfg
-		procs, err := mappingProcessors(cp.name, m.Processors)
-		if err != nil {
-			dropped = append(dropped, Dropped{Receiver: cp.placed.ID, Source: c.Source, Reason: fmt.Sprintf("mapping %q of %s: %v", m.ID, p, err)})
-			continue
-		}
-		cp.procs = procs
-		out = append(out, cp)
 	}
-	return out, dropped, nil
+	if total > 0 {
+		return out, dropped, nil
+	}
+	// No mapping at all: the receiver as itself, if the context alone
+	// gives it every value.
+	cfg, err := t.substitute(c.Config, env{set: vars.FlatSet(in.Context), typed: in.typed}, left)
+	if d, err := t.dropOrFail(c, c.ID, err); err != nil || d != nil {
+		if d != nil && d.Variable != "" {
+			d.Variable, d.Reason = "", "the dynamic provider "+strings.Join(ps, " and ")+" has no mapping, and "+d.Variable+" has no alternative"
+		}
+		return nil, []Dropped{*d}, err
+	}
+	self := receiverCopy{placed: c, name: name}
+	self.placed.Config = cfg
+	return []receiverCopy{self}, nil, nil
+}
+
+// dropOrFail turns a substitution's error into what it means for a
+// receiver (rendered id id): nothing (nil, nil), a drop (a missing
+// variable, a bad value), or a render error.
+func (t *Template) dropOrFail(c blueprint.Placed, id string, err error) (*Dropped, error) {
+	var missing *vars.MissingError
+	var collision *keyCollisionError
+	switch {
+	case err == nil:
+		return nil, nil
+	case errors.Is(err, errValuesOverMax), errors.As(err, &collision):
+		return nil, &Error{Blueprint: t.id, Component: string(c.Class) + " " + c.ID, Source: c.Source, Reason: err.Error()}
+	case errors.As(err, &missing):
+		return &Dropped{Receiver: id, Source: c.Source, Variable: missing.Reference}, nil
+	}
+	return &Dropped{Receiver: id, Source: c.Source, Reason: err.Error()}, nil
 }
 
 // placeCopies puts the copies in place of their receivers: the Components

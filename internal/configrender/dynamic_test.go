@@ -1,7 +1,6 @@
 package configrender
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -165,14 +164,14 @@ func TestRenderPerMappingEdges(t *testing.T) {
 	if a == b || a != mappingSuffix("x/y z") || strings.ContainsAny(a, "/ ") || len(mappingSuffix(strings.Repeat("a", 200))) > 64 {
 		t.Fatalf("suffixes %q %q", a, b)
 	}
-	// Two dynamic providers in one receiver: a render error.
+	// Variables of two dynamic providers, both required: no mapping has
+	// both, so every copy is left out (seed 001: "it would never run").
 	two := strings.Replace(containersBlueprint, `include: ["${docker.paths.log}"]`, `include: ["${docker.paths.log}", "${k8s.pod.log}"]`, 1)
 	tm2 := compile(t, map[string]string{"teams/t/blueprints/b.yaml": two}, "t/b")
 	in := containers(container("aaa111", "web", false))
 	in.Dynamic["k8s"] = []Mapping{{ID: "p1", Vars: map[string]string{"k8s.pod.log": "/p"}}}
-	var re *Error
-	if _, err := tm2.Render(in); !errors.As(err, &re) || !strings.Contains(err.Error(), "docker and k8s") {
-		t.Fatalf("two providers: %v", err)
+	if res, err := tm2.Render(in); err != nil || len(res.Dropped) != 2 || strings.Contains(string(res.Body), "filelog") {
+		t.Fatalf("two providers, both required: %v %+v", err, res)
 	}
 	// A bad processor drops the copy and says why.
 	bad := container("eee555", "x", false)
@@ -217,6 +216,52 @@ func TestMappingProcessorsAreAddFieldsOnly(t *testing.T) {
 	}
 	if !strings.Contains(string(res.Body), "$${env:T}.$${env:SECRET}") || strings.Contains(strings.ReplaceAll(string(res.Body), "$${", ""), "${") {
 		t.Fatalf("keys not made literal:\n%s", res.Body)
+	}
+}
+
+// The seed's alternatives across two dynamic providers: a receiver reading
+// ${docker.paths.log|local_dynamic.path|'/var/log/other'} renders once per
+// mapping of each provider, each copy picking what its mapping has; a
+// mapping's processors only where the copy read one of its variables; and
+// with no mapping at all, once with the constant.
+func TestRenderAlternativesAcrossProviders(t *testing.T) {
+	bp := strings.Replace(containersBlueprint, `include: ["${docker.paths.log}"]`,
+		`include: ["${docker.paths.log|local_dynamic.path|'/var/log/other'}"]`, 1)
+	tm := compile(t, map[string]string{"teams/t/blueprints/b.yaml": bp}, "t/b")
+	withPath := container("aaa111", "web", true)
+	noPath := container("bbb222", "db", true)
+	delete(noPath.Vars, "docker.paths.log")
+	in := containers(withPath, noPath)
+	in.Dynamic["local_dynamic"] = []Mapping{{ID: "0", Vars: map[string]string{"local_dynamic.path": "/srv/app.log"}}}
+	res, err := tm.Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := readDoc(t, res.Body)
+	want := map[string]string{
+		"filelog/files-docker-aaa111":   "/var/lib/docker/containers/aaa111/aaa111-json.log",
+		"filelog/files-docker-bbb222":   "/var/log/other",
+		"filelog/files-local_dynamic-0": "/srv/app.log",
+	}
+	for id, path := range want {
+		inc, _ := d.Receivers[id]["include"].([]any)
+		if len(inc) != 1 || inc[0] != path {
+			t.Errorf("%s include %v, want %s\n%s", id, inc, path, res.Body)
+		}
+	}
+	if _, ok := d.Processors["resource/files-docker-aaa111"]; !ok {
+		t.Errorf("the copy that read its mapping has no processor:\n%s", res.Body)
+	}
+	if _, ok := d.Processors["resource/files-docker-bbb222"]; ok {
+		t.Errorf("the copy that fell back to the constant has the mapping's processor:\n%s", res.Body)
+	}
+	// No mapping at all: once, as itself, with the constant.
+	res, err = tm.Render(Input{Context: Context{}, Dynamic: map[string][]Mapping{"docker": nil}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inc, _ := readDoc(t, res.Body).Receivers["filelog/files"]["include"].([]any); len(inc) != 1 || inc[0] != "/var/log/other" || len(res.Dropped) != 0 {
+		t.Fatalf("no mapping: %v %v\n%s", inc, res.Dropped, res.Body)
 	}
 }
 

@@ -24,7 +24,8 @@ func mappingProcessors(copyName string, list []any) ([]blueprint.Placed, error) 
 		if err := providerwire.CheckProcessor(entry); err != nil {
 			return nil, fmt.Errorf("processors[%d]: %w", j, err)
 		}
-		cfg := addFields(entry.(map[string]any)[providerwire.ProcessorAddFields].(map[string]any))
+		target, fields, _ := providerwire.AddFieldsOf(entry.(map[string]any)[providerwire.ProcessorAddFields]) // checked above
+		cfg := addFields(target, fields)
 		var node yaml.Node
 		if err := node.Encode(literal(cfg)); err != nil {
 			return nil, fmt.Errorf("processors[%d]: %w", j, err)
@@ -40,10 +41,9 @@ func mappingProcessors(copyName string, list []any) ([]blueprint.Placed, error) 
 
 // addFields is the resource processor configuration of a checked
 // add_fields: {"attributes": [{"key", "value", "action": "upsert"}…]}.
-func addFields(m map[string]any) map[string]any {
-	target, _ := m["target"].(string)
+func addFields(target string, fields map[string]any) map[string]any {
 	flat := map[string]any{}
-	flatten(target, m["fields"], flat)
+	flatten(target, fields, flat)
 	attrs := make([]any, 0, len(flat))
 	for _, k := range slices.Sorted(maps.Keys(flat)) {
 		attrs = append(attrs, map[string]any{"key": k, "value": flat[k], "action": "upsert"})

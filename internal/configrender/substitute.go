@@ -46,6 +46,8 @@ var errValuesOverMax = fmt.Errorf("the substituted values alone are over the %d-
 type env struct {
 	set   vars.Set
 	typed func(name string) bool
+	// seen, when set, is told every variable that gives a value.
+	seen func(name string)
 }
 
 // substitute returns a copy of n with every template scalar rendered; the
@@ -60,7 +62,7 @@ type env struct {
 // string, quoted where YAML would read another type.
 func (t *Template) substitute(n *yaml.Node, e env, left *int) (*yaml.Node, error) {
 	if s, ok := t.subs[n]; ok {
-		v, name, err := s.tpl.ExpandWhole(e.set, escapeDollars)
+		v, name, err := s.tpl.ExpandSeen(e.set, escapeDollars, e.seen)
 		if err != nil {
 			return nil, err
 		}

@@ -196,11 +196,7 @@ func (t *Template) Render(in Input) (*Result, error) {
 			continue
 		}
 		if c.Class == blueprint.ClassReceiver {
-			dyn, err := t.dynamicOf(i, in)
-			if err != nil {
-				return nil, err
-			}
-			if dyn != "" {
+			if dyn := t.dynamicOf(i, in); len(dyn) > 0 {
 				cs, ds, err := t.copies(c, dyn, in, &left)
 				if err != nil {
 					return nil, err

@@ -41,29 +41,44 @@ func CheckProcessor(p any) error {
 	return nil
 }
 
-// CheckAddFields reports whether cfg is an add_fields configuration: an
-// object with "fields" (an object of at most MaxAddFields fields, nested
-// at most MaxFieldDepth deep) and optionally "target" (a string), nothing
-// else.
+// CheckAddFields reports whether cfg is an add_fields configuration (see
+// AddFieldsOf).
 func CheckAddFields(cfg any) error {
+	_, _, err := AddFieldsOf(cfg)
+	return err
+}
+
+// AddFieldsOf reads an add_fields configuration: {"target": T, "fields":
+// {…}} (target optional, nothing else beside), or seed 001's shorthand,
+// the fields themselves ({"container.name": "web"}, no target). The fields
+// are at most MaxAddFields, nested at most MaxFieldDepth deep.
+func AddFieldsOf(cfg any) (target string, fields map[string]any, err error) {
 	m, ok := cfg.(map[string]any)
 	if !ok {
-		return errors.New("not an object")
+		return "", nil, errors.New("not an object")
 	}
-	for k := range m {
-		if k != "target" && k != "fields" {
-			return fmt.Errorf("unknown key %q (add_fields has target and fields)", clip(k))
+	if f, structured := m["fields"].(map[string]any); structured {
+		for k := range m {
+			if k != "target" && k != "fields" {
+				return "", nil, fmt.Errorf("unknown key %q beside fields (add_fields has target and fields)", clip(k))
+			}
 		}
-	}
-	if t, ok := m["target"]; ok {
-		if _, isString := t.(string); !isString {
-			return errors.New("target is not a string")
+		if t, ok := m["target"]; ok {
+			if target, ok = t.(string); !ok {
+				return "", nil, errors.New("target is not a string")
+			}
 		}
+		fields = f
+	} else {
+		fields = m // the shorthand: the fields themselves
 	}
-	fields, ok := m["fields"].(map[string]any)
-	if !ok {
-		return errors.New("fields is not an object")
+	if err := checkFields(fields); err != nil {
+		return "", nil, err
 	}
+	return target, fields, nil
+}
+
+func checkFields(fields map[string]any) error {
 	n := 0
 	var walk func(v map[string]any, depth int) error
 	walk = func(v map[string]any, depth int) error {

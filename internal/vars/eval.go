@@ -117,6 +117,8 @@ type evalState struct {
 	set Set
 	// used is set when a variable of the set's mapping provider yielded.
 	used bool
+	// seen, when set, is told the name of every variable that yields.
+	seen func(name string)
 }
 
 // eval evaluates one reference: the first alternative that yields wins.
@@ -130,6 +132,9 @@ func (st *evalState) eval(r *Reference) (v any, byVar bool, err error) {
 		if v, ok := st.set.Lookup(a.Path); ok {
 			if st.set.mapping != nil && a.Path[0] == st.set.mapping.Provider {
 				st.used = true
+			}
+			if st.seen != nil {
+				st.seen(strings.Join(a.Path, "."))
 			}
 			return v, true, nil
 		}
@@ -206,27 +211,24 @@ func (t *Template) Expand(set Set, quote func(string) string) (string, error) {
 	return st.interpolate(t, true, quote)
 }
 
-// ExpandWhole is Expand for a template that is exactly one reference
-// (Whole), which also names the variable that yielded ("provider.key…"),
-// "" when a constant did: a consumer that keeps the types of its sources
-// (a number a provider published, a string of the attribute view) decides
-// the rendered type by it. Errors are *MissingError.
-func (t *Template) ExpandWhole(set Set, quote func(string) string) (value, name string, err error) {
+// ExpandSeen is Expand that tells seen the name ("provider.key…") of
+// every variable that yields, and returns, for a template that is exactly
+// one reference (Whole), the name of the variable that gave its value (""
+// when a constant did): a consumer that keeps the types of its sources (a
+// number a provider published, a string of the attribute view) decides
+// the rendered type by it. seen may be nil. Errors are *MissingError.
+func (t *Template) ExpandSeen(set Set, quote func(string) string, seen func(name string)) (value, name string, err error) {
+	st := evalState{set: set, seen: func(n string) {
+		name = n
+		if seen != nil {
+			seen(n)
+		}
+	}}
+	v, err := st.interpolate(t, true, quote)
 	if !t.whole {
-		v, err := t.Expand(set, quote)
-		return v, "", err
+		name = ""
 	}
-	r := t.parts[0].ref
-	for i := range r.Alts {
-		a := &r.Alts[i]
-		if a.Const {
-			return quote(a.Text), "", nil
-		}
-		if v, ok := set.Lookup(a.Path); ok {
-			return quote(scalarText(v)), strings.Join(a.Path, "."), nil
-		}
-	}
-	return "", "", &MissingError{Reference: r.Source}
+	return v, name, err
 }
 
 // Whole reports whether the template is exactly one reference.
