@@ -110,3 +110,27 @@ func TestRenderAndOfferErrorsApart(t *testing.T) {
 		t.Fatalf("offer %+v", o)
 	}
 }
+
+// Names are checked when the estate loads: a provider no context has is a
+// finding of GET /api/v1/estate, kubernetes named as unsupported.
+func TestEstateFindsUnknownProviders(t *testing.T) {
+	est := newEstate(t)
+	est.mkdir("teams/data-flow/blueprints")
+	est.write("teams/data-flow/blueprints/gw.yaml", strings.Replace(configBlueprint, "${site.id}", "${dockr.container.id}-${kubernetes.pod.name|site.id}", 1))
+	est.write("fleets/edge.yaml", "name: edge\nselector: {site.type: edge}\nconfig:\n  blueprint: data-flow/gw\n")
+	ts := startServer(t, func(o *server.Options) { o.Estate = est.dir })
+	var st struct {
+		Findings []struct{ Kind, Blueprint, Message string }
+	}
+	ts.getJSON("/api/v1/estate", &st)
+	var msgs []string
+	for _, f := range st.Findings {
+		if f.Kind == "variable" && f.Blueprint == "data-flow/gw" {
+			msgs = append(msgs, f.Message)
+		}
+	}
+	all := strings.Join(msgs, "\n")
+	if len(msgs) != 2 || !strings.Contains(all, `"dockr" is not a provider myriarch knows`) || !strings.Contains(all, "kubernetes provider is not supported by myriarch-updater") {
+		t.Fatalf("findings %q", msgs)
+	}
+}

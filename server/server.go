@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/myriarch/myriarch/internal/blueprint"
 	"github.com/myriarch/myriarch/server/accounts"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/artifacts"
@@ -438,7 +439,15 @@ func (s *Server) reloadEstate() (string, error) {
 		return revisionText(rev, estate.CommitAuthor(s.opts.Estate, rev)), err
 	}
 	s.applyEstate(e)
-	s.log.Info("estate reloaded", "dir", s.opts.Estate, "revision", e.Revision, "author", e.Author, "inventory", len(e.Inventory), "fleets", len(e.Fleets))
+	s.log.Info("estate reloaded", "dir", s.opts.Estate, "revision", e.Revision, "author", e.Author, "inventory", len(e.Inventory), "fleets", len(e.Fleets),
+		"findings", len(e.Findings))
+	for i, f := range e.Findings {
+		if i == 20 {
+			s.log.Warn("more estate findings", "count", len(e.Findings)-20)
+			break
+		}
+		s.log.Warn("estate finding", "kind", f.Kind, "blueprint", f.Blueprint, "lane", f.Lane, "owner", f.Owner, "message", f.Message)
+	}
 	return revisionText(e.Revision, e.Author), nil
 }
 
@@ -460,6 +469,9 @@ type EstateStatus struct {
 	Revision *string          `json:"revision"`
 	LoadedAt *time.Time       `json:"loadedAt"`
 	Errors   []estate.Problem `json:"errors"`
+	// Findings are the Blueprints' findings (blueprint-check's), which
+	// never block a load.
+	Findings []blueprint.Finding `json:"findings"`
 	// Cluster, with a PostgreSQL store: the leader and whether this
 	// instance runs the leader's estate revision.
 	Cluster *cluster.Status `json:"cluster,omitempty"`
@@ -469,7 +481,7 @@ type EstateStatus struct {
 func (s *Server) EstateStatus() any {
 	s.estateMu.Lock()
 	defer s.estateMu.Unlock()
-	out := EstateStatus{Errors: []estate.Problem{}}
+	out := EstateStatus{Errors: []estate.Problem{}, Findings: []blueprint.Finding{}}
 	if s.sync != nil {
 		st := s.sync.Status()
 		out.Cluster = &st
@@ -477,6 +489,9 @@ func (s *Server) EstateStatus() any {
 	if e := s.estate; e != nil {
 		rev, at := e.Revision, e.LoadedAt
 		out.Revision, out.LoadedAt = &rev, &at
+		if e.Findings != nil {
+			out.Findings = e.Findings
+		}
 	}
 	var le *estate.LoadError
 	switch {

@@ -2,7 +2,7 @@ package blueprint
 
 import "fmt"
 
-// Finding kinds.
+// Finding kinds (and KindVariable, see variables.go).
 const (
 	KindReference    = "reference"
 	KindOrdering     = "ordering"

@@ -89,6 +89,7 @@ func (est *Estate) judge(b *Blueprint, full bool) ([]Finding, [][]placed) {
 	if !full {
 		return out, resolved
 	}
+	judgeVariables(b, resolved, add)
 	for _, cl := range b.Satisfies {
 		r, ok := est.Requirements[cl.Requirement]
 		switch {

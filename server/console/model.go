@@ -30,6 +30,9 @@ type estateDoc struct {
 	Revision *string          `json:"revision"`
 	LoadedAt *time.Time       `json:"loadedAt"`
 	Errors   []estate.Problem `json:"errors"`
+	Findings []struct {
+		Kind, Blueprint, Message string
+	} `json:"findings"`
 }
 
 // tokenDoc is a token of GET/POST /api/v1/tokens; Secret only in the

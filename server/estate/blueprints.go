@@ -28,6 +28,7 @@ func loadBlueprints(ps *problems, e *Estate) {
 	est, err := blueprint.Load(e.Dir)
 	if err == nil {
 		e.Blueprints = est
+		e.Findings = est.Judge()
 		return
 	}
 	var les blueprint.LoadErrors

@@ -29,6 +29,10 @@ type Estate struct {
 	Packages map[string][]PackageVersion
 	// Blueprints is the Blueprint tree (teams/…); nil without one.
 	Blueprints *blueprint.Estate
+	// Findings are what blueprint-check reports of the Blueprints
+	// (references, ordering, variables no context has): they never block
+	// the load.
+	Findings []blueprint.Finding
 	// Revision identifies the content loaded (see Revision).
 	Revision string
 	// Author is the author of the Git commit Revision names ("Name
