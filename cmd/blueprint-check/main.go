@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/myriarch/myriarch/internal/adminclient"
 	"github.com/myriarch/myriarch/internal/blueprint"
 )
 
@@ -45,9 +46,14 @@ type loaded struct {
 }
 
 const usage = `usage: blueprint-check --root DIR [--root DIR]... [--json] [--strict]
+                       [--context-from-fleet NAME --admin URL]
 
 Loads every Blueprint, shared Component and Requirement under the source
-roots, prints what loaded and every finding.
+roots, prints what loaded and every finding. With --context-from-fleet,
+also checks the fleet's Blueprint against the fleet's collectors as a
+running myriarchd knows them: a reference that no member can resolve
+today (none has the variable, and it has no constant alternative) is a
+finding.
 
 Exit status: 0 loaded (findings alone do not fail), 1 load errors,
 2 findings with --strict, or a usage error.
@@ -61,6 +67,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&rs, "root", "source root containing a teams/ tree (repeatable)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	strict := fs.Bool("strict", false, "exit 2 when there are findings")
+	fleet := fs.String("context-from-fleet", "", "check the fleet `NAME`'s Blueprint against its collectors' contexts, read from the admin API")
+	client := adminclient.Flags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -93,6 +101,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		rep.Loaded = loaded{Blueprints: list(est.BlueprintIDs()), Components: list(est.ComponentIDs()), Requirements: list(est.RequirementIDs())}
 		if f := est.Judge(); f != nil {
 			rep.Findings = f
+		}
+		if *fleet != "" {
+			fs, err := fleetFindings(est, *fleet, client)
+			if err != nil {
+				fmt.Fprintf(stderr, "blueprint-check: --context-from-fleet %s: %v\n", *fleet, err)
+				return 1
+			}
+			rep.Findings = append(rep.Findings, fs...)
 		}
 	}
 

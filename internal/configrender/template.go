@@ -118,6 +118,23 @@ func (t *Template) Source() []byte { return t.source }
 // Variables lists the variables the Blueprint reads, sorted.
 func (t *Template) Variables() []string { return slices.Clone(t.vars) }
 
+// References lists the Blueprint's distinct references (by their text),
+// sorted by it: each with its alternatives.
+func (t *Template) References() []*vars.Reference {
+	seen := map[string]bool{}
+	var out []*vars.Reference
+	for _, s := range t.subs {
+		for _, r := range s.tpl.References() {
+			if !seen[r.Source] {
+				seen[r.Source] = true
+				out = append(out, r)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *vars.Reference) int { return strings.Compare(a.Source, b.Source) })
+	return out
+}
+
 // Key identifies what a render of in depends on: inputs with equal keys
 // render the same document. The order of mappings, variables no template
 // reads and anything of providers no receiver reads do not count.

@@ -86,6 +86,7 @@ var Rules = map[string]Rule{
 
 	// Fleets and the estate.
 	"GET /api/v1/fleets":                      read(Viewer),
+	"GET /api/v1/fleets/{name}/variables":     read(Viewer),
 	"POST /api/v1/fleets/{name}/pause":        change(Operator, Fleet, "fleet.pause"),
 	"POST /api/v1/fleets/{name}/resume":       change(Operator, Fleet, "fleet.resume"),
 	"POST /api/v1/fleets/{name}/retry":        change(Operator, Fleet, "fleet.offers.retry"),

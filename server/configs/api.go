@@ -164,6 +164,7 @@ func (e *Engine) Routes(api *admin.API) {
 	})
 	api.Handle("GET /api/v1/agents/{uid}/config", e.getConfig)
 	api.Handle("GET /api/v1/agents/{uid}/context", e.getContext)
+	api.Handle("GET /api/v1/fleets/{name}/variables", e.fleetVariables)
 	api.AgentAction(e.actions, "/api/v1/agents/{uid}/config/retry", OpRetry, "configured agent", e.Retry)
 }
 
