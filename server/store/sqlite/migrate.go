@@ -125,6 +125,47 @@ var migrations = []string{
 		principal BLOB NOT NULL,
 		expires_at INTEGER NOT NULL
 	);`,
+	// 7: the audit trail: records chained by their hashes, ids assigned
+	// densely by the append; an index per filter, each ordered as the
+	// listing (newest first: time, then id, the rowid every index ends
+	// with); the anchor the trail is proven from after a cut. The
+	// triggers keep the records append-only: never changed, removed only
+	// up to the anchor, which only moves forward.
+	`CREATE TABLE audit (
+		id INTEGER PRIMARY KEY,
+		time INTEGER NOT NULL,
+		actor TEXT NOT NULL,
+		role TEXT NOT NULL,
+		via TEXT NOT NULL,
+		action TEXT NOT NULL,
+		target TEXT NOT NULL,
+		source TEXT NOT NULL,
+		request_id TEXT NOT NULL,
+		outcome TEXT NOT NULL,
+		detail TEXT NOT NULL,
+		prev TEXT NOT NULL,
+		hash TEXT NOT NULL
+	);
+	CREATE INDEX audit_time ON audit(time);
+	CREATE INDEX audit_actor ON audit(actor, time);
+	CREATE INDEX audit_action ON audit(action, time);
+	CREATE INDEX audit_target ON audit(target, time);
+	CREATE INDEX audit_outcome ON audit(outcome, time);
+	CREATE TABLE audit_anchor (
+		one INTEGER PRIMARY KEY CHECK (one = 1),
+		up_to INTEGER NOT NULL,
+		hash TEXT NOT NULL
+	);
+	CREATE TRIGGER audit_never_changed BEFORE UPDATE ON audit
+	BEGIN SELECT RAISE(ABORT, 'audit records are never changed'); END;
+	CREATE TRIGGER audit_cut_only BEFORE DELETE ON audit
+	WHEN OLD.id > coalesce((SELECT up_to FROM audit_anchor), 0)
+	BEGIN SELECT RAISE(ABORT, 'audit records are removed only by a cut of the oldest, up to its anchor'); END;
+	CREATE TRIGGER audit_anchor_forward BEFORE UPDATE ON audit_anchor
+	WHEN NEW.up_to <= OLD.up_to
+	BEGIN SELECT RAISE(ABORT, 'the audit anchor only moves forward'); END;
+	CREATE TRIGGER audit_anchor_kept BEFORE DELETE ON audit_anchor
+	BEGIN SELECT RAISE(ABORT, 'the audit anchor is never removed'); END;`,
 }
 
 // SchemaVersion is the schema version this binary migrates a database to;
