@@ -132,6 +132,63 @@ var migrations = []string{
 		principal BYTEA NOT NULL,
 		expires_at BIGINT NOT NULL
 	);`,
+	// 7: the audit trail: records chained by their hashes, ids assigned
+	// densely by the append; an index per filter, each ordered as the
+	// listing (newest first: time, then id); the anchor the trail is
+	// proven from after a cut. The triggers keep the records append-only:
+	// never changed, removed only up to the anchor, which only moves
+	// forward, and never truncated.
+	`CREATE TABLE audit (
+		id BIGINT PRIMARY KEY,
+		time BIGINT NOT NULL,
+		actor TEXT NOT NULL,
+		role TEXT NOT NULL,
+		via TEXT NOT NULL,
+		action TEXT NOT NULL,
+		target TEXT NOT NULL,
+		source TEXT NOT NULL,
+		request_id TEXT NOT NULL,
+		outcome TEXT NOT NULL,
+		detail TEXT NOT NULL,
+		prev TEXT NOT NULL,
+		hash TEXT NOT NULL
+	);
+	CREATE INDEX audit_time ON audit(time, id);
+	CREATE INDEX audit_actor ON audit(actor, time, id);
+	CREATE INDEX audit_action ON audit(action, time, id);
+	CREATE INDEX audit_target ON audit(target, time, id);
+	CREATE INDEX audit_outcome ON audit(outcome, time, id);
+	CREATE TABLE audit_anchor (
+		one INT PRIMARY KEY CHECK (one = 1),
+		up_to BIGINT NOT NULL,
+		hash TEXT NOT NULL
+	);
+	CREATE FUNCTION audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		IF TG_OP = 'DELETE' THEN
+			IF OLD.id <= coalesce((SELECT up_to FROM audit_anchor WHERE one = 1), 0) THEN
+				RETURN OLD;
+			END IF;
+		END IF;
+		RAISE EXCEPTION 'audit records are never changed, and removed only by a cut of the oldest, up to its anchor (%)', TG_OP;
+	END $$;
+	CREATE TRIGGER audit_append_only BEFORE UPDATE OR DELETE ON audit
+		FOR EACH ROW EXECUTE FUNCTION audit_append_only();
+	CREATE TRIGGER audit_never_truncated BEFORE TRUNCATE ON audit
+		FOR EACH STATEMENT EXECUTE FUNCTION audit_append_only();
+	CREATE FUNCTION audit_anchor_forward() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		IF TG_OP = 'UPDATE' THEN
+			IF NEW.up_to > OLD.up_to THEN
+				RETURN NEW;
+			END IF;
+		END IF;
+		RAISE EXCEPTION 'the audit anchor only moves forward (%)', TG_OP;
+	END $$;
+	CREATE TRIGGER audit_anchor_forward BEFORE UPDATE OR DELETE ON audit_anchor
+		FOR EACH ROW EXECUTE FUNCTION audit_anchor_forward();
+	CREATE TRIGGER audit_anchor_never_truncated BEFORE TRUNCATE ON audit_anchor
+		FOR EACH STATEMENT EXECUTE FUNCTION audit_anchor_forward();`,
 }
 
 // SchemaVersion is the schema version this binary migrates a database to.
