@@ -152,5 +152,6 @@ type Store interface {
 	Reports
 	History
 	Accounts
+	Audit
 	Close() error
 }
