@@ -27,6 +27,7 @@ import (
 	"github.com/myriarch/myriarch/server/accounts"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/artifacts"
+	"github.com/myriarch/myriarch/server/audit"
 	"github.com/myriarch/myriarch/server/backpressure"
 	"github.com/myriarch/myriarch/server/cluster"
 	"github.com/myriarch/myriarch/server/configs"
@@ -77,6 +78,9 @@ type Options struct {
 	RegistrationsPerMinute int
 	// PruneAfter forgets agents offline for longer; 0 keeps them.
 	PruneAfter time.Duration
+	// AuditRetention cuts audit records older than this, at start and
+	// then hourly; 0 keeps them forever.
+	AuditRetention time.Duration
 }
 
 // Validate reports every problem with the options.
@@ -114,6 +118,9 @@ func (o *Options) Validate() error {
 	}
 	if o.PruneAfter < 0 {
 		errs = append(errs, fmt.Errorf("--prune-after must not be negative, got %s", o.PruneAfter))
+	}
+	if o.AuditRetention < 0 {
+		errs = append(errs, fmt.Errorf("--audit-retention must not be negative, got %s", o.AuditRetention))
 	}
 	if o.Listen != "" && o.plainPublic() && !o.InsecureListen {
 		errs = append(errs, fmt.Errorf("--listen %s is not a loopback address and no TLS is configured: "+
@@ -185,6 +192,8 @@ type Server struct {
 	artifacts *artifacts.Handler
 	console   *console.Console
 	accounts  *accounts.Service
+	audit     *audit.Trail
+	retention *audit.Retention // nil unless started with an audit retention
 
 	notifier  *cluster.Notifier // nil without a PostgreSQL store
 	publisher *cluster.Publisher
@@ -227,6 +236,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	db := s.clusterStore(opened)
 	s.store = db
 	s.storeOpen.Store(true)
+	s.audit = audit.New(audit.Options{Store: db, Log: s.log.With("component", "audit")})
 	s.estateLoaded.Store(opts.Estate == "")
 	if s.tokens, err = credentials.Open(ctx, db); err != nil {
 		s.closeStore()
@@ -304,6 +314,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.admin = admin.New(deps)
 	mountProfiling(s.admin)
 	s.accounts.Routes(s.admin)
+	s.audit.Routes(s.admin)
 
 	s.artifacts = artifacts.New(s.tokens, offers.ArtifactPath)
 	s.opampMux.Handle(offers.ArtifactPath, s.artifacts)
@@ -400,6 +411,10 @@ func (s *Server) Console() *console.Console    { return s.console }
 func (s *Server) OpAMP() *opampsrv.Server      { return s.opamp }
 func (s *Server) Store() store.Store           { return s.store }
 func (s *Server) Tokens() *credentials.Book    { return s.tokens }
+
+// Audit is the audit trail, which every state-changing or refused
+// request is written to.
+func (s *Server) Audit() *audit.Trail { return s.audit }
 
 // HandleOpAMPListener adds a route to the OpAMP listener (e.g. /artifacts/).
 func (s *Server) HandleOpAMPListener(pattern string, h http.Handler) { s.opampMux.Handle(pattern, h) }
@@ -573,6 +588,10 @@ func (s *Server) Start() error {
 		s.wg.Add(1)
 		go s.pollEstate()
 	}
+	if s.opts.AuditRetention > 0 {
+		s.log.Info("audit records older than the retention are cut now and hourly", "audit_retention", s.opts.AuditRetention)
+		s.retention = s.audit.Retain(s.opts.AuditRetention, audit.RetentionInterval)
+	}
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
@@ -622,6 +641,9 @@ func (s *Server) Close(ctx context.Context) error {
 	s.offers.Close()
 	s.hosts.Close()
 	s.configs.Close()
+	if s.retention != nil {
+		s.retention.Close()
+	}
 	if s.opampLn != nil {
 		errs = append(errs, s.adminHTTP.Shutdown(ctx))
 		s.wg.Wait()

@@ -29,7 +29,7 @@ func envOf(m map[string]string) func(string) (string, bool) {
 // The keys the packaged default config is written with.
 func TestSettingKeysAreFixed(t *testing.T) {
 	want := []string{"data_dir", "store", "listen", "admin_listen", "estate", "estate_poll", "tls_cert", "tls_key", "client_ca",
-		"admin_token_file", "public_url", "heartbeat", "registrations_per_minute", "prune_after", "log_format", "log_level", "insecure_listen"}
+		"admin_token_file", "public_url", "heartbeat", "registrations_per_minute", "prune_after", "audit_retention", "log_format", "log_level", "insecure_listen"}
 	var keys, envs []string
 	for i := range settings {
 		s := &settings[i]
@@ -141,6 +141,10 @@ func TestBadConfig(t *testing.T) {
 			args: []string{"--log-level", "chatty"},
 			want: []string{"4 problem(s)", "lisen (line 2): unknown key", "heartbeat (line 3): invalid value", "listen (line 5): duplicate key",
 				"log_format (line 6): must be text or json", `MYRIARCH_HEARTBEAT="5"`, `MYRIARCH_INSECURE_LISTEN="sometimes"`, `--log-level "chatty"`}},
+		{name: "negative audit retention", args: []string{"--audit-retention", "-24h"},
+			want: []string{"--audit-retention must not be negative, got -24h0m0s"}},
+		{name: "audit retention in days", file: "audit_retention: 90d\n",
+			want: []string{`audit_retention (line 1): invalid value "90d": expected a duration`}},
 		{name: "options", args: []string{"--tls-cert", "/x.crt", "--listen", "0.0.0.0:4320"},
 			want: []string{"--tls-cert and --tls-key go together"}},
 		{name: "public listener without TLS", args: []string{"--listen", ":4320"},

@@ -108,6 +108,10 @@ var Rules = map[string]Rule{
 	"POST /api/v1/console/links":  change(Admin, Global, "console.link"),
 	"GET /api/v1/whoami":          read(Viewer),
 
+	// The audit trail: read by everyone, changed by no route.
+	"GET /api/v1/audit":        read(Viewer),
+	"GET /api/v1/audit/verify": read(Viewer),
+
 	// The console: its pages read, its actions call the admin API.
 	"GET /static/":                    public,
 	"GET /login":                      public,
