@@ -28,6 +28,8 @@ func TestHelpExitsZero(t *testing.T) {
 		{[]string{"agents", "-h"}, "usage: myriarchd agents <subcommand>"},
 		{[]string{"agents", "list", "--help"}, "--kind KIND"},
 		{[]string{"agents", "show", "--help"}, "usage: myriarchd agents show"},
+		{[]string{"audit", "--help"}, "--outcome OUTCOME"},
+		{[]string{"audit", "verify", "--help"}, "usage: myriarchd audit verify"},
 		{[]string{"version", "--help"}, "usage: myriarchd version"},
 	}
 	for _, tt := range tests {
@@ -63,6 +65,10 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"agents"}, "usage: myriarchd agents <subcommand>"},
 		{[]string{"agents", "show"}, "want one instance UID"},
 		{[]string{"agents", "list", "extra"}, `unexpected argument "extra"`},
+		{[]string{"audit", "extra"}, `unexpected argument "extra"`},
+		{[]string{"audit", "--limit", "-1"}, "--limit must not be negative"},
+		{[]string{"audit", "--since", "soon"}, `--since: "soon" is neither an RFC 3339 time`},
+		{[]string{"audit", "verify", "extra"}, `unexpected argument "extra"`},
 		{[]string{"version", "extra"}, `unexpected argument "extra"`},
 		{[]string{"help", "nothing"}, `unknown topic "nothing"`},
 	}

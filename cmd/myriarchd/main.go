@@ -1,5 +1,5 @@
-// Command myriarchd is the myriarch OpAMP server: `serve` runs it; `token`
-// and `agents` are clients of its admin API.
+// Command myriarchd is the myriarch OpAMP server: `serve` runs it; `token`,
+// `agents` and `audit` are clients of its admin API.
 package main
 
 import (
@@ -19,6 +19,8 @@ commands:
   users create|list|update|delete
                               manage the users of the admin API and console
   apikeys create|list|delete  manage API keys for scripts
+  audit [--json] [filters]    print the audit trail, newest first (admin API)
+  audit verify                verify the audit trail's chain of hashes (admin API)
   console link                print a one-time login link to the browser console
   version                     print the version
   help [config]               print this text, or the settings of serve as Markdown
@@ -46,6 +48,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return usersCmd(args[1:], stdout, stderr)
 	case "apikeys":
 		return apikeysCmd(args[1:], stdout, stderr)
+	case "audit":
+		return auditCmd(args[1:], stdout, stderr)
 	case "console":
 		return consoleCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
