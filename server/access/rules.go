@@ -128,6 +128,7 @@ var Rules = map[string]Rule{
 	"GET /tokens":                     read(Viewer),
 	"POST /tokens":                    console(Admin, Global, "token.create"),
 	"POST /tokens/{id}/revoke":        console(Admin, Global, "token.revoke"),
+	"GET /audit":                      read(Viewer),
 	"GET /events":                     read(Viewer),
 	"/":                               read(Viewer),
 }
