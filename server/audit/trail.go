@@ -59,7 +59,7 @@ func (t *Trail) append(ctx context.Context, r Record) (Record, error) {
 		t.log.Error("audit record not written", "action", r.Action, "actor", r.Actor, "err", err)
 		return Record{}, fmt.Errorf("audit trail: %w", err)
 	}
-	return fromStore(s), nil
+	return fromStore(s[0]), nil
 }
 
 // sealer seals r after whatever head the store hands it.

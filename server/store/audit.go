@@ -42,7 +42,8 @@ type AuditHead struct {
 
 // AuditSeal makes the record that follows head, sealed: its ID must be
 // head.ID+1 and its Prev head.Hash. It runs inside the store's writer
-// transaction, so no other record can follow head meanwhile.
+// transaction, so no other record can follow head meanwhile; of several
+// appended together, each follows the one the seal before it made.
 type AuditSeal func(head AuditHead) (AuditRecord, error)
 
 // AuditCut is one cut of a trail's oldest records: how many were removed,
@@ -77,11 +78,12 @@ type AuditPosition struct {
 // that leaves its anchor behind. Both stores refuse a change of a record
 // in the database itself, and a deletion beyond the anchor.
 type Audit interface {
-	// AppendAudit appends the record seal makes, in one writer
-	// transaction that no other append (of this handle or another on the
-	// same database) can interleave with: ids are dense and each record's
-	// Prev is the hash of the one before it, whatever the concurrency.
-	AppendAudit(ctx context.Context, seal AuditSeal) (AuditRecord, error)
+	// AppendAudit appends the records seals make, one after the other,
+	// in one writer transaction that no other append (of this handle or
+	// another on the same database) can interleave with: ids are dense
+	// and each record's Prev is the hash of the one before it, whatever
+	// the concurrency. It returns them as stored, or stores none.
+	AppendAudit(ctx context.Context, seals ...AuditSeal) ([]AuditRecord, error)
 	// ListAudit returns the records q selects, newest first (by time,
 	// then id).
 	ListAudit(ctx context.Context, q AuditQuery) ([]AuditRecord, error)
@@ -102,6 +104,29 @@ type Audit interface {
 // ErrAuditSeal marks a sealed record that does not follow the head it was
 // given (its id or prev): the store refuses to store it.
 var ErrAuditSeal = errors.New("audit record does not follow the trail's head")
+
+// SealAudit reads the head and has each seal make the record following
+// the one before: what both backends do inside their writer transaction
+// before inserting the records.
+func SealAudit(ctx context.Context, head func(context.Context) (AuditHead, error), seals []AuditSeal) ([]AuditRecord, error) {
+	h, err := head(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the head of the trail: %w", err)
+	}
+	recs := make([]AuditRecord, 0, len(seals))
+	for _, seal := range seals {
+		r, err := seal(h)
+		if err != nil {
+			return nil, err
+		}
+		if err := CheckAuditSeal(h, r); err != nil {
+			return nil, err
+		}
+		recs = append(recs, r)
+		h = AuditHead{ID: r.ID, Hash: r.Hash}
+	}
+	return recs, nil
+}
 
 // CheckAuditSeal reports whether r follows head.
 func CheckAuditSeal(head AuditHead, r AuditRecord) error {

@@ -33,37 +33,35 @@ func (d *DB) auditWriter(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	})
 }
 
-// AppendAudit appends the record seal makes under the audit lock.
-func (d *DB) AppendAudit(ctx context.Context, seal store.AuditSeal) (store.AuditRecord, error) {
-	var out store.AuditRecord
+// AppendAudit appends the records seals make under the audit lock.
+func (d *DB) AppendAudit(ctx context.Context, seals ...store.AuditSeal) ([]store.AuditRecord, error) {
+	var out []store.AuditRecord
 	err := d.auditWriter(ctx, func(tx pgx.Tx) error {
-		r, err := sealNext(ctx, tx, seal)
-		out = r
+		var err error
+		out, err = sealAll(ctx, tx, seals)
 		return err
 	})
 	if err != nil {
-		return store.AuditRecord{}, fmt.Errorf("append audit record: %w", err)
+		return nil, fmt.Errorf("append audit records: %w", err)
 	}
 	return out, nil
 }
 
-// sealNext reads the head, has seal make the record following it and inserts it.
-func sealNext(ctx context.Context, tx pgx.Tx, seal store.AuditSeal) (store.AuditRecord, error) {
-	head, err := auditHead(ctx, tx)
+// sealAll reads the head, has each seal make the record following the
+// one before, and inserts them in one round trip.
+func sealAll(ctx context.Context, tx pgx.Tx, seals []store.AuditSeal) ([]store.AuditRecord, error) {
+	recs, err := store.SealAudit(ctx, func(ctx context.Context) (store.AuditHead, error) { return auditHead(ctx, tx) }, seals)
 	if err != nil {
-		return store.AuditRecord{}, err
+		return nil, err
 	}
-	r, err := seal(head)
-	if err != nil {
-		return store.AuditRecord{}, err
+	var b pgx.Batch
+	for _, r := range recs {
+		b.Queue(insertAudit, store.AuditArgs(r)...)
 	}
-	if err := store.CheckAuditSeal(head, r); err != nil {
-		return store.AuditRecord{}, err
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, err
 	}
-	if _, err := tx.Exec(ctx, insertAudit, store.AuditArgs(r)...); err != nil {
-		return store.AuditRecord{}, err
-	}
-	return r, nil
+	return recs, nil
 }
 
 // auditHead is the last record's id and hash, else the anchor.
@@ -134,7 +132,7 @@ func (d *DB) CutAudit(ctx context.Context, before time.Time, max int, seal func(
 		if _, err := tx.Exec(ctx, `DELETE FROM audit WHERE id <= $1`, cut.UpTo); err != nil {
 			return fmt.Errorf("remove records up to %d: %w", cut.UpTo, err)
 		}
-		_, err = sealNext(ctx, tx, seal(cut))
+		_, err = sealAll(ctx, tx, []store.AuditSeal{seal(cut)})
 		return err
 	})
 	if err != nil {

@@ -16,43 +16,45 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
 }
 
 const insertAudit = `INSERT INTO audit(` + store.AuditColumns + `) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
-// AppendAudit appends the record seal makes in a writer transaction, which
-// is also what keeps the chain from forking: the record follows the head
+// AppendAudit appends the records seals make in a writer transaction,
+// which is also what keeps the chain from forking: they follow the head
 // read under the database's write lock.
-func (d *DB) AppendAudit(ctx context.Context, seal store.AuditSeal) (store.AuditRecord, error) {
-	var out store.AuditRecord
+func (d *DB) AppendAudit(ctx context.Context, seals ...store.AuditSeal) ([]store.AuditRecord, error) {
+	var out []store.AuditRecord
 	err := d.immediate(ctx, func(c *sql.Conn) error {
-		r, err := sealNext(ctx, c, seal)
-		out = r
+		var err error
+		out, err = sealAll(ctx, c, seals)
 		return err
 	})
 	if err != nil {
-		return store.AuditRecord{}, fmt.Errorf("append audit record: %w", err)
+		return nil, fmt.Errorf("append audit records: %w", err)
 	}
 	return out, nil
 }
 
-// sealNext reads the head, has seal make the record following it and inserts it.
-func sealNext(ctx context.Context, q querier, seal store.AuditSeal) (store.AuditRecord, error) {
-	head, err := auditHead(ctx, q)
+// sealAll reads the head, has each seal make the record following the
+// one before, and inserts them.
+func sealAll(ctx context.Context, q querier, seals []store.AuditSeal) ([]store.AuditRecord, error) {
+	recs, err := store.SealAudit(ctx, func(ctx context.Context) (store.AuditHead, error) { return auditHead(ctx, q) }, seals)
 	if err != nil {
-		return store.AuditRecord{}, err
+		return nil, err
 	}
-	r, err := seal(head)
+	st, err := q.PrepareContext(ctx, insertAudit)
 	if err != nil {
-		return store.AuditRecord{}, err
+		return nil, err
 	}
-	if err := store.CheckAuditSeal(head, r); err != nil {
-		return store.AuditRecord{}, err
+	defer st.Close()
+	for _, r := range recs {
+		if _, err := st.ExecContext(ctx, store.AuditArgs(r)...); err != nil {
+			return nil, fmt.Errorf("record %d: %w", r.ID, err)
+		}
 	}
-	if _, err := q.ExecContext(ctx, insertAudit, store.AuditArgs(r)...); err != nil {
-		return store.AuditRecord{}, err
-	}
-	return r, nil
+	return recs, nil
 }
 
 // auditHead is the last record's id and hash, else the anchor.
@@ -125,7 +127,7 @@ func (d *DB) CutAudit(ctx context.Context, before time.Time, max int, seal func(
 		if _, err := c.ExecContext(ctx, `DELETE FROM audit WHERE id <= ?`, cut.UpTo); err != nil {
 			return fmt.Errorf("remove records up to %d: %w", cut.UpTo, err)
 		}
-		_, err = sealNext(ctx, c, seal(cut))
+		_, err = sealAll(ctx, c, []store.AuditSeal{seal(cut)})
 		return err
 	})
 	if err != nil {

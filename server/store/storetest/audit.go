@@ -39,11 +39,20 @@ func appendAudit(t *testing.T, db store.Store, from, to int) []store.AuditRecord
 	t.Helper()
 	var out []store.AuditRecord
 	for i := from; i < to; i++ {
-		r, err := db.AppendAudit(ctx, seal(auditRecord(i)))
-		must(t, err)
-		out = append(out, r)
+		out = append(out, appendOne(t, db, seal(auditRecord(i))))
 	}
 	return out
+}
+
+// appendOne appends the record s seals.
+func appendOne(t *testing.T, db store.Store, s store.AuditSeal) store.AuditRecord {
+	t.Helper()
+	recs, err := db.AppendAudit(ctx, s)
+	must(t, err)
+	if len(recs) != 1 {
+		t.Fatalf("one seal appended %d records", len(recs))
+	}
+	return recs[0]
 }
 
 // readAllAudit reads the anchor and every record, in batches of 3.
@@ -148,6 +157,12 @@ func testAuditSealRefused(t *testing.T, h *handle) {
 			t.Errorf("%s: err = %v, want %v", b.name, err, b.want)
 		}
 	}
+	// In a batch, one refused seal stores none of the batch.
+	for _, b := range bad {
+		if _, err := h.db.AppendAudit(ctx, seal(auditRecord(7)), seal(auditRecord(8)), b.seal, seal(auditRecord(9))); !errors.Is(err, b.want) {
+			t.Errorf("%s in a batch: err = %v, want %v", b.name, err, b.want)
+		}
+	}
 	r := appendAudit(t, h.db, 2, 3)[0]
 	if r.ID != 3 {
 		t.Fatalf("the append after the refused ones got id %d, want 3", r.ID)
@@ -157,4 +172,30 @@ func testAuditSealRefused(t *testing.T, h *handle) {
 		t.Fatalf("%d records stored, want 3", len(all))
 	}
 	checkChain(t, anchor, all)
+}
+
+// testAuditBatch: records appended together each follow the one before,
+// in the order of their seals, and read back as returned.
+func testAuditBatch(t *testing.T, h *handle) {
+	appendAudit(t, h.db, 0, 2)
+	var seals []store.AuditSeal
+	for i := range 5 {
+		seals = append(seals, seal(auditRecord(10+i)))
+	}
+	recs, err := h.db.AppendAudit(ctx, seals...)
+	must(t, err)
+	if len(recs) != 5 || recs[0].ID != 3 || recs[4].ID != 7 || recs[0].RequestID != "req-10" || recs[4].RequestID != "req-14" {
+		t.Fatalf("a batch of 5 appended %+v", recs)
+	}
+	none, err := h.db.AppendAudit(ctx)
+	if err != nil || len(none) != 0 {
+		t.Fatalf("an empty batch: %v %v", none, err)
+	}
+	anchor, all := readAllAudit(t, h.db)
+	checkChain(t, anchor, all)
+	for i, r := range recs {
+		if !sameAuditRecord(all[2+i], r) {
+			t.Fatalf("record %d stored as %+v, returned as %+v", r.ID, all[2+i], r)
+		}
+	}
 }

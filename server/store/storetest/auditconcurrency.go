@@ -25,7 +25,7 @@ func testAuditConcurrentHandles(t *testing.T, h *handle) {
 			if err != nil {
 				return err
 			}
-			appended[w] = append(appended[w], r)
+			appended[w] = append(appended[w], r...)
 		}
 		return nil
 	})

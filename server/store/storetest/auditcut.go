@@ -23,9 +23,7 @@ func cutSeal(c store.AuditCut) store.AuditSeal {
 func testAuditCut(t *testing.T, h *handle) {
 	recs := appendAudit(t, h.db, 0, 10) // ids 1..10 at base+0s..9s
 	skewed := auditRecord(0)            // id 11, as old as the first
-	r, err := h.db.AppendAudit(ctx, seal(skewed))
-	must(t, err)
-	recs = append(recs, r)
+	recs = append(recs, appendOne(t, h.db, seal(skewed)))
 	at := func(i int) time.Time { return auditBase.Add(time.Duration(i) * time.Second) }
 
 	cut, err := h.db.CutAudit(ctx, auditBase, 100, cutSeal)

@@ -41,9 +41,7 @@ func testAuditList(t *testing.T, h *handle) {
 	for range 3 {
 		r := auditRecord(5)
 		r.Actor = "user-tie"
-		got, err := h.db.AppendAudit(ctx, seal(r))
-		must(t, err)
-		all = append(all, got)
+		all = append(all, appendOne(t, h.db, seal(r)))
 	}
 	at := func(i int) time.Time { return auditBase.Add(time.Duration(i) * time.Second) }
 	queries := []struct {

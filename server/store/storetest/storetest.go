@@ -48,6 +48,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"LoadPath", testLoadPath},
 		{"AuditChain", testAuditChain},
 		{"AuditSealRefused", testAuditSealRefused},
+		{"AuditBatch", testAuditBatch},
 		{"AuditList", testAuditList},
 		{"AuditCut", testAuditCut},
 		{"AuditConcurrentHandles", testAuditConcurrentHandles},
