@@ -2,8 +2,8 @@ package audit
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/myriarch/myriarch/server/store"
@@ -26,6 +26,10 @@ type Trail struct {
 	now         func() time.Time
 	cutChunk    int // CutChunk, less in tests
 	verifyBatch int // verifyBatch, less in tests
+
+	mu      sync.Mutex
+	queue   []*queued // guarded by mu: appends waiting for a batch
+	writing bool      // guarded by mu: an append is writing a batch
 }
 
 // New returns the trail kept in opts.Store.
@@ -41,7 +45,8 @@ func New(opts Options) *Trail {
 
 // Append seals r after the trail's last record and stores it, returning
 // it as stored: its id, time (now, when it is sealed), prev and hash set,
-// its strings within their bounds. A record with an unknown outcome, via
+// its strings within their bounds. Appends at the same time share a
+// transaction (see appendQueued). A record with an unknown outcome, via
 // or role, without an action, or with the cuts' action is refused
 // (ErrInvalid), naming each field that is wrong.
 func (t *Trail) Append(ctx context.Context, r Record) (Record, error) {
@@ -49,17 +54,7 @@ func (t *Trail) Append(ctx context.Context, r Record) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	return t.append(ctx, r)
-}
-
-// append seals and stores r, which is normalized.
-func (t *Trail) append(ctx context.Context, r Record) (Record, error) {
-	s, err := t.store.AppendAudit(ctx, t.sealer(r))
-	if err != nil {
-		t.log.Error("audit record not written", "action", r.Action, "actor", r.Actor, "err", err)
-		return Record{}, fmt.Errorf("audit trail: %w", err)
-	}
-	return fromStore(s[0]), nil
+	return t.appendQueued(ctx, r)
 }
 
 // sealer seals r after whatever head the store hands it.
