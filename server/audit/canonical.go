@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -45,10 +46,10 @@ func (r Record) appendCanonical(b []byte) []byte {
 // lower-case hex SHA-256 of prev's 64 hex digits followed by r's
 // canonical JSON.
 func (r Record) HashAfter(prev string) string {
-	h := sha256.New()
-	h.Write([]byte(prev))
-	h.Write(r.Canonical())
-	return hex.EncodeToString(h.Sum(nil))
+	var buf [2048]byte // a record's canonical JSON fits, whatever its strings' bounds
+	b := append(buf[:0], prev...)
+	sum := sha256.Sum256(r.appendCanonical(b))
+	return hex.EncodeToString(sum[:])
 }
 
 // MarshalJSON writes r's canonical JSON with prev and hash added, so that
@@ -64,45 +65,43 @@ func (r Record) MarshalJSON() ([]byte, error) {
 
 // appendString writes s as a JSON string escaping only what JSON
 // requires: the quote, the backslash, and characters below U+0020 (\b,
-// \t, \n, \f, \r by name, the others as \u00xx). s is valid UTF-8 (see
-// Record.normalized); an invalid byte is written as U+FFFD all the same.
+// \t, \n, \f, \r by name, the others as \u00xx); every other byte is
+// copied. s is valid UTF-8 (see Record.normalized); invalid bytes are
+// written as U+FFFD all the same, as strings.ToValidUTF8 does.
 func appendString(b []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
 	b = append(b, '"')
-	for i := 0; i < len(s); {
+	start := 0
+	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				b = append(b, "\uFFFD"...)
-			} else {
-				b = append(b, s[i:i+size]...)
-			}
-			i += size
+		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
 		}
-		switch {
-		case c == '"':
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"':
 			b = append(b, `\"`...)
-		case c == '\\':
+		case '\\':
 			b = append(b, `\\`...)
-		case c == '\b':
+		case '\b':
 			b = append(b, `\b`...)
-		case c == '\t':
+		case '\t':
 			b = append(b, `\t`...)
-		case c == '\n':
+		case '\n':
 			b = append(b, `\n`...)
-		case c == '\f':
+		case '\f':
 			b = append(b, `\f`...)
-		case c == '\r':
+		case '\r':
 			b = append(b, `\r`...)
-		case c < 0x20:
+		default:
 			b = append(b, `\u00`...)
 			b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
-		default:
-			b = append(b, c)
 		}
-		i++
+		start = i + 1
 	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
 }
