@@ -140,7 +140,7 @@ func appendN(t *testing.T, tr *audit.Trail, from, n int) []audit.Record {
 	return out
 }
 
-func verify(t *testing.T, tr *audit.Trail) audit.Verification {
+func verify(t testing.TB, tr *audit.Trail) audit.Verification {
 	t.Helper()
 	v, err := tr.Verify(ctx)
 	if err != nil {
