@@ -25,6 +25,7 @@ func TestNothingWithoutLogin(t *testing.T) {
 		{"GET", "/agents?kind=collector", http.StatusSeeOther, "/login?next=%2Fagents%3Fkind%3Dcollector"},
 		{"GET", "/agents/0190a3a5-0000-7000-8000-000000000000", http.StatusSeeOther, "/login?next="},
 		{"GET", "/tokens", http.StatusSeeOther, "/login?next=%2Ftokens"},
+		{"GET", "/audit?actor=alice", http.StatusSeeOther, "/login?next=%2Faudit%3Factor%3Dalice"},
 		{"GET", "/no/such/page", http.StatusSeeOther, "/login?next="},
 		{"GET", "/events", http.StatusUnauthorized, ""},
 		{"POST", "/tokens", http.StatusUnauthorized, ""},
@@ -237,7 +238,7 @@ func TestPagesCarryTheSecurityHeaders(t *testing.T) {
 	e := newEnv(t)
 	b := e.browser()
 	b.login(e.srv.AdminToken())
-	for _, path := range []string{"/login", "/", "/agents", "/fleets", "/pairings", "/tokens", "/static/console.js"} {
+	for _, path := range []string{"/login", "/", "/agents", "/fleets", "/pairings", "/tokens", "/audit", "/static/console.js"} {
 		resp, _ := b.do("GET", path, nil)
 		csp := resp.Header.Get("Content-Security-Policy")
 		if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe") || !strings.Contains(csp, "frame-ancestors 'none'") {
