@@ -20,20 +20,14 @@ func (e *env) gateway(otlp, exporter string) {
 	}
 }
 
-func (e *env) syncState(uid string) string {
-	_, b := e.api("GET", "/api/v1/agents/"+uid, nil)
-	var a struct {
-		Assignment struct {
-			SyncState string `json:"syncState"`
-		} `json:"assignment"`
-	}
-	jsonUnmarshal(string(b), &a)
-	return a.Assignment.SyncState
-}
+func (e *env) syncState(uid string) string { return e.assignment(uid).SyncState }
+
+// failedHash is the failed configuration the agent's assignment shows.
+func (e *env) failedHash(uid string) string { return e.assignment(uid).Failed }
 
 // TestConfigInBrowser: the configuration a fleet's Blueprint renders for a
 // collector, in the console — the sync state filter, the desired config,
-// a rejected revision shown failed live, retried from the agent page and
+// a rejected revision shown rolled back (drift) with its failure live, retried from the agent page and
 // for the whole fleet, and the diff from the last applied configuration to
 // the desired one.
 func TestConfigInBrowser(t *testing.T) {
@@ -66,10 +60,12 @@ func TestConfigInBrowser(t *testing.T) {
 	c.untilText("#a-config", "/sites/007")
 	c.eval("mark", `window.__sameDocument = true`)
 
-	// A revision the collector rejects: failed, shown live, with a retry.
+	// A revision the collector rejects: rolled back to the last applied
+	// configuration (drift, seed 003), the failure shown live, with a retry.
 	e.gateway("127.0.0.1:4318", servertest.RejectedType)
 	e.reload()
-	c.until("sync state failed", `[...document.querySelectorAll('#a-assignment .state')].some(s => s.textContent === 'failed')`)
+	c.until("sync state drift", `[...document.querySelectorAll('#a-assignment .state')].some(s => s.textContent === 'drift')`)
+	c.untilText("#a-assignment", `unknown type: "nosuch"`)
 	c.until("the retry button", `!!document.querySelector('form[action$="/config/retry"]')`)
 	c.untilText("#a-events", "config_failed")
 	c.untilText("#a-events", `unknown type: "nosuch"`)
@@ -81,7 +77,7 @@ func TestConfigInBrowser(t *testing.T) {
 		t.Fatalf("flash %q", f)
 	}
 	c.untilText("#a-events", "config_retry")
-	waitFor(t, "failed again", func() bool { return e.syncState(uid) == "failed" })
+	waitFor(t, "rolled back again", func() bool { return e.syncState(uid) == "drift" && e.failedHash(uid) != "" })
 
 	// The fleet page: configuration rollout, and a retry of every failed one.
 	c.do("fleets", chromedp.Navigate(e.base+"/fleets"), chromedp.WaitVisible(chromedp.ID("fleet-gw")))

@@ -245,8 +245,10 @@ func TestReportedConfigOfAnotherAgentIsNotShown(t *testing.T) {
 }
 
 type assignmentDoc struct {
-	Desired  string `json:"desired"`
-	Reported struct {
+	SyncState string `json:"syncState"`
+	Failed    string `json:"failed"`
+	Desired   string `json:"desired"`
+	Reported  struct {
 		Hash string `json:"hash"`
 	} `json:"reported"`
 }
