@@ -9,7 +9,7 @@
 // providers (host.ip and host.mac unless switched off), the env provider
 // only for the variables providers.env.allow names, local and
 // local_dynamic as configured, and one mapping per running Docker
-// container (id, name, image, labels, log path).
+// container (id, name, image, labels, command line, ports, log path).
 package providerreport
 
 import (

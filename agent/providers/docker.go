@@ -159,9 +159,13 @@ func (d *dockerProvider) inspect(ctx context.Context, cli *client.Client, id str
 	return containerMapping(c), true, nil
 }
 
-// containerMapping is the mapping of one container: vars container.{id,
-// name, image.name, labels.*} and paths.log, and one add_fields processor
-// carrying the container fields.
+// containerMapping is the mapping of one container: seed 001's variables
+// id, name, image, labels (an object), cmd (the process's path and
+// arguments), ports (see containerPorts) and paths.log; the same container
+// fields as container.{id, name, image.name, labels.*}, which Blueprints
+// written before read; and one add_fields processor carrying the container
+// fields. Nothing else is repeated: myriarchd keeps each object also as its
+// JSON text, within 64 KiB per updater.
 func containerMapping(c container.InspectResponse) vars.Mapping {
 	labels := map[string]any{}
 	image := c.Image
@@ -174,6 +178,13 @@ func containerMapping(c container.InspectResponse) vars.Mapping {
 		}
 	}
 	name := strings.TrimPrefix(c.Name, "/")
+	cmd := []any{}
+	if c.Path != "" {
+		cmd = append(cmd, c.Path)
+	}
+	for _, a := range c.Args {
+		cmd = append(cmd, a)
+	}
 	fields := func() map[string]any {
 		return map[string]any{
 			"id":     c.ID,
@@ -185,8 +196,14 @@ func containerMapping(c container.InspectResponse) vars.Mapping {
 	return vars.Mapping{
 		ID: c.ID,
 		Vars: map[string]any{
-			"container": fields(),
+			"id":        c.ID,
+			"name":      name,
+			"image":     image,
+			"labels":    maps.Clone(labels),
+			"cmd":       cmd,
+			"ports":     containerPorts(c),
 			"paths":     map[string]any{"log": c.LogPath},
+			"container": fields(),
 		},
 		Processors: []any{map[string]any{
 			"add_fields": map[string]any{"target": "container", "fields": fields()},
@@ -199,8 +216,8 @@ func containerMapping(c container.InspectResponse) vars.Mapping {
 func sortedMappings(current map[string]vars.Mapping) []vars.Mapping {
 	out := slices.Collect(maps.Values(current))
 	slices.SortFunc(out, func(a, b vars.Mapping) int {
-		an, _ := a.Vars["container"].(map[string]any)["name"].(string)
-		bn, _ := b.Vars["container"].(map[string]any)["name"].(string)
+		an, _ := a.Vars["name"].(string)
+		bn, _ := b.Vars["name"].(string)
 		return cmp.Or(cmp.Compare(an, bn), cmp.Compare(a.ID, b.ID))
 	})
 	return out

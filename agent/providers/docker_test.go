@@ -104,19 +104,26 @@ func main() {
 // container is removed when the test ends.
 func startContainer(t *testing.T, ctx context.Context, cli *client.Client, name string, labels map[string]string) string {
 	t.Helper()
-	created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+	return createAndStart(t, ctx, cli, client.ContainerCreateOptions{
 		Name:       name,
 		Config:     &container.Config{Image: testImage, Labels: labels},
 		HostConfig: &container.HostConfig{NetworkMode: "host"},
 	})
+}
+
+// createAndStart creates and starts a container; it is removed when the
+// test ends.
+func createAndStart(t *testing.T, ctx context.Context, cli *client.Client, opts client.ContainerCreateOptions) string {
+	t.Helper()
+	created, err := cli.ContainerCreate(ctx, opts)
 	if err != nil {
-		t.Fatalf("create %s: %v", name, err)
+		t.Fatalf("create %s: %v", opts.Name, err)
 	}
 	t.Cleanup(func() {
 		_, _ = cli.ContainerRemove(context.Background(), created.ID, client.ContainerRemoveOptions{Force: true})
 	})
 	if _, err := cli.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
-		t.Fatalf("start %s: %v", name, err)
+		t.Fatalf("start %s: %v", opts.Name, err)
 	}
 	return created.ID
 }
