@@ -16,7 +16,6 @@ import (
 
 	"github.com/moby/moby/client"
 
-	"github.com/myriarch/myriarch/internal/providerwire"
 	"github.com/myriarch/myriarch/internal/vars"
 )
 
@@ -76,18 +75,6 @@ type LocalConfig struct {
 	Vars    map[string]any `yaml:"vars"`
 }
 
-// LocalDynamicConfig lists static mappings, one per item.
-type LocalDynamicConfig struct {
-	Enabled *bool              `yaml:"enabled"`
-	Items   []LocalDynamicItem `yaml:"items"`
-}
-
-// LocalDynamicItem is one mapping of the local_dynamic provider.
-type LocalDynamicItem struct {
-	Vars       map[string]any `yaml:"vars"`
-	Processors []any          `yaml:"processors"`
-}
-
 // DockerConfig configures discovery of running containers.
 type DockerConfig struct {
 	Enabled *bool `yaml:"enabled"`
@@ -109,23 +96,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("providers.local.vars: %w", err))
 		}
 	}
-	for i, it := range c.LocalDynamic.Items {
-		where := fmt.Sprintf("providers.local_dynamic.items[%d]", i)
-		if _, err := vars.Normalize(it.Vars); err != nil {
-			errs = append(errs, fmt.Errorf("%s.vars: %w", where, err))
-		}
-		procs, err := vars.Normalize(it.Processors)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s.processors: %w", where, err))
-			continue
-		}
-		list, _ := procs.([]any)
-		for j, p := range list {
-			if err := providerwire.CheckProcessor(p); err != nil {
-				errs = append(errs, fmt.Errorf("%s.processors[%d]: %w", where, j, err))
-			}
-		}
-	}
+	errs = append(errs, c.LocalDynamic.validate()...)
 	for i, a := range c.Env.Allow {
 		name := strings.TrimSuffix(a, "*")
 		if name == "" || strings.ContainsAny(name, "*=\x00") {
@@ -165,14 +136,7 @@ func New(cfg Config, log *slog.Logger, opts Options) (*Manager, error) {
 		m.AddContext(newLocalProvider(local))
 	}
 	if on(cfg.LocalDynamic.Enabled) {
-		items := make([]LocalDynamicItem, len(cfg.LocalDynamic.Items))
-		for i, it := range cfg.LocalDynamic.Items {
-			v, _ := vars.Normalize(it.Vars)
-			p, _ := vars.Normalize(it.Processors)
-			items[i].Vars, _ = v.(map[string]any)
-			items[i].Processors, _ = p.([]any)
-		}
-		m.AddDynamic(&localDynamic{items: items}, PriorityLocalDynamic)
+		m.AddDynamic(&localDynamic{items: cfg.LocalDynamic.items()}, PriorityLocalDynamic)
 	}
 	if on(cfg.Docker.Enabled) {
 		m.AddDynamic(&dockerProvider{host: cfg.Docker.Host, retry: o.DockerRetry, log: m.log}, PriorityDocker)
