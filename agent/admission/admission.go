@@ -1,8 +1,9 @@
 // Package admission holds the local policy checks both install engines
 // (binary and container mode) apply to an offered package before any byte
 // is fetched: content hash shape, version syntax, required signature,
-// downgrade, and hashes that failed before. The server can never relax
-// them; each refusal wraps ErrRefused and says what was refused and why.
+// downgrade (to a version the host has not confirmed healthy), and hashes
+// that failed before. The server can never relax them; each refusal wraps
+// ErrRefused and says what was refused and why.
 //
 // Which package names and download URLs are acceptable differs per mode and
 // stays in the engines.
@@ -39,17 +40,22 @@ func CheckContentHash(p *protobufs.PackageAvailable) error {
 	return nil
 }
 
-// Policy is the trust.* configuration plus the engine's quarantine.
+// Policy is the trust.* configuration plus what the engine recorded: the
+// versions this host confirmed healthy and the quarantine.
 type Policy struct {
 	RequireSignature bool
 	AllowDowngrade   bool
+	// Confirmed are the versions of the offered package this host ran and
+	// confirmed healthy (agent/confirmed): going back to one of them is
+	// allowed without AllowDowngrade.
+	Confirmed []string
 	// Quarantine, when set, refuses hashes that failed before.
 	Quarantine *quarantine.Store
 }
 
 // Check applies, in order: version syntax, required signature, downgrade
 // relative to running ("" when nothing known runs; an unparsable running
-// version never blocks), and the quarantine.
+// version never blocks) to a version not in Confirmed, and the quarantine.
 func (pol Policy) Check(p *protobufs.PackageAvailable, running string) error {
 	offered, err := version.NewVersion(p.GetVersion())
 	if err != nil || !safeVersion.MatchString(p.GetVersion()) {
@@ -59,8 +65,8 @@ func (pol Policy) Check(p *protobufs.PackageAvailable, running string) error {
 		return Refusef("unsigned package: trust.require_signature is set and the offer has no file.signature")
 	}
 	if running != "" && !pol.AllowDowngrade {
-		if cur, err := version.NewVersion(running); err == nil && offered.LessThan(cur) {
-			return Refusef("downgrade from %s to %s refused (trust.allow_downgrade is false)", running, p.GetVersion())
+		if cur, err := version.NewVersion(running); err == nil && offered.LessThan(cur) && !confirmed(offered, pol.Confirmed) {
+			return Refusef("downgrade from %s to %s refused (trust.allow_downgrade is false): %s", running, p.GetVersion(), confirmedText(pol.Confirmed))
 		}
 	}
 	if pol.Quarantine != nil {
