@@ -15,8 +15,8 @@ var ErrRefused = admission.ErrRefused
 // admitLocked applies local policy to one offered package before anything
 // is fetched and returns the back-end that installs it: the package name
 // and type, the download URL, the content hash, the back-end's own checks,
-// then trust.* (version syntax, required signature, downgrade) and the
-// quarantine.
+// then trust.* (version syntax, required signature, downgrade to a version
+// this host has not confirmed healthy) and the quarantine.
 func (e *Engine) admitLocked(name string, p *protobufs.PackageAvailable) (*backend, error) {
 	b := e.byName[name]
 	switch {
@@ -43,7 +43,8 @@ func (e *Engine) admitLocked(name string, p *protobufs.PackageAvailable) (*backe
 			return nil, fmt.Errorf("%w: %w", ErrRefused, err)
 		}
 	}
-	pol := admission.Policy{RequireSignature: e.o.RequireSignature, AllowDowngrade: e.o.AllowDowngrade, Quarantine: e.quarantineStore()}
+	pol := admission.Policy{RequireSignature: e.o.RequireSignature, AllowDowngrade: e.o.AllowDowngrade,
+		Confirmed: e.confirmedStore().Versions(name), Quarantine: e.quarantineStore()}
 	if err := pol.Check(p, b.installed.Version); err != nil {
 		return nil, err
 	}

@@ -94,6 +94,14 @@ type (
 	LiveGater interface {
 		GatesLive() bool
 	}
+	// RunningConfirmer judges what runs, on the health gate's local
+	// signals, before a transaction replaces it: nil when it has stayed up
+	// for the health window (waiting out the rest of the window when it
+	// started less than that ago). The engine records a version that
+	// passes as confirmed healthy, as it does one that passed the gate.
+	RunningConfirmer interface {
+		ConfirmRunning(ctx context.Context) error
+	}
 	// Adopter returns a transaction an older updater left without a
 	// journal record (nil when there is none), so it is recovered like any
 	// other.

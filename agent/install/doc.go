@@ -11,17 +11,21 @@
 //
 //	admission (package name and type, download URL, content hash, the
 //	  back-end's own checks, trust.*: version syntax, required signature,
-//	  downgrade, the quarantine of hashes that failed before)
+//	  downgrade to a version this host has not confirmed healthy, the
+//	  quarantine of hashes that failed before)
 //	→ prepare (the back-end looks at what runs; Preparer)
 //	→ acquire (a download into state_dir/staging: hashed on the fly,
 //	  resumed, size-capped; or the back-end's Fetcher, e.g. a pull by digest)
 //	→ verify (SHA-256 + minisign with pinned keys: one policy function,
 //	  Txn.VerifySignature)
 //	→ stage and pre-activation check (Backend.Stage)
+//	→ what runs judged, when no confirmation of it is recorded
+//	  (RunningConfirmer), and recorded as confirmed healthy if it passes
 //	→ activate (Backend.Activate)
 //	→ health gate on local signals (Backend.Gate)
-//	→ commit (Backend.Commit), or rollback (Backend.Rollback) and the
-//	  hash quarantined
+//	→ commit (Backend.Commit), the version recorded as confirmed healthy
+//	  (agent/confirmed); or rollback (Backend.Rollback) and the hash
+//	  quarantined
 //
 // Statuses go to the server as the OpAMP PackageStatuses (InstallPending,
 // Downloading with progress, Installing, then Installed or InstallFailed

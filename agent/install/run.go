@@ -68,6 +68,7 @@ func (e *Engine) run(ctx context.Context, jb job) (restart bool) {
 		return false
 	}
 	e.removeArtifact(t)
+	e.confirmRunning(ctx, t, prev)
 	err = t.b.Activate(ctx, t)
 	switch {
 	case errors.Is(err, ErrRestart):
@@ -120,9 +121,11 @@ func (e *Engine) gateAndCommit(ctx context.Context, t *Txn) {
 	e.commit(ctx, t)
 }
 
-// commit makes the new version the installed one. Idempotent: the next
+// commit makes the new version, which passed the health gate, the
+// installed one and records it as confirmed healthy. Idempotent: the next
 // start repeats it when it is cut short.
 func (e *Engine) commit(ctx context.Context, t *Txn) {
+	e.recordConfirmed(t)
 	if err := t.b.Commit(ctx, t); err != nil {
 		t.log.Error("committing the installed version failed; the next updater start finishes it", "err", err)
 		return

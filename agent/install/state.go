@@ -12,8 +12,9 @@ import (
 	"github.com/myriarch/myriarch/agent/quarantine"
 )
 
-// Files and directories under state_dir (the quarantine and statuses
-// files get Options.StatePrefix).
+// Files and directories under state_dir (the quarantine, statuses and
+// confirmed versions files get Options.StatePrefix; the confirmed
+// versions file is confirmed.File).
 const (
 	JournalFile    = "install-journal.json"
 	QuarantineFile = "quarantine.json"
