@@ -23,6 +23,13 @@ import (
 // configured) answers 200, and the supervisor instance UID equals wantUID
 // (if one was recorded before the swap).
 func (b *Backend) healthGate(ctx context.Context, id, wantUID string) error {
+	return b.judge(ctx, id, wantUID, "the new container", false)
+}
+
+// judge is the health gate of container id, called what in its errors.
+// The health window starts now, or with fromStart when the container
+// started (a container up for the window already passes at once).
+func (b *Backend) judge(ctx context.Context, id, wantUID, what string, fromStart bool) error {
 	first, err := b.docker.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
 		return err
@@ -31,9 +38,17 @@ func (b *Backend) healthGate(ctx context.Context, id, wantUID string) error {
 	if c0.State == nil {
 		return errors.New("the engine reports no state")
 	}
-	start := time.Now()
+	began := time.Now()
+	start := began
+	if fromStart {
+		started, err := time.Parse(time.RFC3339Nano, c0.State.StartedAt)
+		if err != nil {
+			return fmt.Errorf("%s: start time %q: %w", what, c0.State.StartedAt, err)
+		}
+		start = started
+	}
 	windowEnd := start.Add(b.env.HealthWindow)
-	deadline := windowEnd.Add(b.env.StartTimeout)
+	deadline := later(windowEnd, time.Now()).Add(b.env.StartTimeout)
 	hasCheck := c0.Config != nil && c0.Config.Healthcheck != nil && len(c0.Config.Healthcheck.Test) > 0 && c0.Config.Healthcheck.Test[0] != "NONE"
 	var waiting string
 	for {
@@ -46,9 +61,9 @@ func (b *Backend) healthGate(ctx context.Context, id, wantUID string) error {
 		case st == nil:
 			return errors.New("the engine reports no state")
 		case !st.Running || st.Restarting:
-			return fmt.Errorf("the new container stopped (status %s, exit code %d%s)%s", st.Status, st.ExitCode, errText(st.Error), b.tail(ctx, id))
+			return fmt.Errorf("%s stopped (status %s, exit code %d%s)%s", what, st.Status, st.ExitCode, errText(st.Error), b.tail(ctx, id))
 		case c.Container.RestartCount != c0.RestartCount || st.StartedAt != c0.State.StartedAt:
-			return fmt.Errorf("the new container restarted (restart count %d)%s", c.Container.RestartCount, b.tail(ctx, id))
+			return fmt.Errorf("%s restarted (restart count %d)%s", what, c.Container.RestartCount, b.tail(ctx, id))
 		case hasCheck && st.Health != nil && st.Health.Status == container.Unhealthy:
 			return fmt.Errorf("Docker HEALTHCHECK reports unhealthy (%d failures)%s", st.Health.FailingStreak, lastProbe(st.Health))
 		}
@@ -76,7 +91,7 @@ func (b *Backend) healthGate(ctx context.Context, id, wantUID string) error {
 				return nil
 			}
 			if now.After(deadline) {
-				return fmt.Errorf("gave up waiting for %s after %s", waiting, now.Sub(start).Round(time.Second))
+				return fmt.Errorf("gave up waiting for %s after %s", waiting, now.Sub(began).Round(time.Second))
 			}
 		}
 		select {
@@ -85,6 +100,13 @@ func (b *Backend) healthGate(ctx context.Context, id, wantUID string) error {
 		case <-time.After(b.env.PollInterval):
 		}
 	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func errText(s string) string {
