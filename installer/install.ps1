@@ -416,7 +416,10 @@ function Get-UpdaterYaml {
     if ($Mode -eq 'binary') { $lines += @('  control: service', "  service: $SupervisorService") }
     $lines += @('collector:', "  package: $CollectorPackage", "  root: $(Q $CollDir)", "  executable: $CollectorExe")
     if ($Mode -eq 'container') { $lines += @('container:', "  name: $ContainerName") }
-    $lines += @('trust:', '  minisign_public_keys:', "    - `"$MinisignKey`"", '  require_signature: true',
+    $lines += @('trust:',
+        '  # Going back to a collector version this host ran and confirmed healthy is allowed;',
+        '  # an older version it never confirmed is refused unless allow_downgrade: true.',
+        '  minisign_public_keys:', "    - `"$MinisignKey`"", '  require_signature: true',
         '  download_hosts:', "    - $(Q (Get-ServerHost))")
     if ($CatalogMirrors) { foreach ($m in ($CatalogMirrors -split ',')) { $lines += "    - $(Q $m)" } }
     $lines += "state_dir: $(Q $State)"

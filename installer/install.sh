@@ -569,6 +569,8 @@ EOF
 	fi
 	cat <<EOF
 trust:
+  # Going back to a collector version this host ran and confirmed healthy is allowed;
+  # an older version it never confirmed is refused unless allow_downgrade: true.
   minisign_public_keys:
     - "$MINISIGN_KEY"
   require_signature: true

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/myriarch/myriarch/agent/config"
@@ -73,6 +74,37 @@ func TestDownloadHostsWritten(t *testing.T) {
 		}
 		if !slices.Equal(cfg.Trust.DownloadHosts, tc.want) {
 			t.Errorf("--server %s --catalog-mirrors %q: download_hosts %q, want %q", tc.server, tc.mirrors, cfg.Trust.DownloadHosts, tc.want)
+		}
+	}
+}
+
+// The trust section both installers write documents the downgrade policy
+// the updater applies, in the same words.
+func TestWrittenConfigDocumentsGoingBack(t *testing.T) {
+	needMinisign(t)
+	policy := []string{
+		"  # Going back to a collector version this host ran and confirmed healthy is allowed;",
+		"  # an older version it never confirmed is refused unless allow_downgrade: true.",
+	}
+	a := completeArtifacts(t, "0.149.0")
+	root := filepath.Join(t.TempDir(), "root")
+	if r := runScript(t, siteFlags(t, a, root)...); r.code != 0 {
+		t.Fatalf("install failed:\n%s", r)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "etc/myriarch/updater.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "trust:\n" + strings.Join(policy, "\n") + "\n"; !strings.Contains(string(b), want) {
+		t.Errorf("install.sh's updater.yaml does not document going back under trust:\n%s", b)
+	}
+	ps1, err := os.ReadFile("install.ps1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range policy {
+		if !strings.Contains(string(ps1), "'"+line+"'") {
+			t.Errorf("install.ps1 does not write %q", line)
 		}
 	}
 }

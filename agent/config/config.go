@@ -91,7 +91,11 @@ type TrustConfig struct {
 	// MinisignPublicKeys are the keys that may sign packages (minisign public key text).
 	MinisignPublicKeys []string `yaml:"minisign_public_keys"`
 	RequireSignature   bool     `yaml:"require_signature"`
-	AllowDowngrade     bool     `yaml:"allow_downgrade"`
+	// AllowDowngrade admits offers of a version older than what runs that
+	// this host never confirmed healthy. Going back to a version it ran
+	// and confirmed healthy (recorded in state_dir/confirmed-versions.json,
+	// container-confirmed-versions.json in container mode) needs none.
+	AllowDowngrade bool `yaml:"allow_downgrade"`
 	// DownloadHosts are the only hosts package downloads (and their
 	// redirects) may go to: "host", "host:port" or "*.example.com". Empty
 	// (the default) trusts any host the server names in an offer, which is
