@@ -32,15 +32,22 @@ type UserLookup interface {
 	UserPrincipal(ctx context.Context, name string) (access.Principal, error)
 }
 
-// session is one logged-in browser.
+// session is one logged-in browser as one request found it: what the
+// store says of it then, and what this instance holds of it, which its
+// requests share.
 type session struct {
-	id   string // the cookie's secret
-	key  string // its SHA-256: the store's id and the local map's key
+	*held
 	csrf string
 	// who acts through this session, as of the request that found it.
 	who     access.Principal
 	expires time.Time
-	done    chan struct{} // closed at logout or expiry here: live streams end
+}
+
+// held is what this instance holds of a session, shared by its requests.
+type held struct {
+	id   string        // the cookie's secret
+	key  string        // its SHA-256: the store's id and the local map's key
+	done chan struct{} // closed at logout or expiry here: live streams end
 	// flashes are outcomes of this session's actions, each to be shown
 	// once on the page the action redirected to, by key; guarded by
 	// sessions.mu. They stay on the instance that served the action.
@@ -63,11 +70,11 @@ type sessions struct {
 	now   func() time.Time
 
 	mu    sync.Mutex
-	local map[string]*session // by key; guarded by mu
+	local map[string]*held // by key; guarded by mu
 }
 
 func newSessions(st store.Accounts, users UserLookup, now func() time.Time) *sessions {
-	return &sessions{st: st, users: users, now: now, local: map[string]*session{}}
+	return &sessions{st: st, users: users, now: now, local: map[string]*held{}}
 }
 
 // secret returns 32 random bytes, URL-safe base64.
@@ -89,7 +96,7 @@ func keyOf(id string) []byte {
 func (s *sessions) create(ctx context.Context, who access.Principal) (*session, error) {
 	now := s.now()
 	_ = s.st.DeleteExpired(ctx, now)
-	x := &session{id: secret(), csrf: secret(), who: who, expires: now.Add(sessionTTL), done: make(chan struct{})}
+	x := &session{held: &held{id: secret(), done: make(chan struct{})}, csrf: secret(), who: who, expires: now.Add(sessionTTL)}
 	k := keyOf(x.id)
 	x.key = string(k)
 	p, _ := json.Marshal(who)
@@ -97,7 +104,7 @@ func (s *sessions) create(ctx context.Context, who access.Principal) (*session, 
 		return nil, err
 	}
 	s.mu.Lock()
-	s.local[x.key] = x
+	s.local[x.key] = x.held
 	s.mu.Unlock()
 	return x, nil
 }
@@ -120,19 +127,18 @@ func (s *sessions) get(ctx context.Context, id string) (*session, bool) {
 	}
 	if who.Kind == access.KindUser {
 		if who, err = s.users.UserPrincipal(ctx, who.Name); err != nil {
-			s.end(ctx, &session{key: string(k)})
+			s.end(ctx, &session{held: &held{key: string(k)}})
 			return nil, false
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	x, ok := s.local[string(k)]
+	h, ok := s.local[string(k)]
 	if !ok {
-		x = &session{id: id, key: string(k), done: make(chan struct{})}
-		s.local[x.key] = x
+		h = &held{id: id, key: string(k), done: make(chan struct{})}
+		s.local[h.key] = h
 	}
-	x.csrf, x.who, x.expires = st.CSRF, who, st.ExpiresAt
-	return x, true
+	return &session{held: h, csrf: st.CSRF, who: who, expires: st.ExpiresAt}, true
 }
 
 // valid reports whether x still lives in the store (a live stream asks

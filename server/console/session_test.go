@@ -49,7 +49,7 @@ func TestSessionsExpireAndAreBounded(t *testing.T) {
 	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 	s, _ := testSessions(t, &now)
 	first := s.mustCreate(t, adminWho)
-	if got, ok := s.get(ctx, first.id); !ok || got != first || got.who.Role != access.Admin {
+	if got, ok := s.get(ctx, first.id); !ok || got.held != first.held || got.who.Role != access.Admin {
 		t.Fatal("a new session does not log in")
 	}
 	if _, ok := s.get(ctx, ""); ok {
@@ -222,4 +222,33 @@ func mangled(secret string) string {
 		return "B" + secret[1:]
 	}
 	return "A" + secret[1:]
+}
+
+// Requests of one browser run at once: each has its own view of the
+// session (who acts, the CSRF token), and they share what this instance
+// holds of it (its live streams, its flashes).
+func TestRequestsOfOneSessionRunAtOnce(t *testing.T) {
+	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	s, _ := testSessions(t, &now)
+	x := s.mustCreate(t, adminWho)
+	a, ok := s.get(ctx, x.id)
+	if !ok {
+		t.Fatal("no session")
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 20 {
+			s.get(ctx, x.id)
+		}
+	}()
+	for range 20 {
+		if a.who.Role != access.Admin || a.csrf != x.csrf {
+			t.Error("a request's view of its session changed under it")
+		}
+	}
+	<-done
+	if b, _ := s.get(ctx, x.id); b.held != a.held {
+		t.Fatal("two requests of one session hold it apart")
+	}
 }
