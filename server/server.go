@@ -37,6 +37,7 @@ import (
 	"github.com/myriarch/myriarch/server/hostcontext"
 	"github.com/myriarch/myriarch/server/metrics"
 	"github.com/myriarch/myriarch/server/offers"
+	"github.com/myriarch/myriarch/server/oidclogin"
 	"github.com/myriarch/myriarch/server/opampsrv"
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/store"
@@ -81,6 +82,10 @@ type Options struct {
 	// AuditRetention cuts audit records older than this, at start and
 	// then hourly; 0 keeps them forever.
 	AuditRetention time.Duration
+
+	// OIDC signs console operators in with an OpenID Connect provider
+	// (none without an issuer).
+	OIDC oidclogin.Settings
 }
 
 // Validate reports every problem with the options.
@@ -126,6 +131,9 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--listen %s is not a loopback address and no TLS is configured: "+
 			"agents' enrollment tokens would cross the network in clear text; "+
 			"configure --tls-cert and --tls-key, or pass --insecure-listen if TLS ends in front of myriarchd", o.Listen))
+	}
+	if err := o.OIDC.Validate(o.AdminListen); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -194,6 +202,7 @@ type Server struct {
 	accounts  *accounts.Service
 	audit     *audit.Trail
 	retention *audit.Retention // nil unless started with an audit retention
+	oidc      *oidclogin.RP // nil without a provider
 
 	notifier  *cluster.Notifier // nil without a PostgreSQL store
 	publisher *cluster.Publisher
@@ -227,6 +236,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	if s.adminToken, err = adminToken(opts); err != nil {
+		return nil, err
+	}
+	if s.oidc, err = s.newOIDC(); err != nil {
 		return nil, err
 	}
 	opened, err := openStore(ctx, opts)
@@ -298,6 +310,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		Metrics:      s.metrics.Handler(),
 		Ready:        s.notReady,
 		Log:          s.log.With("component", "admin"),
+		Audit:        s.appendAudit,
 	}
 	if opts.Estate != "" {
 		deps.ReloadEstate = s.reloadEstate
@@ -360,7 +373,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	// The browser console at / of the admin listener; its hook runs after
 	// the features' hooks, so a refresh shows what they made of a message.
 	s.console = console.New(console.Options{API: s.admin, AdminToken: s.adminToken, AgentCount: s.registry.Len,
-		Store: s.store, Users: s.accounts,
+		Store: s.store, Users: s.accounts, OIDC: s.oidc,
 		Log: s.log.With("component", "console")})
 	s.console.Mount()
 	s.registry.Watch(s.console.Changed)
@@ -592,6 +605,9 @@ func (s *Server) Start() error {
 		s.log.Info("audit records older than the retention are cut now and hourly", "audit_retention", s.opts.AuditRetention)
 		s.retention = s.audit.Retain(s.opts.AuditRetention, audit.RetentionInterval)
 	}
+	if s.oidc != nil { // sign-in with the provider waits for it, nothing else does
+		s.oidc.Start()
+	}
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
@@ -635,6 +651,9 @@ func (s *Server) Close(ctx context.Context) error {
 	s.estateMu.Unlock()
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.console.Close() // ends live streams, which would hold the admin listener's shutdown
+	if s.oidc != nil {
+		s.oidc.Close()
+	}
 	// The OpAMP server's poller runs from New on: closed whether or not
 	// the server was started.
 	errs := []error{s.opamp.Close(ctx)}

@@ -116,6 +116,8 @@ var Rules = map[string]Rule{
 	"GET /static/":                    public,
 	"GET /login":                      public,
 	"POST /login":                     public,
+	"GET /login/oidc":                 public, // begins a sign-in with the OpenID Connect provider
+	"GET /login/oidc/callback":        public, // the provider's answer, checked against the browser's attempt
 	"POST /logout":                    read(Viewer),
 	"GET /{$}":                        read(Viewer),
 	"GET /agents":                     read(Viewer),

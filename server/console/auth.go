@@ -184,6 +184,8 @@ type loginData struct {
 	Next    string
 	Message string
 	Bad     bool
+	// OIDC is the provider's button (nil without one).
+	OIDC *oidcButton
 }
 
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
@@ -199,14 +201,16 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) showLogin(w http.ResponseWriter, r *http.Request, status int, d loginData) {
+	d.OIDC = c.oidcButton(d.Next)
 	setCookie(w, r, loginCookie, d.CSRF, "/login", time.Hour)
 	w.Header().Set("Cache-Control", "no-store")
 	c.render(w, r, status, "login", view{Title: "Log in", Data: d})
 }
 
 // login signs an operator in: a user with a password, the admin token,
-// or a one-time login link's secret. Every login, and every refused one
-// within the source's budget, is audited.
+// or a one-time login link's secret (oidcCallback signs in with the
+// provider). Every login, and every refused one within the source's
+// budget, is audited.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
@@ -263,12 +267,14 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.showLogin(w, r, http.StatusUnauthorized, loginData{CSRF: secret(), Next: next, Bad: true, Message: msg})
 		return
 	}
-	c.startSession(w, r, who, how, next)
+	if c.startSession(w, r, who, how, next) {
+		http.Redirect(w, r, next, http.StatusSeeOther)
+	}
 }
 
-// startSession signs who in: an audited session, its cookie, and on to
-// next.
-func (c *Console) startSession(w http.ResponseWriter, r *http.Request, who access.Principal, how, next string) {
+// startSession signs who in: an audited session and its cookie; false when
+// it could not, and the login page said why.
+func (c *Console) startSession(w http.ResponseWriter, r *http.Request, who access.Principal, how, next string) bool {
 	c.logins.Forget(backpressure.SourceKey(r.RemoteAddr))
 	s, err := c.sessions.create(r.Context(), who)
 	if err == nil {
@@ -281,12 +287,12 @@ func (c *Console) startSession(w http.ResponseWriter, r *http.Request, who acces
 		c.log.Error("console session not started", "err", err)
 		c.showLogin(w, r, http.StatusServiceUnavailable, loginData{CSRF: secret(), Next: next, Bad: true,
 			Message: "The session could not be started: " + err.Error()})
-		return
+		return false
 	}
 	c.log.Info("console login", "actor", who.Actor(), "role", who.Role.String(), "with", how, "remote", r.RemoteAddr)
 	clearCookie(w, r, loginCookie, "/login")
 	setCookie(w, r, sessionCookie, s.id, "/", sessionTTL)
-	http.Redirect(w, r, next, http.StatusSeeOther)
+	return true
 }
 
 // auditLogin records a sign-in (or its refusal) in the audit trail.

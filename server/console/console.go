@@ -6,7 +6,8 @@
 // Every page reads, and every action changes, through the admin API's own
 // handler (in process, with the admin token): the console has no other way
 // to the registry, the offers or the configuration than the CLI has.
-// Operators log in with the admin token or a one-time login link; the
+// Operators log in with a user name and password, the admin token, a
+// one-time login link or an OpenID Connect provider (see oidclogin); the
 // session is an HttpOnly, SameSite=Strict cookie, every state-changing
 // request carries a CSRF token, and pages run under a Content-Security-Policy
 // without unsafe-inline. Templates are html/template, assets are embedded;
@@ -25,6 +26,7 @@ import (
 	"github.com/myriarch/myriarch/server/access"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/backpressure"
+	"github.com/myriarch/myriarch/server/oidclogin"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -38,7 +40,9 @@ type Options struct {
 	Store store.Accounts
 	// Users signs users in and gives their current principal.
 	Users Users
-	Log   *slog.Logger
+	// OIDC signs operators in with an OpenID Connect provider (nil: none).
+	OIDC *oidclogin.RP
+	Log  *slog.Logger
 	// LiveInterval is the most often a live view is told to refresh (default 1s).
 	LiveInterval time.Duration
 	// AgentCount is the number of agents: views that refresh on any change
@@ -134,6 +138,8 @@ func (c *Console) routes() {
 	c.public("GET /static/", serveAsset)
 	c.public("GET /login", c.loginPage)
 	c.public("POST /login", c.login)
+	c.public("GET /login/oidc", c.oidcBegin)
+	c.public("GET /login/oidc/callback", c.oidcCallback)
 	c.action("POST /logout", c.logout)
 	c.page("GET /{$}", c.overview)
 	c.page("GET /agents", c.agents)

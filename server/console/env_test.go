@@ -33,7 +33,8 @@ type env struct {
 	estate string
 }
 
-func newEnv(t *testing.T) *env {
+// newEnv starts the server with options changed by each of with.
+func newEnv(t *testing.T, with ...func(*server.Options)) *env {
 	t.Helper()
 	e := &env{t: t, estate: t.TempDir()}
 	for _, d := range []string{"inventory", "fleets", "packages/" + pkg, "artifacts"} {
@@ -45,8 +46,11 @@ func newEnv(t *testing.T) *env {
 	if os.Getenv("MYRIARCH_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	srv, err := server.New(context.Background(), server.Options{DataDir: t.TempDir(), Listen: "127.0.0.1:0",
-		AdminListen: "127.0.0.1:0", Estate: e.estate, Log: log})
+	o := server.Options{DataDir: t.TempDir(), Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0", Estate: e.estate, Log: log}
+	for _, f := range with {
+		f(&o)
+	}
+	srv, err := server.New(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,9 @@ type view struct {
 	Events string
 	Flash  string
 	Error  string
-	Data   any
+	// Refresh is a console page to go on to at once ("" for none).
+	Refresh string
+	Data    any
 }
 
 // render executes a page template into a buffer first, so a template error

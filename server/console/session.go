@@ -110,7 +110,9 @@ func (s *sessions) create(ctx context.Context, who access.Principal) (*session, 
 }
 
 // get returns the live session with this id, acting as its principal is
-// now: a user's current role; none when the user is gone.
+// now: a user's current role; none when the user is gone. An account of
+// the OpenID Connect provider, which myriarchd cannot ask, acts with the
+// role mapped at its sign-in until the session expires.
 func (s *sessions) get(ctx context.Context, id string) (*session, bool) {
 	if id == "" {
 		return nil, false

@@ -130,3 +130,6 @@ func (p *RP) config(prov *oidc.Provider) *oauth2.Config {
 	return &oauth2.Config{ClientID: p.s.ClientID, ClientSecret: p.o.Secret, Endpoint: prov.Endpoint(),
 		RedirectURL: p.o.RedirectURL(), Scopes: []string{oidc.ScopeOpenID, "email", "profile"}}
 }
+
+// RedirectURL is where the provider sends the browser back to.
+func (p *RP) RedirectURL() string { return p.o.RedirectURL() }

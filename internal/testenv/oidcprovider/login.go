@@ -8,7 +8,7 @@ import (
 )
 
 var loginForm = template.Must(template.New("login").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Test provider</title></head>
+<html lang="en"><head><meta charset="utf-8"><title>Test provider</title><link rel="icon" href="data:,"></head>
 <body><form method="post" action="/login"><input type="hidden" name="id" value="{{.ID}}">
 <p>Sign in to the test provider as <b id="user">{{.Name}}</b>.</p>
 <button id="approve" type="submit">Sign in</button></form></body></html>
