@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/myriarch/myriarch/internal/yamlstrict"
+	"github.com/myriarch/myriarch/server/oidclogin"
 )
 
 // bindFlags adds every setting to fs as a flag on its field of cfg, with
@@ -19,6 +20,9 @@ import (
 func bindFlags(fs *flag.FlagSet, cfg *serveConfig) {
 	for i := range settings {
 		s := &settings[i]
+		if s.fileOnly {
+			continue
+		}
 		switch p := s.field(cfg).(type) {
 		case *string:
 			fs.StringVar(p, s.flag, *p, s.usage)
@@ -91,6 +95,10 @@ func readEnvironment(getenv func(string) (string, bool)) (env serveConfig, inEnv
 		if !ok || v == "" {
 			continue
 		}
+		if s.fileOnly {
+			problems = append(problems, fmt.Errorf("%s is set, but %s is a key of the config file only", s.env(), s.key()))
+			continue
+		}
 		if err := parseValue(s.field(&env), v); err != nil {
 			problems = append(problems, fmt.Errorf("%s=%q: %w", s.env(), v, err))
 			continue
@@ -159,7 +167,11 @@ func decodeConfigFile(path string) (file serveConfig, lines []int, problems []er
 	d := yamlstrict.NewDecoder()
 	d.Mapping(root, "", keys, func(i int, val *yaml.Node, path string) {
 		s := &settings[i]
-		d.Decode(val, reflect.ValueOf(s.field(&file)).Elem(), path)
+		if roles, ok := s.field(&file).(*oidclogin.Roles); ok {
+			decodeRoles(d, val, path, roles)
+		} else {
+			d.Decode(val, reflect.ValueOf(s.field(&file)).Elem(), path)
+		}
 		switch {
 		case d.Failed(path):
 		case !s.allows(s.value(&file)):

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/myriarch/myriarch/server/oidclogin"
 )
 
 func writeConfig(t *testing.T, content string) string {
@@ -29,7 +32,9 @@ func envOf(m map[string]string) func(string) (string, bool) {
 // The keys the packaged default config is written with.
 func TestSettingKeysAreFixed(t *testing.T) {
 	want := []string{"data_dir", "store", "listen", "admin_listen", "estate", "estate_poll", "tls_cert", "tls_key", "client_ca",
-		"admin_token_file", "public_url", "heartbeat", "registrations_per_minute", "prune_after", "audit_retention", "log_format", "log_level", "insecure_listen"}
+		"admin_token_file", "public_url", "heartbeat", "registrations_per_minute", "prune_after", "audit_retention", "log_format", "log_level", "insecure_listen",
+		"oidc_issuer", "oidc_client_id", "oidc_client_secret_file", "oidc_role_claim", "oidc_name", "oidc_redirect_url", "oidc_roles"}
+	fileOnly := []string{"oidc_roles"}
 	var keys, envs []string
 	for i := range settings {
 		s := &settings[i]
@@ -40,14 +45,19 @@ func TestSettingKeysAreFixed(t *testing.T) {
 		} else {
 			keys = append(keys, s.key())
 		}
-		envs = append(envs, s.env())
+		if s.fileOnly != slices.Contains(fileOnly, s.key()) {
+			t.Errorf("%s: file only %v", s.key(), s.fileOnly)
+		}
+		if !s.fileOnly {
+			envs = append(envs, s.env())
+		}
 	}
 	if !slices.Equal(keys, want) {
 		t.Errorf("file keys = %v, want %v", keys, want)
 	}
 	for _, k := range want {
-		if !slices.Contains(envs, "MYRIARCH_"+strings.ToUpper(k)) {
-			t.Errorf("no variable MYRIARCH_%s", strings.ToUpper(k))
+		if slices.Contains(envs, "MYRIARCH_"+strings.ToUpper(k)) == slices.Contains(fileOnly, k) {
+			t.Errorf("variable MYRIARCH_%s: want one unless the key is of the file only", strings.ToUpper(k))
 		}
 	}
 	if !slices.Contains(envs, "MYRIARCH_CONFIG") {
@@ -149,6 +159,28 @@ func TestBadConfig(t *testing.T) {
 			want: []string{"--tls-cert and --tls-key go together"}},
 		{name: "public listener without TLS", args: []string{"--listen", ":4320"},
 			want: []string{"--listen :4320 is not a loopback address", "configure --tls-cert and --tls-key, or pass --insecure-listen"}},
+		{name: "an unknown role in oidc_roles", file: "oidc_roles:\n  everyone: viewer\n  sre: oper\n",
+			want: []string{`oidc_roles.sre (line 3): unknown role "oper" (viewer, operator or admin)`}},
+		{name: "an unknown key of a grant", file: "oidc_roles:\n  sre: {role: operator, flets: [edge]}\n",
+			want: []string{`oidc_roles.sre.flets (line 2): unknown key (did you mean "fleets"?)`}},
+		{name: "a grant that is a list", file: "oidc_roles:\n  sre: [operator]\n",
+			want: []string{"oidc_roles.sre (line 2): expected a mapping, got a list"}},
+		{name: "oidc_roles not a mapping", file: "oidc_roles: admin\n",
+			want: []string{"oidc_roles (line 1): expected a mapping of values of the role claim to roles"}},
+		{name: "a claim value twice", file: "oidc_roles:\n  sre: viewer\n  sre: admin\n",
+			want: []string{"oidc_roles.sre (line 3): duplicate key"}},
+		{name: "the role mapping is no flag", args: []string{"--oidc-roles", "sre=admin"},
+			want: []string{"flag provided but not defined: -oidc-roles"}},
+		{name: "the role mapping is no variable", env: map[string]string{"MYRIARCH_OIDC_ROLES": "sre=admin"},
+			want: []string{"MYRIARCH_OIDC_ROLES is set, but oidc_roles is a key of the config file only"}},
+		{name: "sign-in with a provider, every problem", args: []string{"--oidc-issuer", "http://idp.example.com"},
+			want: []string{`--oidc-issuer "http://idp.example.com": must be https (http only for a provider on this host`,
+				"--oidc-client-id is required with --oidc-issuer", "--oidc-client-secret-file is required with --oidc-issuer", "oidc_roles is empty"}},
+		{name: "sign-in settings without an issuer", env: map[string]string{"MYRIARCH_OIDC_CLIENT_ID": "myriarch"},
+			want: []string{"--oidc-client-id given without --oidc-issuer"}},
+		{name: "no redirect URL for a console on every interface",
+			args: []string{"--admin-listen", "0.0.0.0:4321", "--oidc-issuer", "https://idp.example.com", "--oidc-client-id", "m", "--oidc-client-secret-file", "/s"},
+			want: []string{"--oidc-redirect-url is required: --admin-listen 0.0.0.0:4321 names no host"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,11 +220,40 @@ func TestReferenceListsEverySetting(t *testing.T) {
 	for i := range settings {
 		s := &settings[i]
 		row := "| `--" + s.flag
+		if s.fileOnly {
+			if !strings.Contains(ref, "| — | — | `"+s.key()+"` |") || strings.Contains(ref, row) || strings.Contains(ref, s.env()) {
+				t.Errorf("reference lacks %s as a key of the file only:\n%s", s.key(), ref)
+			}
+			continue
+		}
 		if !strings.Contains(ref, row) || !strings.Contains(ref, "`"+s.env()+"`") {
 			t.Errorf("reference lacks --%s / %s:\n%s", s.flag, s.env(), ref)
 		}
 		if !s.noFile && !strings.Contains(ref, "`"+s.key()+"`") {
 			t.Errorf("reference lacks key %s", s.key())
 		}
+	}
+}
+
+// Sign-in with a provider: its settings from the file, the environment and
+// flags, and oidc_roles, whose values are a role's name or {role, fleets}.
+func TestOIDCSettings(t *testing.T) {
+	file := writeConfig(t, "oidc_issuer: https://idp.example.com/realms/ops\noidc_client_id: myriarch\n"+
+		"oidc_client_secret_file: /etc/myriarch/oidc-secret\noidc_redirect_url: https://ops.example.com/login/oidc/callback\n"+
+		"oidc_roles:\n  platform-admins: admin\n  sre: {role: operator, fleets: [edge, core]}\n  \"everyone\": viewer\n")
+	var out, errb bytes.Buffer
+	cfg, code, done := serveCommand([]string{"--config", file, "--oidc-role-claim", "roles"}, envOf(map[string]string{"MYRIARCH_OIDC_NAME": "Keycloak"}), &out, &errb)
+	if done {
+		t.Fatalf("serve stopped with %d: %s", code, errb.String())
+	}
+	want := oidclogin.Settings{Issuer: "https://idp.example.com/realms/ops", ClientID: "myriarch", ClientSecretFile: "/etc/myriarch/oidc-secret",
+		RoleClaim: "roles", Name: "Keycloak", RedirectURL: "https://ops.example.com/login/oidc/callback",
+		Roles: oidclogin.Roles{"platform-admins": {Role: "admin"}, "sre": {Role: "operator", Fleets: []string{"edge", "core"}}, "everyone": {Role: "viewer"}}}
+	if !reflect.DeepEqual(cfg.OIDC, want) {
+		t.Errorf("got  %+v\nwant %+v", cfg.OIDC, want)
+	}
+	cfg, _, done = serveCommand(nil, envOf(nil), &out, &errb)
+	if done || cfg.OIDC.Enabled() || cfg.OIDC.RoleClaim != "groups" || cfg.OIDC.Name != "your provider" {
+		t.Errorf("defaults: %+v (stopped %v: %s)", cfg.OIDC, done, errb.String())
 	}
 }

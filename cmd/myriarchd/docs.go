@@ -12,7 +12,8 @@ Every setting is a flag, an environment variable and, except --config, a key
 of the YAML file --config names: the flag's name with _ for - (data_dir,
 admin_listen, ...). A flag wins over its variable, the variable over the
 file, the file over the default. The file is strict: an unknown key, a
-duplicate key or a value of the wrong type is an error.
+duplicate key or a value of the wrong type is an error. A mapping (oidc_roles)
+is a key of the file only.
 "myriarchd help config" prints this reference as Markdown.`
 
 // printSettings prints serve's flags with their variables and file keys.
@@ -27,6 +28,9 @@ func printSettings(w io.Writer) {
 		where := s.env()
 		if !s.noFile {
 			where += ", " + s.key() + ":"
+		}
+		if s.fileOnly {
+			name, where = s.key()+":", "config file only"
 		}
 		fmt.Fprintf(w, "  %-28s %s\n        %s", name, where, s.usage)
 		if len(s.choices) > 0 {
@@ -53,6 +57,10 @@ func printReference(w io.Writer) {
 			flag += " " + s.arg
 		}
 		flag += "`"
+		env := "`" + s.env() + "`"
+		if s.fileOnly {
+			flag, env = "—", "—"
+		}
 		key := "—"
 		if !s.noFile {
 			key = "`" + s.key() + "`"
@@ -65,6 +73,6 @@ func printReference(w io.Writer) {
 		if len(s.choices) > 0 {
 			usage += ": `" + strings.Join(s.choices, "`, `") + "`"
 		}
-		fmt.Fprintf(w, "| %s | `%s` | %s | %s | %s |\n", flag, s.env(), key, v, markdownEscaper.Replace(usage))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", flag, env, key, v, markdownEscaper.Replace(usage))
 	}
 }

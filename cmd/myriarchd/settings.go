@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/server"
+	"github.com/myriarch/myriarch/server/oidclogin"
 )
 
 // defaultDataDir is where the server keeps its state, and where the client
@@ -36,6 +37,7 @@ func defaultServeConfig() serveConfig {
 			// registered over a few minutes.
 			RegistrationsPerMinute: 1000,
 			PruneAfter:             30 * 24 * time.Hour,
+			OIDC:                   oidclogin.Settings{RoleClaim: oidclogin.DefaultRoleClaim, Name: oidclogin.DefaultName},
 		},
 		LogFormat: "text",
 		LogLevel:  "info",
@@ -56,6 +58,9 @@ type setting struct {
 	choices []string
 	// noFile: not a key of the config file (the file's own path).
 	noFile bool
+	// fileOnly: only a key of the config file, neither a flag nor a
+	// variable (a mapping).
+	fileOnly bool
 }
 
 var settings = []setting{
@@ -116,6 +121,27 @@ var settings = []setting{
 	{flag: "insecure-listen",
 		usage: "allow plain-text OpAMP on a --listen address that is not loopback (TLS ends in front of myriarchd)",
 		field: func(c *serveConfig) any { return &c.InsecureListen }},
+	{flag: "oidc-issuer", arg: "URL",
+		usage: "sign console operators in with this OpenID Connect provider: its issuer URL, https (http only on this host); none: no such sign-in",
+		field: func(c *serveConfig) any { return &c.OIDC.Issuer }},
+	{flag: "oidc-client-id", arg: "ID",
+		usage: "myriarchd's client id at the provider, the audience of the ID tokens it accepts",
+		field: func(c *serveConfig) any { return &c.OIDC.ClientID }},
+	{flag: "oidc-client-secret-file", arg: "FILE",
+		usage: "file holding the client's secret, which no flag carries; refused when other users may change it",
+		field: func(c *serveConfig) any { return &c.OIDC.ClientSecretFile }},
+	{flag: "oidc-role-claim", arg: "NAME",
+		usage: "claim of the ID token whose values oidc_roles maps to roles: a string or a list of strings",
+		field: func(c *serveConfig) any { return &c.OIDC.RoleClaim }},
+	{flag: "oidc-name", arg: "NAME",
+		usage: "the provider's name on the login page's button",
+		field: func(c *serveConfig) any { return &c.OIDC.Name }},
+	{flag: "oidc-redirect-url", arg: "URL",
+		usage: "where the provider sends the browser back to, as registered there: the console's /login/oidc/callback (default http://<admin-listen>/login/oidc/callback; behind a proxy, the proxy's URL)",
+		field: func(c *serveConfig) any { return &c.OIDC.RedirectURL }},
+	{flag: "oidc-roles", fileOnly: true,
+		usage: "values of the role claim mapped to roles, each a role name or {role: ROLE, fleets: [FLEET, ...]}; a sign-in gets the highest role its values map to (equal roles: the union of their fleets)",
+		field: func(c *serveConfig) any { return &c.OIDC.Roles }},
 }
 
 // key is the setting's config file key.
@@ -158,6 +184,11 @@ func (s *setting) value(cfg *serveConfig) string {
 		return p.String()
 	case *int:
 		return strconv.Itoa(*p)
+	case *oidclogin.Roles:
+		if len(*p) == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%d values", len(*p))
 	}
 	panic(fmt.Sprintf("setting %s: unsupported type %T", s.flag, s.field(cfg)))
 }
