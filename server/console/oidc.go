@@ -17,6 +17,11 @@ import (
 // from the provider's site, on which a Strict cookie is not sent.
 const oidcCookie = "myriarch_oidc"
 
+// maxOIDCNext bounds the page a sign-in goes on to, which its cookie
+// carries: a longer one goes to the overview rather than past what a
+// browser keeps of a cookie.
+const maxOIDCNext = 1024
+
 // oidcButton is the login page's button of the provider.
 type oidcButton struct {
 	Name string
@@ -52,6 +57,9 @@ func (c *Console) oidcBegin(w http.ResponseWriter, r *http.Request) {
 	if _, ok := c.session(r); ok {
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
+	}
+	if len(next) > maxOIDCNext {
+		next = "/"
 	}
 	a, authURL, err := rp.Begin(next)
 	if err != nil {
