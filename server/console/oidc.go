@@ -66,7 +66,7 @@ func (c *Console) oidcBegin(w http.ResponseWriter, r *http.Request) {
 		c.showLogin(w, r, http.StatusServiceUnavailable, loginData{CSRF: secret(), Next: next, Bad: true, Message: err.Error() + "."})
 		return
 	}
-	c.oidcCookie(w, r, a.Encode(), int(oidclogin.AttemptTTL.Seconds()))
+	c.setOIDCCookie(w, r, a.Encode(), int(oidclogin.AttemptTTL.Seconds()))
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, authURL, http.StatusSeeOther)
 }
@@ -85,7 +85,7 @@ func (c *Console) oidcCallback(w http.ResponseWriter, r *http.Request) {
 	if ck, err := r.Cookie(oidcCookie); err == nil {
 		a = oidclogin.ParseAttempt(ck.Value)
 	}
-	c.oidcCookie(w, r, "", -1)
+	c.setOIDCCookie(w, r, "", -1)
 	next := safeNext(a.Next)
 	who, err := rp.Finish(r.Context(), a, r.URL.Query())
 	if err != nil {
@@ -134,11 +134,11 @@ func (c *Console) refuseOIDC(w http.ResponseWriter, r *http.Request, next string
 	c.showLogin(w, r, status, loginData{CSRF: secret(), Next: next, Bad: true, Message: msg})
 }
 
-// oidcCookie sets (maxAge > 0) or clears the attempt's cookie, which only
+// setOIDCCookie sets (maxAge > 0) or clears the attempt's cookie, which only
 // the sign-in's two routes see. It is Secure over TLS, or when the
 // provider sends the browser back to an https URL (TLS ending in front of
 // myriarchd).
-func (c *Console) oidcCookie(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
+func (c *Console) setOIDCCookie(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: value, Path: "/login/oidc", MaxAge: maxAge, HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil || strings.HasPrefix(c.opts.OIDC.RedirectURL(), "https:")})
 }
