@@ -202,7 +202,7 @@ type Server struct {
 	accounts  *accounts.Service
 	audit     *audit.Trail
 	retention *audit.Retention // nil unless started with an audit retention
-	oidc      *oidclogin.RP // nil without a provider
+	oidc      *oidclogin.RP    // nil without a provider
 
 	notifier  *cluster.Notifier // nil without a PostgreSQL store
 	publisher *cluster.Publisher
