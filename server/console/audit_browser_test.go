@@ -15,10 +15,11 @@ import (
 // (Content-Security-Policy, scripts).
 func TestAuditInBrowser(t *testing.T) {
 	e := newEnv(t)
-	recs := e.auditRecords(120)
 	c := newChrome(t)
 	c.do("login page", chromedp.Navigate(e.base+"/login"), chromedp.WaitVisible(chromedp.ID("token")))
 	c.load("log in", chromedp.SendKeys(chromedp.ID("token"), e.srv.AdminToken()), chromedp.Submit(chromedp.ID("token")))
+	// The login is the trail's first record, then 120 more.
+	recs := e.auditRecords(120)
 
 	c.load("the audit page", chromedp.Click(chromedp.CSS(`nav a[href="/audit"]`)))
 	if h := c.text("h1"); h != "Audit trail" {
@@ -29,11 +30,11 @@ func TestAuditInBrowser(t *testing.T) {
 	}
 	c.screenshot(screenshotDir(t), "audit.png")
 	c.load("older", chromedp.Click(chromedp.CSS(`a[rel=next]`)))
-	if h := c.text("#h-records"); h != "20 records, newest first" {
+	if h := c.text("#h-records"); h != "21 records, newest first" {
 		t.Fatalf("older page: %q", h)
 	}
 	c.load("newest", chromedp.Click(chromedp.CSS(`a[aria-label="Newest records"]`)))
-	if first := c.text("#audit-result tbody tr td:nth-child(2)"); first != "120" {
+	if first := c.text("#audit-result tbody tr td:nth-child(2)"); first != "121" {
 		t.Fatalf("the newest page starts at %q", first)
 	}
 
@@ -58,7 +59,7 @@ func TestAuditInBrowser(t *testing.T) {
 	}
 
 	c.load("verify", chromedp.Click(chromedp.ID("verify-link")))
-	if v := c.text("#verify-result"); v != "Verified: all 120 records follow from the trail's anchor." {
+	if v := c.text("#verify-result"); v != "Verified: all 121 records follow from the trail's anchor." {
 		t.Fatalf("verification: %q", v)
 	}
 	if h := c.text("#h-records"); h != "20 records, newest first" {

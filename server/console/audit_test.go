@@ -6,6 +6,7 @@ import (
 	"html"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,17 @@ func (e *env) auditRecords(n int) []audit.Record {
 		out = append(out, r)
 	}
 	return out
+}
+
+// auditTrail is the whole trail so far, oldest first.
+func (e *env) auditTrail() []audit.Record {
+	e.t.Helper()
+	p, err := e.srv.Audit().List(context.Background(), audit.Query{Limit: audit.MaxLimit})
+	if err != nil || p.Next != "" {
+		e.t.Fatalf("the trail: %v (next %q)", err, p.Next)
+	}
+	slices.Reverse(p.Records)
+	return p.Records
 }
 
 var auditRowID = regexp.MustCompile(`<td><code title="hash [0-9a-f]{64}">([0-9]+)</code></td>`)
@@ -61,13 +73,17 @@ func pagerLinks(page string) (older, newest string) {
 // visible, and the chain verified on demand.
 func TestAuditPage(t *testing.T) {
 	e := newEnv(t)
-	recs := e.auditRecords(60)
 	b := e.browser()
 	b.login(e.srv.AdminToken())
+	// The login is the trail's first record, then 60 more.
+	recs := append(e.auditTrail(), e.auditRecords(60)...)
+	if len(recs) != 61 || recs[0].Action != "console.login" || recs[0].Actor != "admin-token" {
+		t.Fatalf("the trail before the page: %+v", recs)
+	}
 
 	resp, page := b.do("GET", "/audit?per=50", nil)
 	ids := auditIDs(page)
-	if resp.StatusCode != 200 || len(ids) != 50 || ids[0] != "60" || ids[49] != "11" {
+	if resp.StatusCode != 200 || len(ids) != 50 || ids[0] != "61" || ids[49] != "12" {
 		t.Fatalf("first page: %d, ids %v", resp.StatusCode, ids)
 	}
 	if !strings.Contains(page, `<a href="/audit" aria-current="page">Audit</a>`) {
@@ -81,7 +97,7 @@ func TestAuditPage(t *testing.T) {
 		t.Fatalf("first page links: older %q, newest %q", older, newest)
 	}
 	_, page = b.do("GET", older, nil)
-	if ids := auditIDs(page); len(ids) != 10 || ids[0] != "10" || ids[9] != "1" {
+	if ids := auditIDs(page); len(ids) != 11 || ids[0] != "11" || ids[10] != "1" {
 		t.Fatalf("second page ids %v", ids)
 	}
 	if older, newest = pagerLinks(page); older != "" || newest != "/audit?per=50" {
@@ -95,7 +111,7 @@ func TestAuditPage(t *testing.T) {
 	}{
 		{"actor=alice&outcome=denied", func(r audit.Record) bool { return r.Actor == "alice" && r.Outcome == "denied" }},
 		{"target=fleet:edge-7", func(r audit.Record) bool { return r.Target == "fleet:edge-7" }},
-		{"since=" + url.QueryEscape(since), func(r audit.Record) bool { return r.ID >= 40 }},
+		{"since=" + url.QueryEscape(since), func(r audit.Record) bool { return r.ID >= recs[39].ID }},
 		{"until=" + url.QueryEscape(recs[0].Time.UTC().Format("2006-01-02T15:04")), func(audit.Record) bool { return false }},
 	}
 	for _, f := range filtered {
@@ -123,7 +139,7 @@ func TestAuditPage(t *testing.T) {
 	}
 
 	_, page = b.do("GET", "/audit?verify=1&actor=bob", nil)
-	if v := section(page, "audit-verify"); !strings.Contains(v, "Verified: all 60 records follow") {
+	if v := section(page, "audit-verify"); !strings.Contains(v, "Verified: all 61 records follow") {
 		t.Fatalf("verification:\n%s", v)
 	}
 	if ids := auditIDs(page); len(ids) != 30 {
