@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"github.com/myriarch/myriarch/server"
 	"github.com/myriarch/myriarch/server/access"
 	"github.com/myriarch/myriarch/server/admin"
+	"github.com/myriarch/myriarch/server/audit"
 )
 
 // Every route of the admin API and of the console has its rule, and every
@@ -86,7 +88,9 @@ func TestEveryAPIRouteForEveryRole(t *testing.T) {
 				r, _ := access.ParseRole(pc.role)
 				p := access.Principal{Name: pc.name, Kind: access.KindAPIKey, Role: r, Fleets: pc.fleets}
 				want := access.Check(p, rule, target.fleet)
-				code, body := ts.apiAs(pc.key, method, target.path)
+				head := ts.auditHead()
+				code, body, rid := ts.apiAsID(pc.key, method, target.path)
+				ts.checkAudited(head, rid, pattern, rule, want.Allowed, code, method+" "+target.path+" as "+pc.name)
 				switch {
 				case rule.Public && (code == 401 || code == 403):
 					t.Errorf("%s %s as %s: %d, a public route", method, target.path, pc.name, code)
@@ -132,6 +136,13 @@ func targetsOf(path string, edgeAgent uuid.UUID) []routeTarget {
 // apiAs calls the admin API with a bearer credential.
 func (ts *testServer) apiAs(cred, method, path string) (int, []byte) {
 	ts.t.Helper()
+	code, data, _ := ts.apiAsID(cred, method, path)
+	return code, data
+}
+
+// apiAsID is apiAs, also returning the request id the answer carries.
+func (ts *testServer) apiAsID(cred, method, path string) (int, []byte, string) {
+	ts.t.Helper()
 	req, _ := http.NewRequest(method, "http://"+ts.AdminAddr().String()+path, nil)
 	req.Header.Set("Authorization", "Bearer "+cred)
 	resp, err := http.DefaultClient.Do(req)
@@ -140,5 +151,60 @@ func (ts *testServer) apiAs(cred, method, path string) (int, []byte) {
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, data
+	return resp.StatusCode, data, resp.Header.Get(admin.RequestIDHeader)
+}
+
+// auditHead is the id of the trail's newest record (0 when empty).
+func (ts *testServer) auditHead() int64 {
+	ts.t.Helper()
+	p, err := ts.Audit().List(context.Background(), audit.Query{Limit: 1})
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	if len(p.Records) == 0 {
+		return 0
+	}
+	return p.Records[0].ID
+}
+
+// checkAudited checks what a request, answered already, left in the
+// trail after record head: a change or a refusal exactly one record, of
+// its request id, action and outcome; an allowed read none.
+func (ts *testServer) checkAudited(head int64, rid, pattern string, rule access.Rule, allowed bool, code int, what string) {
+	ts.t.Helper()
+	p, err := ts.Audit().List(context.Background(), audit.Query{Limit: 2})
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	var added []audit.Record
+	for _, r := range p.Records {
+		if r.ID > head {
+			added = append(added, r)
+		}
+	}
+	if allowed && !rule.Change {
+		if len(added) != 0 {
+			ts.t.Errorf("%s: a read left %d audit records: %+v", what, len(added), added)
+		}
+		return
+	}
+	if len(added) != 1 {
+		ts.t.Errorf("%s (%d): %d audit records, want 1: %+v", what, code, len(added), added)
+		return
+	}
+	r := added[0]
+	outcome := audit.OutcomeOK
+	switch {
+	case !allowed:
+		outcome = audit.OutcomeDenied
+	case code >= 400:
+		outcome = audit.OutcomeError
+	}
+	action := rule.Action
+	if action == "" { // a refused read
+		action = "read " + pattern
+	}
+	if r.RequestID != rid || r.Outcome != outcome || r.Via != access.ViaAPI || r.Action != action {
+		ts.t.Errorf("%s (%d, request %s): audit record %+v, want action %s, outcome %s", what, code, rid, r, action, outcome)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -193,6 +194,7 @@ func (a *API) createToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.d.Log.Info("token created", "id", t.ID, "name", t.Name)
+	NoteAudit(r, "tokens/"+t.ID, "token "+t.Name+labelsNote(t.Labels))
 	WriteJSON(w, http.StatusCreated, tokenJSON{Token: t, Secret: secret})
 }
 
@@ -224,6 +226,7 @@ func (a *API) revokeToken(w http.ResponseWriter, r *http.Request) {
 		a.d.OnTokenRevoked(cred)
 	}
 	a.d.Log.Info("token revoked", "id", t.ID, "name", t.Name, "disconnected", n)
+	NoteAudit(r, "", fmt.Sprintf("token %s, %d agents disconnected", t.Name, n))
 	WriteJSON(w, http.StatusOK, map[string]any{"token": tokenJSON{Token: t}, "disconnected": n})
 }
 

@@ -5,9 +5,11 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"maps"
 	"net"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -291,4 +293,17 @@ func NoteAudit(r *http.Request, target, detail string) {
 func CallerOf(r *http.Request) access.Caller {
 	c, _ := access.CallerFrom(r.Context())
 	return c
+}
+
+// labelsNote is how an audit record's detail names labels: ", labels
+// k=v,…" sorted by key, "" for none.
+func labelsNote(labels map[string]string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	keys := slices.Sorted(maps.Keys(labels))
+	for i, k := range keys {
+		keys[i] = k + "=" + labels[k]
+	}
+	return ", labels " + strings.Join(keys, ",")
 }
