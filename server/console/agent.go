@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/myriarch/myriarch/internal/linediff"
 	"github.com/myriarch/myriarch/server/admin"
 )
 
@@ -44,7 +45,7 @@ type configView struct {
 	Compared       string // the hash the diff is against
 	ComparedLabel  string
 	ComparedStatus string
-	Diff           []diffHunk
+	Diff           []linediff.Hunk
 	DiffNote       string
 	Truncated      bool
 }
@@ -300,7 +301,7 @@ func (c *Console) configOf(ctx context.Context, uid uuid.UUID, as map[string]any
 		cv.DiffNote = "The last reported configuration could not be read: " + err.Error()
 		return cv
 	}
-	h, ok := lineDiff(string(old), cv.Desired)
+	h, ok := linediff.Lines(string(old), cv.Desired)
 	switch {
 	case !ok:
 		cv.DiffNote = "The two configurations differ too much to show a diff here."

@@ -1,4 +1,4 @@
-package console
+package linediff
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 )
 
 // apply rebuilds both sides from the full edit script.
-func sides(all []diffLine) (string, string) {
+func sides(all []Line) (string, string) {
 	var a, b strings.Builder
 	for _, l := range all {
 		if l.Op != '+' {
@@ -21,7 +21,7 @@ func sides(all []diffLine) (string, string) {
 	return a.String(), b.String()
 }
 
-func render(h []diffHunk) string {
+func render(h []Hunk) string {
 	var b strings.Builder
 	for i, hk := range h {
 		if i > 0 {
@@ -46,7 +46,7 @@ func TestLineDiff(t *testing.T) {
 			" 1\n-2\n+X\n 3\n 4\n 5\n@@\n 8\n 9\n 10\n-11\n+Y\n 12\n"},
 		{"no final newline", "a\nb", "a\nc", " a\n-b\n+c\n"},
 	} {
-		h, ok := lineDiff(tc.a, tc.b)
+		h, ok := Lines(tc.a, tc.b)
 		if !ok {
 			t.Fatalf("%s: out of bounds", tc.name)
 		}
@@ -83,7 +83,7 @@ func TestLineDiffRebuildsBothSides(t *testing.T) {
 		if !ok {
 			t.Fatal("out of bounds")
 		}
-		var all []diffLine
+		var all []Line
 		xi, yi := 0, 0
 		xs, ys := splitLines(x), splitLines(y)
 		changes := 0
@@ -93,15 +93,15 @@ func TestLineDiffRebuildsBothSides(t *testing.T) {
 				if xs[xi] != ys[yi] {
 					t.Fatalf("case %d: kept line differs: %q %q", i, xs[xi], ys[yi])
 				}
-				all = append(all, diffLine{Op: ' ', Text: xs[xi]})
+				all = append(all, Line{Op: ' ', Text: xs[xi]})
 				xi++
 				yi++
 			case '-':
-				all = append(all, diffLine{Op: '-', Text: xs[xi]})
+				all = append(all, Line{Op: '-', Text: xs[xi]})
 				xi++
 				changes++
 			case '+':
-				all = append(all, diffLine{Op: '+', Text: ys[yi]})
+				all = append(all, Line{Op: '+', Text: ys[yi]})
 				yi++
 				changes++
 			}
@@ -117,15 +117,32 @@ func TestLineDiffRebuildsBothSides(t *testing.T) {
 
 func TestLineDiffRefusesBeyondBounds(t *testing.T) {
 	var a, b strings.Builder
-	for i := 0; i < maxDiffEdits+10; i++ {
+	for i := 0; i < MaxEdits+10; i++ {
 		fmt.Fprintf(&a, "a%d\n", i)
 		fmt.Fprintf(&b, "b%d\n", i)
 	}
-	if _, ok := lineDiff(a.String(), b.String()); ok {
+	if _, ok := Lines(a.String(), b.String()); ok {
 		t.Fatal("diffed two texts with no line in common beyond the edit bound")
 	}
 	big := strings.Repeat("same\n", 200000)
-	if h, ok := lineDiff(big+"x\n", big+"y\n"); !ok || len(h) != 1 {
+	if h, ok := Lines(big+"x\n", big+"y\n"); !ok || len(h) != 1 {
 		t.Fatalf("a one-line change in a large config: ok=%v hunks=%d", ok, len(h))
+	}
+}
+
+func TestUnified(t *testing.T) {
+	for _, tc := range []struct{ name, a, b, want string }{
+		{"equal", "a\nb\n", "a\nb\n", ""},
+		{"one changed line", "a\nb\nc\n", "a\nx\nc\n", "--- old\n+++ new\n@@ -1,3 +1,3 @@\n a\n-b\n+x\n c\n"},
+		{"from nothing", "", "a\nb\n", "--- old\n+++ new\n@@ -0,0 +1,2 @@\n+a\n+b\n"},
+		{"to nothing", "a\n", "", "--- old\n+++ new\n@@ -1 +0,0 @@\n-a\n"},
+		{"two hunks", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n", "1\nX\n3\n4\n5\n6\n7\n8\n9\n10\nY\n12\n",
+			"--- old\n+++ new\n@@ -1,5 +1,5 @@\n 1\n-2\n+X\n 3\n 4\n 5\n@@ -8,5 +8,5 @@\n 8\n 9\n 10\n-11\n+Y\n 12\n"},
+		{"insertion", "a\nb\n", "a\nnew\nb\n", "--- old\n+++ new\n@@ -1,2 +1,3 @@\n a\n+new\n b\n"},
+	} {
+		got, ok := Unified("old", "new", tc.a, tc.b)
+		if !ok || got != tc.want {
+			t.Errorf("%s: %v\n%s\nwant\n%s", tc.name, ok, got, tc.want)
+		}
 	}
 }
