@@ -174,6 +174,8 @@ type Server struct {
 	tlsConfig  *tls.Config
 	opampMux   *http.ServeMux
 
+	planning chan struct{} // holds one token while a plan is made
+
 	estateMu sync.Mutex
 	estate   *estate.Estate // guarded by estateMu
 	bg       backgroundReload
@@ -230,7 +232,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if err := prepareDataDir(opts.DataDir, opts.Log); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.Log, opampMux: http.NewServeMux(), stop: make(chan struct{})}
+	s := &Server{opts: opts, log: opts.Log, opampMux: http.NewServeMux(), stop: make(chan struct{}), planning: make(chan struct{}, 1)}
 	var err error
 	if s.tlsConfig, err = loadTLS(opts); err != nil {
 		return nil, err
@@ -358,6 +360,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	// After the offers engine: the configuration extends its assignment.
 	s.opamp.AddHook(s.configs)
 	s.configs.Routes(s.admin)
+	s.admin.Handle("POST /api/v1/estate/plan", s.planEstate)
 	// A new link or a new snapshot re-renders the collector concerned.
 	s.offers.OnLinkChange(s.configs.ContextChanged)
 	s.hosts.OnChange(func(updater uuid.UUID) {

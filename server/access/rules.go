@@ -93,6 +93,8 @@ var Rules = map[string]Rule{
 	"POST /api/v1/fleets/{name}/config/retry": change(Operator, Fleet, "fleet.config.retry"),
 	"GET /api/v1/estate":                      read(Viewer),
 	"POST /api/v1/estate/reload":              change(Operator, Global, "estate.reload"),
+	// A plan changes nothing (it is not audited), and shows configurations.
+	"POST /api/v1/estate/plan": read(Operator),
 
 	// Enrollment tokens, users, API keys, console links.
 	"GET /api/v1/tokens":          read(Viewer),
