@@ -16,6 +16,7 @@ commands:
   serve                       run the server (settings: myriarchd serve --help)
   token create|list|revoke    manage enrollment tokens (admin API)
   agents list|show UID        show agents (admin API)
+  estate plan|reload          what the estate would change, without applying it; reload it
   users create|list|update|delete
                               manage the users of the admin API and console
   apikeys create|list|delete  manage API keys for scripts
@@ -44,6 +45,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return tokenCmd(args[1:], stdout, stderr)
 	case "agents":
 		return agentsCmd(args[1:], stdout, stderr)
+	case "estate":
+		return estateCmd(args[1:], stdout, stderr)
 	case "users":
 		return usersCmd(args[1:], stdout, stderr)
 	case "apikeys":

@@ -110,13 +110,21 @@ func (c *Client) Do(method, path string, body, out any) error {
 	}
 	if resp.StatusCode/100 != 2 {
 		var e struct {
-			Error   string   `json:"error"`
-			Details []string `json:"details"`
+			Error    string   `json:"error"`
+			Details  []string `json:"details"`
+			Problems []struct {
+				File    string `json:"file"`
+				Line    int    `json:"line"`
+				Message string `json:"message"`
+			} `json:"problems"` // an estate's, each in its file
 		}
 		if json.Unmarshal(data, &e) == nil && e.Error != "" {
 			msg := e.Error
 			for _, d := range e.Details {
 				msg += "\n  " + d
+			}
+			for _, p := range e.Problems {
+				msg += fmt.Sprintf("\n  %s:%d: %s", p.File, p.Line, p.Message)
 			}
 			return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, msg)
 		}
