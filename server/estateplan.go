@@ -72,10 +72,13 @@ var errNoEstate = errors.New("no estate configured (--estate)")
 
 // planEstate is POST /api/v1/estate/plan.
 func (s *Server) planEstate(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPlanRequest))
-	if err != nil {
-		admin.WriteError(w, http.StatusRequestEntityTooLarge, "the request body is over 4 KiB")
-		return
+	var body []byte
+	if r.Body != nil { // nil: the console's request in process, without one
+		var err error
+		if body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxPlanRequest)); err != nil {
+			admin.WriteError(w, http.StatusRequestEntityTooLarge, "the request body is over 4 KiB")
+			return
+		}
 	}
 	var req planRequest
 	if strings.TrimSpace(string(body)) != "" {

@@ -132,6 +132,8 @@ var Rules = map[string]Rule{
 	"GET /tokens":                     read(Viewer),
 	"POST /tokens":                    console(Admin, Global, "token.create"),
 	"POST /tokens/{id}/revoke":        console(Admin, Global, "token.revoke"),
+	"GET /estate":                     read(Viewer),
+	"POST /estate/reload":             console(Operator, Global, "estate.reload"),
 	"GET /audit":                      read(Viewer),
 	"GET /events":                     read(Viewer),
 	"/":                               read(Viewer),

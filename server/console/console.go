@@ -152,6 +152,8 @@ func (c *Console) routes() {
 	c.page("GET /tokens", c.tokens)
 	c.action("POST /tokens", c.createToken)
 	c.action("POST /tokens/{id}/revoke", c.revokeToken)
+	c.page("GET /estate", c.estatePage)
+	c.action("POST /estate/reload", c.estateReload)
 	c.page("GET /audit", c.audit)
 	c.live("GET /events", c.events)
 	c.page("/", func(w http.ResponseWriter, r *http.Request, s *session) {
