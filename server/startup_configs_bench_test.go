@@ -27,7 +27,7 @@ func BenchmarkStartupConfigs(b *testing.B) {
 	estateDir, dataDir := b.TempDir(), b.TempDir()
 	opts := server.Options{DataDir: dataDir, Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0",
 		Estate: estateDir, Log: slog.New(slog.DiscardHandler)}
-	buildConfiguredDataDir(b, opts, estateDir, n)
+	buildConfiguredDataDir(b, opts, estateDir, n, 500)
 	benchStart(b, opts, func(s *server.Server) {
 		if got := len(s.Registry().List("", false)); got != n {
 			b.Fatalf("after the start the registry holds %d agents, want %d", got, n)
@@ -48,10 +48,11 @@ func envInt(tb testing.TB, name string, def int) int {
 	return n
 }
 
-// buildConfiguredDataDir registers n collectors through the registry and
-// the configuration hook as opampsrv would, has each report its desired
-// configuration applied, and closes the server so everything is in SQLite.
-func buildConfiguredDataDir(tb testing.TB, opts server.Options, estateDir string, n int) {
+// buildConfiguredDataDir registers n collectors on the given number of
+// sites (one body each) through the registry and the configuration hook as
+// opampsrv would, has each report its desired configuration applied, and
+// closes the server so everything is in SQLite.
+func buildConfiguredDataDir(tb testing.TB, opts server.Options, estateDir string, n, sites int) {
 	tb.Helper()
 	for rel, content := range map[string]string{
 		"teams/data-flow/blueprints/gw.yaml": configBlueprint,
@@ -77,7 +78,7 @@ func buildConfiguredDataDir(tb testing.TB, opts server.Options, estateDir string
 		msg := &protobufs.AgentToServer{Capabilities: caps, AgentDescription: &protobufs.AgentDescription{
 			IdentifyingAttributes: kvs("service.name", pkgName, "service.version", "0.149.0", "service.instance.id", uid.String()),
 			NonIdentifyingAttributes: kvs("host.name", fmt.Sprintf("host-%06d", i), "os.type", "linux", "host.arch", "amd64",
-				"site.type", "edge", "site.id", fmt.Sprintf("site-%03d", i%500)),
+				"site.type", "edge", "site.id", fmt.Sprintf("site-%05d", i%sites)),
 		}}
 		if _, err := s.Registry().Report(uid, cred, msg, true, false); err != nil {
 			tb.Fatal(err)
