@@ -54,17 +54,16 @@ func TestEstatePlanCLI(t *testing.T) {
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() { // after the collector's (cleanups run last first)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		s.Close(ctx)
-	}()
+	})
 	_, secret, err := s.Tokens().Create(context.Background(), "gw", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	col := servertest.Collector(t, s.OpAMPURL(), secret, "gw-1", "0.149.0", "site.type", "gw", "site.id", "001")
-	defer col.Stop()
 	conn := []string{"--admin", "http://" + s.AdminAddr().String(), "--data-dir", dataDir}
 	cli := func(args ...string) (int, string, string) {
 		t.Helper()
