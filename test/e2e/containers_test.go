@@ -128,6 +128,40 @@ func TestConfigurationFollowsContainers(t *testing.T) {
 		})
 	}
 
+	// A receiver whose variable no container has: each copy is dropped
+	// with a warning on the assignment and an event — the rest still
+	// applies, and the collector is not shown fine in silence.
+	extra := strings.Replace(fmt.Sprintf(containersBlueprint, e.sink.Addr), "  - name: tier\n", `  - name: extra
+    class: receiver
+    type: filelog
+    version: 1
+    config:
+      include: ["${docker.labels.e2e.extra_log}"]
+  - name: tier
+`, 1)
+	extra = strings.Replace(extra, "    - component: logs\n", "    - component: logs\n    - component: extra\n", 1)
+	if err := site.WriteFile(e.estate, "teams/data-flow/blueprints/containers.yaml", extra); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	warned := e.waitCollector("a warning per container", time.Minute, func(a site.Agent) bool {
+		return len(a.Assignment.Warnings) == 2 && a.HasEvent("config_warning")
+	})
+	for _, w := range warned.Assignment.Warnings {
+		if w.Kind != "receiver_dropped" || w.Variable != "${docker.labels.e2e.extra_log}" || w.Source != "extra" ||
+			!strings.HasPrefix(w.Component, "filelog/extra-") {
+			t.Fatalf("warning %+v", w)
+		}
+	}
+	e.waitCollector("in sync without the dropped receivers", time.Minute, func(a site.Agent) bool {
+		return a.Assignment.SyncState == "in_sync" && len(a.Assignment.Warnings) == 2
+	})
+	e.waitEffective(time.Minute, "both logs receivers, no extra one", func(cfg string) bool {
+		return strings.Contains(cfg, "filelog/logs-"+ids[names[0]]) && strings.Contains(cfg, "filelog/logs-"+ids[names[1]]) && !strings.Contains(cfg, "filelog/extra")
+	})
+
 	// One container stops: its receiver goes.
 	if err := site.RemoveContainer(ctx, cli, ids[names[1]]); err != nil {
 		t.Fatal(err)

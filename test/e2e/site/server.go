@@ -181,6 +181,9 @@ type Agent struct {
 		} `json:"reported"`
 		SyncState string  `json:"syncState"`
 		Context   *string `json:"context"`
+		Warnings  []struct {
+			Kind, Component, Variable, Source, Reason string
+		} `json:"warnings"`
 	} `json:"assignment"`
 	Offer *struct {
 		Package string  `json:"package"`
