@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/myriarch/myriarch/internal/adminclient"
+	"github.com/myriarch/myriarch/server/audit"
 )
 
 const auditAbout = `Prints the audit trail, newest first, following every page of the admin API:
@@ -23,21 +24,6 @@ of hashes; it exits 1 when a record does not follow.`
 // auditPageSize is how many records `audit` asks for per request (the
 // API's most).
 var auditPageSize = 1000
-
-// auditRow is what the table shows of a record.
-type auditRow struct {
-	ID        int64     `json:"id"`
-	Time      time.Time `json:"time"`
-	Actor     string    `json:"actor"`
-	Role      string    `json:"role"`
-	Via       string    `json:"via"`
-	Action    string    `json:"action"`
-	Target    string    `json:"target"`
-	Source    string    `json:"source"`
-	RequestID string    `json:"requestId"`
-	Outcome   string    `json:"outcome"`
-	Detail    string    `json:"detail"`
-}
 
 func auditCmd(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "verify" {
@@ -171,7 +157,7 @@ func (p *auditPrinter) page(recs []json.RawMessage) error {
 		fmt.Fprintln(p.tw, "ID\tTIME\tACTOR\tROLE\tVIA\tACTION\tTARGET\tOUTCOME\tSOURCE\tDETAIL")
 	}
 	for _, raw := range recs {
-		var r auditRow
+		var r audit.Record
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return fmt.Errorf("a record of the server: %w", err)
 		}
