@@ -52,11 +52,8 @@ func agentsList(args []string, stdout, stderr io.Writer) int {
 	client := clientFlags(c.fs)
 	kind := c.fs.String("kind", "", "only agents of this `KIND`: collector, updater, bridge or unknown")
 	asJSON := c.fs.Bool("json", false, "print JSON")
-	if code, done := c.parse(args, stdout, stderr); done {
+	if code, done := c.parseFlags(args, stdout, stderr); done {
 		return code
-	}
-	if c.fs.NArg() > 0 {
-		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
 	}
 	cl, err := client()
 	if err != nil {

@@ -63,11 +63,8 @@ func apikeysList(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("apikeys list", "apikeys list [--json] [flags]", "Lists the API keys, revoked ones included, never their secrets.")
 	client := clientFlags(c.fs)
 	asJSON := c.fs.Bool("json", false, "print JSON")
-	if code, done := c.parse(args, stdout, stderr); done {
+	if code, done := c.parseFlags(args, stdout, stderr); done {
 		return code
-	}
-	if c.fs.NArg() > 0 {
-		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
 	}
 	var out struct {
 		Keys []struct {

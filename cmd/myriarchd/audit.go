@@ -42,11 +42,8 @@ func auditCmd(args []string, stdout, stderr io.Writer) int {
 	until := c.fs.String("until", "", "only records before `TIME`: RFC 3339 or a duration before now")
 	limit := c.fs.Int("limit", 0, "print at most `N` records; 0: every record")
 	asJSON := c.fs.Bool("json", false, "print JSON lines: one record per line, as the API writes it")
-	if code, done := c.parse(args, stdout, stderr); done {
+	if code, done := c.parseFlags(args, stdout, stderr); done {
 		return code
-	}
-	if c.fs.NArg() > 0 {
-		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
 	}
 	if *limit < 0 {
 		return c.usageError(stderr, "--limit must not be negative, got %d", *limit)
@@ -200,11 +197,8 @@ func auditVerify(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("audit verify", "audit verify [flags]",
 		"Verifies the audit trail's chain of hashes from its anchor and prints the result as JSON;\nexits 1 when a record does not follow.")
 	client := clientFlags(c.fs)
-	if code, done := c.parse(args, stdout, stderr); done {
+	if code, done := c.parseFlags(args, stdout, stderr); done {
 		return code
-	}
-	if c.fs.NArg() > 0 {
-		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
 	}
 	var v struct {
 		OK       bool   `json:"ok"`

@@ -78,6 +78,18 @@ func (c *command) parse(args []string, stdout, stderr io.Writer) (code int, done
 	}
 }
 
+// parseFlags parses args, which hold flags only: an argument is a usage
+// error.
+func (c *command) parseFlags(args []string, stdout, stderr io.Writer) (code int, done bool) {
+	if code, done = c.parse(args, stdout, stderr); done {
+		return code, done
+	}
+	if c.fs.NArg() > 0 {
+		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0)), true
+	}
+	return 0, false
+}
+
 // parseMixed is parse for commands that take positional arguments, which
 // may come before, between or after the flags ("users update ada --role
 // viewer"); it returns them.

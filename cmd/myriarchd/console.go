@@ -23,11 +23,8 @@ func consoleLink(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("console link", "console link [flags]",
 		"Prints a one-time login link to the console; the secret is in the URL's fragment, which browsers never send to a server.")
 	client := clientFlags(c.fs)
-	if code, done := c.parse(args, stdout, stderr); done {
+	if code, done := c.parseFlags(args, stdout, stderr); done {
 		return code
-	}
-	if c.fs.NArg() > 0 {
-		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
 	}
 	var link struct {
 		Path      string    `json:"path"`

@@ -37,11 +37,8 @@ func estatePlan(args []string, stdout, stderr io.Writer) int {
 	client := clientFlags(c.fs)
 	rev := c.fs.String("revision", "", "Git `REV` of the estate to plan (a commit, branch or tag); none: the directory as it is")
 	asJSON := c.fs.Bool("json", false, "print the plan as the API answers it")
-	if code, done := c.parse(args, stdout, stderr); done {
+	if code, done := c.parseFlags(args, stdout, stderr); done {
 		return code
-	}
-	if c.fs.NArg() > 0 {
-		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
 	}
 	var body any
 	if *rev != "" {
@@ -141,11 +138,8 @@ func orNone(s string) string {
 func estateReload(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("estate reload", "estate reload [flags]", "Reloads the estate as SIGHUP does, and prints the revision now in force.")
 	client := clientFlags(c.fs)
-	if code, done := c.parse(args, stdout, stderr); done {
+	if code, done := c.parseFlags(args, stdout, stderr); done {
 		return code
-	}
-	if c.fs.NArg() > 0 {
-		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
 	}
 	cl, ok := c.call(stderr, client, "POST", "/api/v1/estate/reload", nil, nil)
 	if !ok {

@@ -70,11 +70,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func versionCmd(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("version", "version", "Prints the version of this build.")
-	if code, done := c.parse(args, stdout, stderr); done {
+	if code, done := c.parseFlags(args, stdout, stderr); done {
 		return code
-	}
-	if c.fs.NArg() > 0 {
-		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
 	}
 	fmt.Fprintln(stdout, "myriarchd", buildinfo.Version)
 	return 0

@@ -68,11 +68,8 @@ func tokenList(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("token list", "token list [--json] [flags]", "Lists the enrollment tokens, revoked ones included, never their secrets.")
 	client := clientFlags(c.fs)
 	asJSON := c.fs.Bool("json", false, "print JSON")
-	if code, done := c.parse(args, stdout, stderr); done {
+	if code, done := c.parseFlags(args, stdout, stderr); done {
 		return code
-	}
-	if c.fs.NArg() > 0 {
-		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
 	}
 	var out struct {
 		Tokens []struct {

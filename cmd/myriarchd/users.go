@@ -92,11 +92,8 @@ func usersList(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("users list", "users list [--json] [flags]", "Lists the users, never their passwords.")
 	client := clientFlags(c.fs)
 	asJSON := c.fs.Bool("json", false, "print JSON")
-	if code, done := c.parse(args, stdout, stderr); done {
+	if code, done := c.parseFlags(args, stdout, stderr); done {
 		return code
-	}
-	if c.fs.NArg() > 0 {
-		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
 	}
 	var out struct {
 		Users []struct {
