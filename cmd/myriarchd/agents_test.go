@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -14,12 +12,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
-	"github.com/myriarch/myriarch/server"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -29,19 +25,8 @@ func kv(k, v string) *protobufs.KeyValue {
 
 // agents list walks the pages and prints every agent once, in UID order.
 func TestAgentsListPages(t *testing.T) {
-	dataDir := t.TempDir()
-	s, err := server.New(context.Background(), server.Options{DataDir: dataDir, Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0", Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Close(ctx)
-	}()
+	ts := startTestServer(t, "")
+	s, dataDir := ts.Server, ts.dataDir
 	cred := store.Credential{Kind: "certificate", ID: "CN=test"}
 	var uids, collectors []string
 	for i := range 7 {

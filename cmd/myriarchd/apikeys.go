@@ -31,23 +31,14 @@ func apikeysCreate(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("apikeys create", "apikeys create --name NAME --role ROLE [--fleet F]... [--expires-in D] [flags]",
 		"Makes an API key and prints it as JSON; its secret is shown this once.")
 	client := clientFlags(c.fs)
-	name := c.fs.String("name", "", "key name (required)")
-	role := c.fs.String("role", "", "role: viewer, operator or admin (required)")
-	var fleets fleetFlags
-	c.fs.Var(&fleets, "fleet", "scope the role to fleet `NAME` (repeatable)")
+	grant := addGrantFlags(c.fs, "key")
 	expires := c.fs.String("expires-in", "", "the key expires after this `DURATION` (e.g. 90d, 720h); default never")
-	if code, done := c.parse(args, stdout, stderr); done {
+	if code, done := c.parseFlags(args, stdout, stderr); done {
 		return code
 	}
-	switch {
-	case c.fs.NArg() > 0:
-		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
-	case *name == "" || *role == "":
+	body, ok := grant.body()
+	if !ok {
 		return c.usageError(stderr, "--name and --role are required")
-	}
-	body := map[string]any{"name": *name, "role": *role}
-	if fleets != nil {
-		body["fleets"] = []string(fleets)
 	}
 	if *expires != "" {
 		body["expiresIn"] = *expires

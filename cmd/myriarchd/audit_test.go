@@ -6,7 +6,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -17,10 +16,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/myriarch/myriarch/internal/testenv"
-	"github.com/myriarch/myriarch/server"
 	"github.com/myriarch/myriarch/server/audit"
 )
 
@@ -54,19 +51,8 @@ func documentedPython(t *testing.T) string {
 // the filters and --limit passed on; a bad filter is the server's 400,
 // a bad flag a usage error; audit verify exits 1 once a row is changed.
 func TestAuditCommand(t *testing.T) {
-	dataDir := t.TempDir()
-	s, err := server.New(context.Background(), server.Options{DataDir: dataDir, Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0", Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Close(ctx)
-	}()
+	ts := startTestServer(t, "")
+	s, dataDir := ts.Server, ts.dataDir
 	for i := range 7 {
 		r := audit.Record{Actor: []string{"alice", "bob"}[i%2], Role: "admin", Via: "cli", Action: "token.create", Target: "token:t" + string(rune('a'+i)),
 			Source: "127.0.0.1:5555", Outcome: []string{"ok", "denied", "error"}[i%3], Detail: "<b>\x1b[31mred\x1b[0m\nnext line</b>"}

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/server"
 	"github.com/myriarch/myriarch/server/plan"
 	"github.com/myriarch/myriarch/server/servertest"
 	"github.com/myriarch/myriarch/test/e2e/site"
@@ -45,32 +42,13 @@ func TestEstatePlanCLI(t *testing.T) {
 	git("add", "-A")
 	git("commit", "-q", "-m", "gw")
 
-	dataDir := t.TempDir()
-	s, err := server.New(context.Background(), server.Options{DataDir: dataDir, Estate: est, Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0",
-		Log: slog.New(slog.DiscardHandler)})
+	ts := startTestServer(t, est)
+	_, secret, err := ts.Tokens().Create(context.Background(), "gw", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { // after the collector's (cleanups run last first)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Close(ctx)
-	})
-	_, secret, err := s.Tokens().Create(context.Background(), "gw", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := servertest.Collector(t, s.OpAMPURL(), secret, "gw-1", "0.149.0", "site.type", "gw", "site.id", "001")
-	conn := []string{"--admin", "http://" + s.AdminAddr().String(), "--data-dir", dataDir}
-	cli := func(args ...string) (int, string, string) {
-		t.Helper()
-		var out, errb bytes.Buffer
-		code := run(append(args[:2:2], append(conn, args[2:]...)...), &out, &errb)
-		return code, out.String(), errb.String()
-	}
+	col := servertest.Collector(t, ts.OpAMPURL(), secret, "gw-1", "0.149.0", "site.type", "gw", "site.id", "001")
+	cli := func(args ...string) (int, string, string) { return ts.cli("", args...) }
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		_, out, _ := cli("agents", "show", col.UID.String())

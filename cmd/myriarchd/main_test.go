@@ -2,39 +2,18 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/myriarch/myriarch/server"
 )
 
 func TestCLIAgainstServer(t *testing.T) {
-	dataDir := t.TempDir()
-	s, err := server.New(context.Background(), server.Options{DataDir: dataDir, Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0", Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Close(ctx)
-	}()
-	conn := []string{"--admin", "http://" + s.AdminAddr().String(), "--data-dir", dataDir}
-	cli := func(args ...string) (int, string, string) {
-		var out, errb bytes.Buffer
-		code := run(append(args[:2:2], append(conn, args[2:]...)...), &out, &errb)
-		return code, out.String(), errb.String()
-	}
+	ts := startTestServer(t, "")
+	s, dataDir := ts.Server, ts.dataDir
+	cli := func(args ...string) (int, string, string) { return ts.cli("", args...) }
 
 	code, out, errs := cli("token", "create", "--name", "edge-north", "--label", "wave=1", "--label", "region=north")
 	if code != 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -39,6 +40,31 @@ type fleetFlags []string
 func (f *fleetFlags) String() string     { return strings.Join(*f, ",") }
 func (f *fleetFlags) Set(s string) error { *f = append(*f, s); return nil }
 
+// grantFlags are what users create and apikeys create grant: a name, a
+// role and the fleets it is scoped to.
+type grantFlags struct {
+	name, role *string
+	fleets     fleetFlags
+}
+
+func addGrantFlags(fs *flag.FlagSet, what string) *grantFlags {
+	g := &grantFlags{name: fs.String("name", "", what+" name (required)"), role: fs.String("role", "", "role: viewer, operator or admin (required)")}
+	fs.Var(&g.fleets, "fleet", "scope the role to fleet `NAME` (repeatable)")
+	return g
+}
+
+// body is the request's grant, or false when the name or role is missing.
+func (g *grantFlags) body() (map[string]any, bool) {
+	if *g.name == "" || *g.role == "" {
+		return nil, false
+	}
+	body := map[string]any{"name": *g.name, "role": *g.role}
+	if g.fleets != nil {
+		body["fleets"] = []string(g.fleets)
+	}
+	return body, true
+}
+
 // stdin is what --password-stdin reads (tests replace it).
 var stdin io.Reader = os.Stdin
 
@@ -55,23 +81,14 @@ func usersCreate(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("users create", "users create --name NAME --role ROLE [--fleet F]... [--password-stdin] [flags]",
 		"Adds a user. Without --fleet its role holds on every fleet.")
 	client := clientFlags(c.fs)
-	name := c.fs.String("name", "", "user name (required)")
-	role := c.fs.String("role", "", "role: viewer, operator or admin (required)")
-	var fleets fleetFlags
-	c.fs.Var(&fleets, "fleet", "scope the role to fleet `NAME` (repeatable)")
+	grant := addGrantFlags(c.fs, "user")
 	pwStdin := c.fs.Bool("password-stdin", false, "read the password from standard input")
-	if code, done := c.parse(args, stdout, stderr); done {
+	if code, done := c.parseFlags(args, stdout, stderr); done {
 		return code
 	}
-	switch {
-	case c.fs.NArg() > 0:
-		return c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0))
-	case *name == "" || *role == "":
+	body, ok := grant.body()
+	if !ok {
 		return c.usageError(stderr, "--name and --role are required")
-	}
-	body := map[string]any{"name": *name, "role": *role}
-	if fleets != nil {
-		body["fleets"] = []string(fleets)
 	}
 	if *pwStdin {
 		pw, err := readPassword()

@@ -1,42 +1,16 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/myriarch/myriarch/server"
 )
 
 // Users and API keys through the CLI, against a real server: every bad
 // input refused with its reason and nothing changed, a key working as a
 // bearer token until it is revoked.
 func TestUsersAndKeysCLI(t *testing.T) {
-	dataDir := t.TempDir()
-	s, err := server.New(context.Background(), server.Options{DataDir: dataDir, Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0", Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Close(ctx)
-	}()
-	conn := []string{"--admin", "http://" + s.AdminAddr().String(), "--data-dir", dataDir}
-	cli := func(input string, args ...string) (int, string, string) {
-		t.Helper()
-		stdin = strings.NewReader(input)
-		var out, errb bytes.Buffer
-		code := run(append(args[:2:2], append(conn, args[2:]...)...), &out, &errb)
-		return code, out.String(), errb.String()
-	}
+	cli := startTestServer(t, "").cli
 	if code, out, errs := cli("correct horse battery\n", "users", "create", "--name", "ada", "--role", "admin", "--password-stdin"); code != 0 ||
 		!strings.Contains(out, `"hasPassword": true`) || strings.Contains(out, "correct horse") {
 		t.Fatalf("users create: %d %s %s", code, out, errs)

@@ -150,7 +150,7 @@ func testSessions(t *testing.T, h *handle) {
 	h.beforeAndAfterRestart(func(db store.Store) {
 		s, err := db.GetSession(ctx, []byte{2})
 		if err != nil || !bytes.Equal(s.Principal, []byte(`{"name":"a"}`)) || s.CSRF != "c" || !s.ExpiresAt.Equal(base.Add(3*time.Hour)) {
-			t.Fatalf("session 2: %+v %v", s, err)
+			t.Fatalf("console session {2}: %+v %v", s, err)
 		}
 		if _, err := db.GetSession(ctx, []byte{9}); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("an expired session kept: %v", err)

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/server"
+)
+
+// testServer is a real myriarchd on loopback for the commands' tests,
+// closed when the test ends — after the agents the test starts later
+// (cleanups run last first), so they stop while it still answers.
+type testServer struct {
+	*server.Server
+	dataDir string
+}
+
+// startTestServer starts one with SQLite in a temporary directory and the
+// estate dir ("" for none).
+func startTestServer(t *testing.T, estate string) testServer {
+	t.Helper()
+	ts := testServer{dataDir: t.TempDir()}
+	s, err := server.New(context.Background(), server.Options{DataDir: ts.dataDir, Estate: estate, Listen: "127.0.0.1:0",
+		AdminListen: "127.0.0.1:0", Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Close(ctx)
+	})
+	ts.Server = s
+	return ts
+}
+
+// cli runs a command of two words ("users create") against ts, its
+// connection's flags after the words, then args; input is its stdin.
+func (ts testServer) cli(input string, args ...string) (code int, stdout, stderr string) {
+	stdin = strings.NewReader(input)
+	conn := []string{"--admin", "http://" + ts.AdminAddr().String(), "--data-dir", ts.dataDir}
+	var out, errb bytes.Buffer
+	code = run(append(args[:2:2], append(conn, args[2:]...)...), &out, &errb)
+	return code, out.String(), errb.String()
+}
