@@ -19,13 +19,14 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/myriarch/myriarch/internal/testenv"
+	"github.com/myriarch/myriarch/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	os.Exit(m.Run())
+	os.Exit(testkit.RunChecked(m.Run))
 }
 
 func needMinisign(t *testing.T) {

@@ -16,12 +16,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/store"
 )
-
-func kv(k, v string) *protobufs.KeyValue {
-	return &protobufs.KeyValue{Key: k, Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: v}}}
-}
 
 // agents list walks the pages and prints every agent once, in UID order.
 func TestAgentsListPages(t *testing.T) {
@@ -37,8 +34,8 @@ func TestAgentsListPages(t *testing.T) {
 			collectors = append(collectors, uid.String())
 		}
 		if _, err := s.Registry().Report(uid, cred, &protobufs.AgentToServer{Capabilities: caps, AgentDescription: &protobufs.AgentDescription{
-			IdentifyingAttributes:    []*protobufs.KeyValue{kv("service.name", name), kv("service.version", "0.149.0")},
-			NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", fmt.Sprintf("host-%d", i))},
+			IdentifyingAttributes:    []*protobufs.KeyValue{testkit.KV("service.name", name), testkit.KV("service.version", "0.149.0")},
+			NonIdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("host.name", fmt.Sprintf("host-%d", i))},
 		}}, false, true); err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/open-telemetry/opamp-go/client/types"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server"
 )
 
@@ -121,9 +122,9 @@ func TestRenderContextFromAgentIsWhatTheServerSends(t *testing.T) {
 	uid := uuid.Must(uuid.NewV7())
 	c := client.NewWebSocket(nil)
 	desc := &protobufs.AgentDescription{
-		IdentifyingAttributes: []*protobufs.KeyValue{kv("service.name", "otelcol-contrib"), kv("service.version", "0.149.0")},
-		NonIdentifyingAttributes: []*protobufs.KeyValue{kv("site.type", "edge"), kv("site.id", "edge-042"), kv("app.name", "shop"),
-			kv("host.name", "h1")},
+		IdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("service.name", "otelcol-contrib"), testkit.KV("service.version", "0.149.0")},
+		NonIdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("site.type", "edge"), testkit.KV("site.id", "edge-042"), testkit.KV("app.name", "shop"),
+			testkit.KV("host.name", "h1")},
 	}
 	if err := c.SetAgentDescription(desc); err != nil {
 		t.Fatal(err)
@@ -165,8 +166,4 @@ func TestRenderContextFromAgentIsWhatTheServerSends(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "404") {
 		t.Fatalf("unknown agent: exit %d, stderr %q", code, errOut)
 	}
-}
-
-func kv(k, v string) *protobufs.KeyValue {
-	return &protobufs.KeyValue{Key: k, Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: v}}}
 }

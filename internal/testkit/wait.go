@@ -6,7 +6,7 @@ import (
 )
 
 // DefaultWait is how long WaitFor polls before it fails the test.
-const DefaultWait = 15 * time.Second
+const DefaultWait = 20 * time.Second
 
 // pollEvery is the pause between two evaluations of a condition.
 const pollEvery = 10 * time.Millisecond

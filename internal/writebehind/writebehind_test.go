@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"go.uber.org/goleak"
 )
 
@@ -33,7 +34,7 @@ func TestWriter(t *testing.T) {
 		mu.Unlock()
 	})
 	w.Request()
-	waitFor(t, func() bool { return n.Load() == 1 })
+	testkit.WaitFor(t, "the ticks", func() bool { return n.Load() == 1 })
 	done := make(chan struct{})
 	go func() { w.Flush(); close(done) }()
 	select {
@@ -53,17 +54,6 @@ func TestWriter(t *testing.T) {
 
 	var ticks atomic.Int32
 	w2 := Start(10*time.Millisecond, func() { ticks.Add(1) })
-	waitFor(t, func() bool { return ticks.Load() >= 2 })
+	testkit.WaitFor(t, "the ticks", func() bool { return ticks.Load() >= 2 })
 	w2.Close()
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(time.Millisecond)
-	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/credentials"
 	"github.com/myriarch/myriarch/server/estate"
@@ -100,10 +101,6 @@ func (f *fleet) close() {
 	f.reg.Close()
 }
 
-func kv(k, v string) *protobufs.KeyValue {
-	return &protobufs.KeyValue{Key: k, Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: v}}}
-}
-
 func catalog(target string) *estate.Estate {
 	pkgs := map[string][]estate.PackageVersion{}
 	for _, v := range []string{"0.149.0", "0.149.1"} {
@@ -131,21 +128,21 @@ const (
 
 func collectorDesc(uid uuid.UUID, host, version string, i int) *protobufs.AgentDescription {
 	return &protobufs.AgentDescription{
-		IdentifyingAttributes: []*protobufs.KeyValue{kv("service.name", "otelcol-contrib"), kv("service.version", version),
-			kv("service.instance.id", uid.String())},
-		NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", host), kv("os.type", "linux"), kv("host.arch", "amd64"),
-			kv("os.description", "Debian GNU/Linux 13 (trixie)"), kv("site.type", "edge"),
-			kv("site.name", fmt.Sprintf("site-%03d", i%500)), kv("site.region", fmt.Sprintf("region-%d", i%7))},
+		IdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("service.name", "otelcol-contrib"), testkit.KV("service.version", version),
+			testkit.KV("service.instance.id", uid.String())},
+		NonIdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("host.name", host), testkit.KV("os.type", "linux"), testkit.KV("host.arch", "amd64"),
+			testkit.KV("os.description", "Debian GNU/Linux 13 (trixie)"), testkit.KV("site.type", "edge"),
+			testkit.KV("site.name", fmt.Sprintf("site-%03d", i%500)), testkit.KV("site.region", fmt.Sprintf("region-%d", i%7))},
 	}
 }
 
 func updaterDesc(uid, col uuid.UUID, host string) *protobufs.AgentDescription {
 	return &protobufs.AgentDescription{
-		IdentifyingAttributes: []*protobufs.KeyValue{kv("service.name", "myriarch-updater"), kv("service.version", "0.1.0"),
-			kv("service.instance.id", uid.String())},
-		NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", host), kv("os.type", "linux"), kv("host.arch", "amd64"),
-			kv("os.description", "Debian GNU/Linux 13 (trixie)"), kv("dev.myriarch.collector.instance_uid", col.String()),
-			kv("dev.myriarch.install.mode", "binary")},
+		IdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("service.name", "myriarch-updater"), testkit.KV("service.version", "0.1.0"),
+			testkit.KV("service.instance.id", uid.String())},
+		NonIdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("host.name", host), testkit.KV("os.type", "linux"), testkit.KV("host.arch", "amd64"),
+			testkit.KV("os.description", "Debian GNU/Linux 13 (trixie)"), testkit.KV("dev.myriarch.collector.instance_uid", col.String()),
+			testkit.KV("dev.myriarch.install.mode", "binary")},
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/store"
 )
@@ -45,12 +46,12 @@ func oddAgents(t *testing.T, f *fleet) {
 	cred := store.Credential{Kind: "certificate", ID: `CN=a&b <x> "q"`}
 	now := uint64(time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC).UnixNano())
 	descs := []*protobufs.AgentDescription{
-		{IdentifyingAttributes: []*protobufs.KeyValue{kv("service.name", "io.opentelemetry.operator-opamp-bridge"), kv("service.version", "1.0\u2028b")},
-			NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", "h\tö\x01<&>"), kv("bad.utf8", "a\xffb"), kv("sep", "x\u2029y\\z"), kv("amp", "a&b"), kv("lt", "<x"), kv("gt", "x>"), kv("q", `say "hi"`), kv("bs", `c:\\`)}},
-		{IdentifyingAttributes: []*protobufs.KeyValue{kv("service.name", "myriarch-updater")},
-			NonIdentifyingAttributes: []*protobufs.KeyValue{kv("dev.myriarch.install.mode", "container"),
-				kv("dev.myriarch.collector.image.digest", "sha256:"+strings.Repeat("0", 64)), kv("dev.myriarch.collector.instance_uid", "not-a-uid")}},
-		{IdentifyingAttributes: []*protobufs.KeyValue{kv("service.name", "something")}},
+		{IdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("service.name", "io.opentelemetry.operator-opamp-bridge"), testkit.KV("service.version", "1.0\u2028b")},
+			NonIdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("host.name", "h\tö\x01<&>"), testkit.KV("bad.utf8", "a\xffb"), testkit.KV("sep", "x\u2029y\\z"), testkit.KV("amp", "a&b"), testkit.KV("lt", "<x"), testkit.KV("gt", "x>"), testkit.KV("q", `say "hi"`), testkit.KV("bs", `c:\\`)}},
+		{IdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("service.name", "myriarch-updater")},
+			NonIdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("dev.myriarch.install.mode", "container"),
+				testkit.KV("dev.myriarch.collector.image.digest", "sha256:"+strings.Repeat("0", 64)), testkit.KV("dev.myriarch.collector.instance_uid", "not-a-uid")}},
+		{IdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("service.name", "something")}},
 		nil,
 	}
 	for i, d := range descs {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/audit"
 	"github.com/myriarch/myriarch/server/store"
 )
@@ -55,11 +56,11 @@ func TestAppendsShareABatch(t *testing.T) {
 			errs := make([]error, waiting+1)
 			var wg sync.WaitGroup
 			wg.Go(func() { results[0], errs[0] = tr.Append(ctx, sample(0)) })
-			waitFor(t, "the first batch", func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.batches) == 1 })
+			testkit.WaitFor(t, "the first batch", func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.batches) == 1 })
 			for i := 1; i <= waiting; i++ {
 				wg.Go(func() { results[i], errs[i] = tr.Append(ctx, sample(i)) })
 			}
-			waitFor(t, "the appends to queue", func() bool { return tr.Queued() == waiting })
+			testkit.WaitFor(t, "the appends to queue", func() bool { return tr.Queued() == waiting })
 			close(g.release)
 			wg.Wait()
 			if g.batches[0] != 1 || g.batches[1] != waiting || len(g.batches) != 2 {

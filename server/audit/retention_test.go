@@ -7,18 +7,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/audit"
 )
-
-// waitFor polls cond until it holds, failing after a deadline.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
 
 // latestCut is the detail of the trail's latest audit.cut record ("" when none).
 func latestCut(t *testing.T, tr *audit.Trail) string {
@@ -47,7 +38,7 @@ func TestRetentionAtStartThenEveryInterval(t *testing.T) {
 
 	// An interval no test waits for: only the run at start can cut.
 	r := tr.Retain(time.Hour, time.Hour)
-	waitFor(t, "the cut at start", func() bool { return strings.HasPrefix(latestCut(t, tr), "cut 5 records up to id 5;") })
+	testkit.WaitFor(t, "the cut at start", func() bool { return strings.HasPrefix(latestCut(t, tr), "cut 5 records up to id 5;") })
 	r.Close()
 
 	appendN(t, tr, 5, 3)
@@ -55,7 +46,7 @@ func TestRetentionAtStartThenEveryInterval(t *testing.T) {
 	r = tr.Retain(time.Hour, 10*time.Millisecond)
 	defer r.Close()
 	// The three records and the first cut's record, by a later run.
-	waitFor(t, "a cut at an interval", func() bool { return strings.HasPrefix(latestCut(t, tr), "cut 4 records up to id 9;") })
+	testkit.WaitFor(t, "a cut at an interval", func() bool { return strings.HasPrefix(latestCut(t, tr), "cut 4 records up to id 9;") })
 	if v := verify(t, tr); !v.OK {
 		t.Fatalf("%+v", v)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/internal/testenv"
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/servertest"
 )
 
@@ -209,11 +210,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	// core's wave 1 fails: with maxFailures 0 its rollout pauses.
 	offerC := updC.WaitOffer(t, pkg, "0.149.1")
 	updC.ReportPackage(t, offerC, pkg, protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed, 0, "disk full")
-	waitFor(t, "fleet core to pause", func() bool {
+	testkit.WaitFor(t, "fleet core to pause", func() bool {
 		_, b := e.api("GET", "/api/v1/fleets", nil)
 		return strings.Contains(string(b), `"pausedBy": "failures"`)
 	})
-	waitFor(t, "every agent registered", func() bool {
+	testkit.WaitFor(t, "every agent registered", func() bool {
 		_, b := e.api("GET", "/api/v1/agents?offset=0&limit=1&events=false", nil)
 		return strings.Contains(string(b), `"total": 16`)
 	})

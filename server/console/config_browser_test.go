@@ -6,6 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/servertest"
 	"github.com/myriarch/myriarch/test/e2e/site"
 )
@@ -39,7 +40,7 @@ func TestConfigInBrowser(t *testing.T) {
 	col := servertest.Collector(t, e.opampURL(), tok, "gw-007", "0.149.0", "site.type", "gw", "site.id", "007")
 	servertest.Collector(t, e.opampURL(), tok, "plain-1", "0.149.0", "site.type", "lab")
 	uid := col.UID.String()
-	waitFor(t, "in sync", func() bool { return e.syncState(uid) == "in_sync" })
+	testkit.WaitFor(t, "in sync", func() bool { return e.syncState(uid) == "in_sync" })
 
 	c := newChrome(t)
 	c.do("login page", chromedp.Navigate(e.base+"/login"), chromedp.WaitVisible(chromedp.ID("token")))
@@ -77,7 +78,7 @@ func TestConfigInBrowser(t *testing.T) {
 		t.Fatalf("flash %q", f)
 	}
 	c.untilText("#a-events", "config_retry")
-	waitFor(t, "rolled back again", func() bool { return e.syncState(uid) == "drift" && e.failedHash(uid) != "" })
+	testkit.WaitFor(t, "rolled back again", func() bool { return e.syncState(uid) == "drift" && e.failedHash(uid) != "" })
 
 	// The fleet page: configuration rollout, and a retry of every failed one.
 	c.do("fleets", chromedp.Navigate(e.base+"/fleets"), chromedp.WaitVisible(chromedp.ID("fleet-gw")))
@@ -93,11 +94,11 @@ func TestConfigInBrowser(t *testing.T) {
 	// yet (it is offline): the diff from the last applied configuration.
 	e.gateway("127.0.0.1:4318", "otlphttp")
 	e.reload()
-	waitFor(t, "in sync again", func() bool { return e.syncState(uid) == "in_sync" })
+	testkit.WaitFor(t, "in sync again", func() bool { return e.syncState(uid) == "in_sync" })
 	col.Stop()
 	e.gateway("127.0.0.1:4319", "otlphttp")
 	e.reload()
-	waitFor(t, "pending", func() bool { return e.syncState(uid) == "pending" })
+	testkit.WaitFor(t, "pending", func() bool { return e.syncState(uid) == "pending" })
 	c.do("agent", chromedp.Navigate(e.base+"/agents/"+uid), chromedp.WaitVisible(chromedp.CSS("table.diff")))
 	diff := c.text("table.diff")
 	if !strings.Contains(diff, "endpoint: 127.0.0.1:4318") || !strings.Contains(diff, "endpoint: 127.0.0.1:4319") ||

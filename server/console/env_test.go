@@ -180,13 +180,4 @@ func (b *browser) login(secret string) *http.Response {
 	return resp
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/servertest"
 	"github.com/myriarch/myriarch/test/e2e/site"
 )
@@ -25,7 +26,7 @@ func TestEstateInBrowser(t *testing.T) {
 	e.reload()
 	col := servertest.Collector(t, e.opampURL(), e.token("gw"), "gw-007", "0.149.0", "site.type", "gw", "site.id", "007")
 	uid := col.UID.String()
-	waitFor(t, "in sync", func() bool { return e.syncState(uid) == "in_sync" })
+	testkit.WaitFor(t, "in sync", func() bool { return e.syncState(uid) == "in_sync" })
 	e.user("otto", "operator", nil)
 	e.user("vera", "viewer", nil)
 

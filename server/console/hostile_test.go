@@ -13,6 +13,7 @@ import (
 	"github.com/open-telemetry/opamp-go/client/types"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/servertest"
 	"github.com/myriarch/myriarch/test/e2e/site"
 )
@@ -64,7 +65,7 @@ func TestHostileValuesRenderInert(t *testing.T) {
 				"<svg onload=window.__pwned=8>": {LastError: strings.Repeat("E", 10000) + "\u2066"},
 			}},
 	})
-	waitFor(t, "the hostile agent configured", func() bool {
+	testkit.WaitFor(t, "the hostile agent configured", func() bool {
 		_, b := e.api("GET", "/api/v1/agents/"+uid.String(), nil)
 		return strings.Contains(string(b), "label_attribute_dropped") && e.syncState(uid.String()) == "in_sync"
 	})
@@ -123,7 +124,7 @@ func TestCraftedLinksShowNoMessage(t *testing.T) {
 	e.reload()
 	tok := e.token("ci")
 	col := servertest.Collector(t, e.opampURL(), tok, "edge-1", "0.149.0", "site.type", "edge")
-	waitFor(t, "the collector registered", func() bool { code, _ := e.agentJSON(col.UID.String()); return code == 200 })
+	testkit.WaitFor(t, "the collector registered", func() bool { code, _ := e.agentJSON(col.UID.String()); return code == 200 })
 	b := e.browser()
 	b.login(e.srv.AdminToken())
 	agent := "/agents/" + col.UID.String()
@@ -207,7 +208,7 @@ func TestReportedConfigOfAnotherAgentIsNotShown(t *testing.T) {
 	e.reload()
 	tok := e.token("gw")
 	a := servertest.Collector(t, e.opampURL(), tok, "gw-001", "0.149.0", "site.type", "gw", "site.id", "001")
-	waitFor(t, "a in sync", func() bool { return e.syncState(a.UID.String()) == "in_sync" })
+	testkit.WaitFor(t, "a in sync", func() bool { return e.syncState(a.UID.String()) == "in_sync" })
 	aHash := e.assignment(a.UID.String()).Desired
 	// b never answers a configuration, so what it reports is what it is told to.
 	bUID := uuid.Must(uuid.NewV7())
@@ -221,7 +222,7 @@ func TestReportedConfigOfAnotherAgentIsNotShown(t *testing.T) {
 		Status: protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "b reporting a's hash", func() bool { return e.assignment(bUID.String()).Reported.Hash == aHash })
+	testkit.WaitFor(t, "b reporting a's hash", func() bool { return e.assignment(bUID.String()).Reported.Hash == aHash })
 
 	for _, tc := range []struct {
 		uid    string

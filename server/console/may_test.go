@@ -8,6 +8,7 @@ import (
 
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/servertest"
 )
 
@@ -28,7 +29,7 @@ func TestPagesOfferOnlyWhatTheRoleAllows(t *testing.T) {
 	offer := upd.WaitOffer(t, pkg, "0.149.1")
 	upd.ReportPackage(t, offer, pkg, protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed, 0, "disk full")
 	agentPage := "/agents/" + col.UID.String()
-	waitFor(t, "the failed offer", func() bool {
+	testkit.WaitFor(t, "the failed offer", func() bool {
 		_, b := e.api("GET", "/api/v1"+agentPage, nil)
 		return strings.Contains(string(b), `"state": "failed"`)
 	})

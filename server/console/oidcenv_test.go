@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/myriarch/myriarch/internal/testenv/oidcprovider"
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server"
 	"github.com/myriarch/myriarch/server/audit"
 	"github.com/myriarch/myriarch/server/oidclogin"
@@ -110,7 +111,7 @@ func startOIDCEnv(t *testing.T, idp *oidcprovider.Provider) *oidcEnv {
 // waitForProvider waits until the login page offers the provider.
 func (e *oidcEnv) waitForProvider() {
 	e.t.Helper()
-	waitFor(e.t, "the login page to offer the provider", func() bool {
+	testkit.WaitFor(e.t, "the login page to offer the provider", func() bool {
 		_, body := e.browser().do("GET", "/login", nil)
 		return strings.Contains(body, `<a id="oidc" class="button"`)
 	})

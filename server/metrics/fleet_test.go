@@ -13,6 +13,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/offers"
 	"github.com/myriarch/myriarch/server/registry"
@@ -84,10 +85,6 @@ func (f *fleet) close() {
 	f.reg.Close()
 }
 
-func kv(k, v string) *protobufs.KeyValue {
-	return &protobufs.KeyValue{Key: k, Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: v}}}
-}
-
 func edgeEstate(target string) *estate.Estate {
 	pkgs := map[string][]estate.PackageVersion{}
 	for _, v := range []string{"0.149.0", "0.149.1"} {
@@ -117,16 +114,16 @@ func newFleet(tb testing.TB, pairs int) *fleet {
 			version = "0.149.1"
 		}
 		colDesc, _ := proto.Marshal(&protobufs.AgentDescription{
-			IdentifyingAttributes: []*protobufs.KeyValue{kv("service.name", "otelcol-contrib"), kv("service.version", version),
-				kv("service.instance.id", col.String())},
-			NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", host), kv("os.type", "linux"), kv("host.arch", "amd64"),
-				kv("site.type", "edge")},
+			IdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("service.name", "otelcol-contrib"), testkit.KV("service.version", version),
+				testkit.KV("service.instance.id", col.String())},
+			NonIdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("host.name", host), testkit.KV("os.type", "linux"), testkit.KV("host.arch", "amd64"),
+				testkit.KV("site.type", "edge")},
 		})
 		updDesc, _ := proto.Marshal(&protobufs.AgentDescription{
-			IdentifyingAttributes: []*protobufs.KeyValue{kv("service.name", "myriarch-updater"), kv("service.version", "0.1.0"),
-				kv("service.instance.id", upd.String())},
-			NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", host), kv("os.type", "linux"), kv("host.arch", "amd64"),
-				kv("dev.myriarch.collector.instance_uid", col.String()), kv("dev.myriarch.install.mode", "binary")},
+			IdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("service.name", "myriarch-updater"), testkit.KV("service.version", "0.1.0"),
+				testkit.KV("service.instance.id", upd.String())},
+			NonIdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("host.name", host), testkit.KV("os.type", "linux"), testkit.KV("host.arch", "amd64"),
+				testkit.KV("dev.myriarch.collector.instance_uid", col.String()), testkit.KV("dev.myriarch.install.mode", "binary")},
 		})
 		st.agents = append(st.agents,
 			store.Agent{UID: col, Credential: cred, Kind: string(registry.KindCollector), Description: colDesc,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/internal/testenv/oidcprovider"
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/oidclogin"
 )
 
@@ -36,7 +37,7 @@ func TestDiscoveryIsRetried(t *testing.T) {
 		Settings: oidclogin.Settings{Issuer: p.Issuer(), ClientID: "myriarch", Roles: roles}})
 	rp.Start()
 	t.Cleanup(rp.Close)
-	waitFor(t, "two failed attempts", func() bool { return strings.Count(logs.String(), "OpenID Connect provider unavailable") >= 2 })
+	testkit.WaitFor(t, "two failed attempts", func() bool { return strings.Count(logs.String(), "OpenID Connect provider unavailable") >= 2 })
 	err := rp.Available()
 	if err == nil || !strings.Contains(err.Error(), "your provider is unavailable") || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("Available while the provider is down: %v", err)
@@ -45,7 +46,7 @@ func TestDiscoveryIsRetried(t *testing.T) {
 		t.Fatal("a sign-in began while the provider is down")
 	}
 	p.SetDown(false)
-	waitFor(t, "the provider discovered", func() bool { return rp.Available() == nil })
+	testkit.WaitFor(t, "the provider discovered", func() bool { return rp.Available() == nil })
 	if !strings.Contains(logs.String(), "OpenID Connect provider discovered") {
 		t.Errorf("the discovery is not logged:\n%s", logs.String())
 	}

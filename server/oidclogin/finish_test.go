@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/internal/testenv/oidcprovider"
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/access"
 	"github.com/myriarch/myriarch/server/oidclogin"
 )
@@ -33,17 +34,8 @@ func newRP(t *testing.T) (*oidcprovider.Provider, *oidclogin.RP) {
 		Settings: oidclogin.Settings{Issuer: p.Issuer(), ClientID: "myriarch", Name: "Test IdP", Roles: roles}})
 	rp.Start()
 	t.Cleanup(rp.Close)
-	waitFor(t, "the provider discovered", func() bool { return rp.Available() == nil })
+	testkit.WaitFor(t, "the provider discovered", func() bool { return rp.Available() == nil })
 	return p, rp
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
 }
 
 var noFollow = &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/open-telemetry/opamp-go/protobufs"
 )
 
@@ -16,7 +17,7 @@ func bigDescription(uid uuid.UUID, n, size int) *protobufs.AgentDescription {
 	d := hello(uid, 0).AgentDescription
 	v := strings.Repeat("v", size/n)
 	for i := range n {
-		d.NonIdentifyingAttributes = append(d.NonIdentifyingAttributes, kv(fmt.Sprintf("attr.%05d", i), v))
+		d.NonIdentifyingAttributes = append(d.NonIdentifyingAttributes, testkit.KV(fmt.Sprintf("attr.%05d", i), v))
 	}
 	return d
 }
@@ -45,7 +46,7 @@ func TestStoredAgentData(t *testing.T) {
 	m.AgentDescription = bigDescription(wide, 10000, 7<<20)
 	pollHTTP(t, d, secret, m)
 	d.api("GET", "/api/v1/agents", nil) // what a listing costs comes back after GC
-	waitFor(t, 10e9, "the agents written", func() bool { return dirSize(t, d.dataDir) > disk0 })
+	testkit.WaitWithin(t, 10e9, "the agents written", func() bool { return dirSize(t, d.dataDir) > disk0 })
 	d.stop() // everything flushed
 	disk := dirSize(t, d.dataDir) - disk0
 	d.start()
@@ -77,7 +78,7 @@ func TestEventFlood(t *testing.T) {
 	m := hello(uid, 0)
 	for i := range 256 {
 		m.AgentDescription.NonIdentifyingAttributes = append(m.AgentDescription.NonIdentifyingAttributes,
-			kv(fmt.Sprintf("labels.%03d.%s", i, strings.Repeat("k", 4000)), "forged"))
+			testkit.KV(fmt.Sprintf("labels.%03d.%s", i, strings.Repeat("k", 4000)), "forged"))
 	}
 	for i := range 75 {
 		m.SequenceNum = uint64(i)
@@ -109,9 +110,9 @@ func TestAttributeView(t *testing.T) {
 	uid := uuid.New()
 	m := hello(uid, 0)
 	m.AgentDescription.NonIdentifyingAttributes = append(m.AgentDescription.NonIdentifyingAttributes,
-		kv("host.name", "a\x00bc"), kv("long", strings.Repeat("x", 5000)))
+		testkit.KV("host.name", "a\x00bc"), testkit.KV("long", strings.Repeat("x", 5000)))
 	for i := range 300 {
-		m.AgentDescription.NonIdentifyingAttributes = append(m.AgentDescription.NonIdentifyingAttributes, kv(fmt.Sprintf("n%03d", i), "v"))
+		m.AgentDescription.NonIdentifyingAttributes = append(m.AgentDescription.NonIdentifyingAttributes, testkit.KV(fmt.Sprintf("n%03d", i), "v"))
 	}
 	pollHTTP(t, d, secret, m)
 	a, ok := d.agent(uid.String())

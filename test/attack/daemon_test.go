@@ -115,7 +115,7 @@ func (d *daemon) startOnce() bool {
 	}
 	d.cmd = exec.Command(bins.myriarchd, append(args, d.args...)...)
 	d.cmd.Stdout, d.cmd.Stderr = logf, logf
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // dies with the test
 	if err := d.cmd.Start(); err != nil {
 		d.t.Fatal(err)
 	}
@@ -290,18 +290,6 @@ func dirSize(t *testing.T, dir string) int64 {
 		return nil
 	})
 	return n
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

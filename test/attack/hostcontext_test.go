@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/open-telemetry/opamp-go/protobufs"
 )
 
@@ -58,15 +59,15 @@ const providersCapability = "dev.myriarch.providers"
 // updaterHello is the first message of an updater on host that claims
 // collector (uuid.Nil: none).
 func updaterHello(uid, collector uuid.UUID, host string) *protobufs.AgentToServer {
-	nonID := []*protobufs.KeyValue{kv("host.name", host), kv("dev.myriarch.install.mode", "binary")}
+	nonID := []*protobufs.KeyValue{testkit.KV("host.name", host), testkit.KV("dev.myriarch.install.mode", "binary")}
 	if collector != uuid.Nil {
-		nonID = append(nonID, kv("dev.myriarch.collector.instance_uid", collector.String()))
+		nonID = append(nonID, testkit.KV("dev.myriarch.collector.instance_uid", collector.String()))
 	}
 	return &protobufs.AgentToServer{InstanceUid: uid[:],
 		Capabilities: uint64(protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus | protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages),
 		AgentDescription: &protobufs.AgentDescription{
-			IdentifyingAttributes: []*protobufs.KeyValue{kv("service.name", "myriarch-updater"), kv("service.version", "0.1.0"),
-				kv("service.instance.id", uid.String())},
+			IdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("service.name", "myriarch-updater"), testkit.KV("service.version", "0.1.0"),
+				testkit.KV("service.instance.id", uid.String())},
 			NonIdentifyingAttributes: nonID},
 		CustomCapabilities: &protobufs.CustomCapabilities{Capabilities: []string{providersCapability}}}
 }
@@ -77,9 +78,9 @@ func collectorHello(uid uuid.UUID, host, site string) *protobufs.AgentToServer {
 		Capabilities: uint64(protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus | protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig |
 			protobufs.AgentCapabilities_AgentCapabilities_ReportsRemoteConfig | protobufs.AgentCapabilities_AgentCapabilities_ReportsEffectiveConfig),
 		AgentDescription: &protobufs.AgentDescription{
-			IdentifyingAttributes: []*protobufs.KeyValue{kv("service.name", "otelcol-contrib"), kv("service.version", "0.149.0"),
-				kv("service.instance.id", uid.String())},
-			NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", host), kv("site.type", "edge"), kv("site.id", site)}}}
+			IdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("service.name", "otelcol-contrib"), testkit.KV("service.version", "0.149.0"),
+				testkit.KV("service.instance.id", uid.String())},
+			NonIdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("host.name", host), testkit.KV("site.type", "edge"), testkit.KV("site.id", site)}}}
 }
 
 // snapshotMessage carries one providers snapshot.

@@ -11,13 +11,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/myriarch/myriarch/internal/testkit"
 )
 
 // bins are the binaries under attack.
 var bins struct{ myriarchd, updater string }
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(testkit.RunChecked(func() int { return run(m) }))
 }
 
 func run(m *testing.M) int {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/open-telemetry/opamp-go/protobufs"
 )
 
@@ -92,7 +93,7 @@ func TestAttackRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	pollHTTP(t, d, siteA, updaterHello(upd, col, "h-linked"))
-	waitFor(t, 30*time.Second, "the updater linked to its collector", func() bool {
+	testkit.WaitWithin(t, 30*time.Second, "the updater linked to its collector", func() bool {
 		_, body := d.agentJSON(col.String())
 		return strings.Contains(string(body), `"linked"`)
 	})

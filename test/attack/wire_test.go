@@ -20,22 +20,19 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/proto"
 )
 
 const opampPath = "/v1/opamp"
 
-func kv(k, v string) *protobufs.KeyValue {
-	return &protobufs.KeyValue{Key: k, Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: v}}}
-}
-
 // hello is an agent's first message.
 func hello(uid uuid.UUID, seq uint64) *protobufs.AgentToServer {
 	return &protobufs.AgentToServer{InstanceUid: uid[:], SequenceNum: seq,
 		Capabilities: uint64(protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus),
 		AgentDescription: &protobufs.AgentDescription{IdentifyingAttributes: []*protobufs.KeyValue{
-			kv("service.name", "otelcol-contrib"), kv("service.instance.id", uid.String())}}}
+			testkit.KV("service.name", "otelcol-contrib"), testkit.KV("service.instance.id", uid.String())}}}
 }
 
 // wsAgent is an agent over WebSocket.

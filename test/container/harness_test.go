@@ -43,6 +43,7 @@ import (
 	ctr "github.com/myriarch/myriarch/agent/install/container"
 	"github.com/myriarch/myriarch/agent/install/installtest"
 	"github.com/myriarch/myriarch/agent/supervisorstate"
+	"github.com/myriarch/myriarch/internal/testkit"
 )
 
 const (
@@ -60,7 +61,7 @@ func TestMain(m *testing.M) {
 	if code, isChild := installtest.Child(fixture); isChild {
 		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	os.Exit(testkit.RunChecked(m.Run))
 }
 
 // fakeCollector builds ./fakecollector once, statically (CGO_ENABLED=0),

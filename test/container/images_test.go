@@ -29,6 +29,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/myriarch/myriarch/internal/testenv"
+	"github.com/myriarch/myriarch/internal/testkit"
 )
 
 const (
@@ -270,7 +271,7 @@ func TestMyriarchdImage(t *testing.T) {
 		}
 		healthz := "http://127.0.0.1:" + strconv.Itoa(admin) + "/healthz"
 		var body string
-		waitFor(t, healthz+" answering 200", 30*time.Second, func() bool {
+		testkit.WaitWithin(t, 30*time.Second, healthz+" answering 200", func() bool {
 			resp, err := probeClient.Get(healthz)
 			if err != nil {
 				if c, ok := inspect(t, cli, id); ok && !c.State.Running {

@@ -20,6 +20,7 @@ import (
 	ctr "github.com/myriarch/myriarch/agent/install/container"
 	"github.com/myriarch/myriarch/agent/supervisorstate"
 	"github.com/myriarch/myriarch/internal/testenv"
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/test/peers/peerbuild"
 )
 
@@ -76,17 +77,6 @@ func collectorRuns(t testing.TB, cli *client.Client, id string) bool {
 		}
 	}
 	return false
-}
-
-func waitFor(t testing.TB, what string, timeout time.Duration, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 // The real upstream OpAMP Supervisor v0.149.0 with real collectors, in the
@@ -154,7 +144,7 @@ func TestRealSupervisorImage(t *testing.T) {
 	if _, err := cli.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the supervisor to run the m.1 collector", 90*time.Second, func() bool { return collectorRuns(t, cli, created.ID) })
+	testkit.WaitWithin(t, 90*time.Second, "the supervisor to run the m.1 collector", func() bool { return collectorRuns(t, cli, created.ID) })
 	st0, err := supervisorstate.Read(storage)
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +165,7 @@ func TestRealSupervisorImage(t *testing.T) {
 	stop := watchCollectorGap(cli, name)
 	eng.HandlePackages(ctx, offer(m2.Version, srv.URL+"/"+m2.Version+".tar", hashes[0], sigs[0], nil), rec.report)
 	st := rec.wait(t, m2.Version, 5*time.Minute)
-	waitFor(t, "the supervisor to run the m.2 collector", 60*time.Second, func() bool {
+	testkit.WaitWithin(t, 60*time.Second, "the supervisor to run the m.2 collector", func() bool {
 		c, ok := inspect(t, cli, name)
 		return ok && collectorRuns(t, cli, c.ID)
 	})
@@ -187,7 +177,7 @@ func TestRealSupervisorImage(t *testing.T) {
 	if cur.ID == created.ID || !cur.State.Running || cur.Config.Labels[ctr.VersionLabel] != m2.Version {
 		t.Fatalf("after m.2: container %s running=%v label %q", cur.ID[:12], cur.State.Running, cur.Config.Labels[ctr.VersionLabel])
 	}
-	waitFor(t, "the supervisor to run the m.2 collector", 60*time.Second, func() bool { return collectorRuns(t, cli, cur.ID) })
+	testkit.WaitWithin(t, 60*time.Second, "the supervisor to run the m.2 collector", func() bool { return collectorRuns(t, cli, cur.ID) })
 	st1, err := supervisorstate.Read(storage)
 	if err != nil || st1.InstanceID != st0.InstanceID {
 		t.Fatalf("instance UID after the swap: %q (%v), want %s", st1.InstanceID, err, st0.InstanceID)
@@ -207,7 +197,7 @@ func TestRealSupervisorImage(t *testing.T) {
 	if _, ok := inspect(t, cli, name+ctr.NextSuffix); ok {
 		t.Fatal("the broken container was not removed")
 	}
-	waitFor(t, "the supervisor to run the m.2 collector again", 60*time.Second, func() bool { return collectorRuns(t, cli, back.ID) })
+	testkit.WaitWithin(t, 60*time.Second, "the supervisor to run the m.2 collector again", func() bool { return collectorRuns(t, cli, back.ID) })
 	if st2, err := supervisorstate.Read(storage); err != nil || st2.InstanceID != st0.InstanceID {
 		t.Fatalf("instance UID after the rollback: %q (%v), want %s", st2.InstanceID, err, st0.InstanceID)
 	}

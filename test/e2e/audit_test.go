@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/test/e2e/site"
 )
 
@@ -160,7 +161,7 @@ func TestEveryChannelIsAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	var reload auditRecord
-	waitFor(t, 30*time.Second, "the SIGHUP reload's record", func() bool {
+	testkit.WaitWithin(t, 30*time.Second, "the SIGHUP reload's record", func() bool {
 		reload = newest()
 		return reload.Action == "estate.reload"
 	})

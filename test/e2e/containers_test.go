@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/internal/testenv"
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/test/e2e/site"
 	"github.com/myriarch/myriarch/test/peers/peerbuild"
 )
@@ -115,7 +116,7 @@ func TestConfigurationFollowsContainers(t *testing.T) {
 	_ = effective
 	// Each container's records arrive tagged with its own name.
 	for _, n := range names {
-		waitFor(t, 90*time.Second, "records of "+n, func() bool {
+		testkit.WaitWithin(t, 90*time.Second, "records of "+n, func() bool {
 			for _, r := range e.sink.Records(siteAttrs["site.id"]) {
 				if strings.Contains(r.Body, "hello-from-"+n) {
 					if r.Resource["container.name"] != n || r.Resource["tier"] != "gold" {
@@ -200,7 +201,7 @@ type contextDoc struct {
 func (e *env) waitContext(timeout time.Duration, what string, cond func(contextDoc) bool) contextDoc {
 	e.t.Helper()
 	var doc contextDoc
-	waitFor(e.t, timeout, what, func() bool {
+	testkit.WaitWithin(e.t, timeout, what, func() bool {
 		doc = contextDoc{}
 		code, err := e.srv.API("GET", "/api/v1/agents/"+e.colUID+"/context", nil, &doc)
 		return err == nil && code == 200 && cond(doc)
@@ -212,21 +213,10 @@ func (e *env) waitContext(timeout time.Duration, what string, cond func(contextD
 func (e *env) waitEffective(timeout time.Duration, what string, cond func(string) bool) string {
 	e.t.Helper()
 	var cfg string
-	waitFor(e.t, timeout, what, func() bool {
+	testkit.WaitWithin(e.t, timeout, what, func() bool {
 		data, err := os.ReadFile(filepath.Join(e.site.StorageDir, "effective.yaml"))
 		cfg = string(data)
 		return err == nil && cond(cfg)
 	})
 	return cfg
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

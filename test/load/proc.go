@@ -50,7 +50,7 @@ func (s *server) start() error {
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), s.env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // dies with the test
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return fmt.Errorf("start myriarchd: %w", err)

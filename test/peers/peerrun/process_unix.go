@@ -7,8 +7,6 @@ import (
 	"syscall"
 )
 
-func newGroupAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
-
 func interrupt(p *os.Process) error { return p.Signal(os.Interrupt) }
 
 // killGroup kills every process left in the group; an empty group is fine.
