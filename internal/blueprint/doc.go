@@ -21,5 +21,5 @@
 // exactly the node tree go-yaml would (fastyaml.go); everything else, and
 // every malformed file, goes through go-yaml.
 //
-// The file format is described in seed 004 (Blueprint file format).
+// The file format is the Blueprint file format specification.
 package blueprint

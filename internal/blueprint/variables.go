@@ -15,13 +15,13 @@ import (
 const KindVariable = "variable"
 
 // Providers lists what a ${provider.key} may name: the providers
-// myriarch-updater reports (seed 001's context and dynamic providers), and
-// the namespaces of a collector's attribute view (seed 003's site
+// myriarch-updater reports (its context and dynamic providers), and
+// the namespaces of a collector's attribute view (the site
 // contract, the Supervisor's own attributes, the server's labels).
 var (
 	UpdaterProviders   = []string{"agent", "host", "env", "local", "docker", "local_dynamic"}
 	AttributeNamespace = []string{"site", "deployment", "service", "host", "os", "labels", "dev"}
-	// Unsupported are seed 001's providers that myriarch-updater does not
+	// Unsupported are the specified providers that myriarch-updater does not
 	// run: a reference to one never resolves on a myriarch host.
 	Unsupported = []string{"kubernetes"}
 )

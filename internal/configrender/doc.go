@@ -1,7 +1,7 @@
 // Package configrender renders a Blueprint for one collector: the
-// Blueprint's plan (internal/blueprint, seed 004) with every ${…} in its
+// Blueprint's plan (internal/blueprint) with every ${…} in its
 // Components' configuration substituted from the collector's context
-// (internal/vars, seed 001). myriarchd sends what it renders as remote
+// (internal/vars). myriarchd sends what it renders as remote
 // configuration, and telecraft render --context prints the same bytes.
 //
 // The rules, applied per placed Component:

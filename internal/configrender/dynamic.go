@@ -13,7 +13,7 @@ import (
 	"github.com/myriarch/myriarch/internal/vars"
 )
 
-// Dynamic providers (seed 001) applied to Components: a receiver that
+// Dynamic providers applied to Components: a receiver that
 // reads a variable of a provider with mappings is rendered once per
 // mapping, as <type>/<name>-<mapping id>, in the pipelines the receiver is
 // in. A receiver whose references name several dynamic providers as

@@ -165,7 +165,7 @@ func TestRenderPerMappingEdges(t *testing.T) {
 		t.Fatalf("suffixes %q %q", a, b)
 	}
 	// Variables of two dynamic providers, both required: no mapping has
-	// both, so every copy is left out (seed 001: "it would never run").
+	// both, so every copy is left out ("it would never run").
 	two := strings.Replace(containersBlueprint, `include: ["${docker.paths.log}"]`, `include: ["${docker.paths.log}", "${k8s.pod.log}"]`, 1)
 	tm2 := compile(t, map[string]string{"teams/t/blueprints/b.yaml": two}, "t/b")
 	in := containers(container("aaa111", "web", false))
@@ -219,7 +219,7 @@ func TestMappingProcessorsAreAddFieldsOnly(t *testing.T) {
 	}
 }
 
-// The seed's alternatives across two dynamic providers: a receiver reading
+// The specification's alternatives across two dynamic providers: a receiver reading
 // ${docker.paths.log|local_dynamic.path|'/var/log/other'} renders once per
 // mapping of each provider, each copy picking what its mapping has; a
 // mapping's processors only where the copy read one of its variables; and

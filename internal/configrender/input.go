@@ -9,7 +9,7 @@ import (
 )
 
 // Input is what a render reads: the collector's context and the mappings
-// of the dynamic providers of its host (seed 001).
+// of the dynamic providers of its host.
 type Input struct {
 	Context Context
 	// Types names the context's variables that are not strings: "number"

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// A mapping's processors (seed 001) are host data, and only one type is
+// A mapping's processors are host data, and only one type is
 // accepted: add_fields {"target": T, "fields": {…}}, which myriarchd
 // renders as a resource processor upserting T.<field> on what the
 // mapping's receiver copy collects. Every other type is refused, so a
@@ -49,7 +49,7 @@ func CheckAddFields(cfg any) error {
 }
 
 // AddFieldsOf reads an add_fields configuration: {"target": T, "fields":
-// {…}} (target optional, nothing else beside), or seed 001's shorthand,
+// {…}} (target optional, nothing else beside), or the providers' shorthand,
 // the fields themselves ({"container.name": "web"}, no target). The fields
 // are at most MaxAddFields, nested at most MaxFieldDepth deep.
 func AddFieldsOf(cfg any) (target string, fields map[string]any, err error) {

@@ -15,7 +15,7 @@ func TestAddFieldsOf(t *testing.T) {
 	}{
 		{"structured", map[string]any{"target": "container", "fields": map[string]any{"name": "web", "image": map[string]any{"name": "nginx"}}}, "container", 2, ""},
 		{"no target", map[string]any{"fields": map[string]any{"a": 1}}, "", 1, ""},
-		{"seed 001 shorthand", map[string]any{"container.name": "my-container"}, "", 1, ""},
+		{"shorthand", map[string]any{"container.name": "my-container"}, "", 1, ""},
 		{"something beside fields", map[string]any{"fields": map[string]any{}, "exporters": map[string]any{}}, "", 0, `unknown key "exporters"`},
 		{"a target that is not text", map[string]any{"target": 1, "fields": map[string]any{}}, "", 0, "target is not a string"},
 		{"not an object", "x", "", 0, "not an object"},

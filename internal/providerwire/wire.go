@@ -1,5 +1,5 @@
 // Package providerwire is the custom OpAMP message in which a
-// myriarch-updater reports its host's providers (seed 001) to myriarchd:
+// myriarch-updater reports its host's variable-substitution providers to myriarchd:
 // capability Capability, type MessageType, data a JSON Snapshot. The
 // updater encodes it within the bounds below and myriarchd enforces them.
 package providerwire

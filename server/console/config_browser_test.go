@@ -62,7 +62,7 @@ func TestConfigInBrowser(t *testing.T) {
 	c.eval("mark", `window.__sameDocument = true`)
 
 	// A revision the collector rejects: rolled back to the last applied
-	// configuration (drift, seed 003), the failure shown live, with a retry.
+	// configuration (drift), the failure shown live, with a retry.
 	e.gateway("127.0.0.1:4318", servertest.RejectedType)
 	e.reload()
 	c.until("sync state drift", `[...document.querySelectorAll('#a-assignment .state')].some(s => s.textContent === 'drift')`)

@@ -11,10 +11,10 @@ import (
 
 // FleetConfig names the Blueprint a fleet's collectors are configured with.
 type FleetConfig struct {
-	// Blueprint is a team-qualified Blueprint id (seed 004), <team>/<name>.
+	// Blueprint is a team-qualified Blueprint id, <team>/<name>, as the Blueprint file format names them.
 	Blueprint string `yaml:"blueprint"`
 	// Bridges opts the fleet's OpAMP Bridges in: without it a Bridge gets
-	// no configuration (seed 003).
+	// no configuration (sync state none).
 	Bridges bool `yaml:"bridges"`
 }
 

@@ -1,5 +1,5 @@
 // Package hostcontext keeps what each myriarch-updater reports of its
-// host's providers (seed 001) — context providers such as host, agent and
+// host's providers of variable substitution — context providers such as host, agent and
 // local, and dynamic ones such as docker — so that the configuration of
 // the collector it is linked to can follow the host.
 //
@@ -21,6 +21,6 @@
 // are applied at most once per second per updater; the newest waiting one
 // wins.
 //
-// Provider data is self-reported, like attributes (seed 003): it feeds
+// Provider data is self-reported, like attributes: it feeds
 // ${…} values only, never fleet selection, labels or pairing.
 package hostcontext

@@ -12,7 +12,7 @@ import (
 	"github.com/myriarch/myriarch/internal/configrender"
 )
 
-// The examples of seed 001 ("Support variable substitution from
+// The examples of the specification "Support variable substitution from
 // providers"), each as the updater reports it and the server parses it,
 // rendered into a collector configuration the way the seed shows its
 // Elastic Agent inputs: a logfile input is a filelog receiver here.

@@ -27,7 +27,7 @@ func strKV(k, v string) *protobufs.KeyValue {
 }
 
 // hugeDescription is 10 000 attributes per list with 4 KiB values (kept
-// by the seed's rules: 256 per list, 4096 bytes each, about 2 MiB).
+// by the agents specification's limits: 256 per list, 4096 bytes each, about 2 MiB).
 func hugeDescription(prefix string) *protobufs.AgentDescription {
 	d := &protobufs.AgentDescription{IdentifyingAttributes: []*protobufs.KeyValue{strKV("service.name", "otelcol")}}
 	big := strings.Repeat("v", 4096)

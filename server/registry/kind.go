@@ -6,7 +6,7 @@ import (
 	"github.com/myriarch/myriarch/internal/attributes"
 )
 
-// Kind is what the server recognises an agent as (seed 003, "Kinds of agents").
+// Kind is what the server recognises an agent as (the rules of "Kinds of agents").
 type Kind string
 
 const (

@@ -11,7 +11,7 @@ import (
 )
 
 // What one agent can make the registry hold is bounded: its description
-// (beyond the seed's 256 attributes per list of 4096-byte keys and values,
+// (beyond the agents specification's 256 attributes per list of 4096-byte keys and values,
 // at most MaxDescriptionBytes in all, in memory and in the store), each
 // event message (MaxEventMessage) and its history (MaxEvents).
 

@@ -40,7 +40,7 @@ type eventDraft struct{ typ, msg string }
 func describe(d *protobufs.AgentDescription) described {
 	id := attributes.FromKeyValues(d.GetIdentifyingAttributes())
 	non := attributes.FromKeyValues(d.GetNonIdentifyingAttributes())
-	// The server stores service.version without a leading v (seed 003).
+	// The server stores service.version without a leading v, so "v0.149.0" and "0.149.0" are one version.
 	if v, ok := id.Attrs["service.version"]; ok {
 		id.Attrs["service.version"] = stripV(v)
 	}

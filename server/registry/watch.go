@@ -30,7 +30,7 @@ func (r *Registry) notifyWatchers(uid uuid.UUID) {
 }
 
 // Label sources: where a server label of an agent comes from, lowest
-// precedence first (seed 003: inventory wins over token labels).
+// precedence first (inventory wins over token labels).
 const (
 	LabelFromToken          = "token"
 	LabelFromInventoryToken = "inventory (token)"

@@ -76,7 +76,7 @@ func hash(secret string) []byte {
 	return h[:]
 }
 
-// Label limits (seed 003, "Server labels").
+// Label limits (the rules of "Server labels").
 const (
 	MaxLabels      = 20
 	MaxLabelKeyLen = 63

@@ -48,7 +48,7 @@ func TestConfigurationFromTheEstate(t *testing.T) {
 	if err := e.srv.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	// Rolled back to the last applied configuration: drift (seed 003),
+	// Rolled back to the last applied configuration: drift,
 	// the failure kept in the failed hash.
 	col = e.waitCollector("new revision failed and rolled back", 2*time.Minute, func(a site.Agent) bool {
 		return a.Assignment.SyncState == "drift" && site.Str(a.Assignment.Failed) != "" &&
