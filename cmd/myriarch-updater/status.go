@@ -64,8 +64,8 @@ type serverReport struct {
 }
 
 type updaterReport struct {
-	Version     string              `json:"version"` // of this binary
-	InstanceUID string              `json:"instance_uid,omitempty"`
+	Version     string                     `json:"version"` // of this binary
+	InstanceUID string                     `json:"instance_uid,omitempty"`
 	SelfUpdate  *install.SelfUpdatePending `json:"self_update_pending,omitempty"`
 }
 
