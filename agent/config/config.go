@@ -10,12 +10,6 @@ import (
 	"github.com/myriarch/myriarch/agent/providers"
 )
 
-// Install modes (Config.Mode).
-const (
-	ModeBinary    = "binary"
-	ModeContainer = "container"
-)
-
 // Supervisor control kinds (SupervisorConfig.Control).
 const (
 	ControlService = "service"

@@ -23,24 +23,8 @@ func (c *Config) Validate() error {
 
 	c.Server.validate(add)
 
-	if !slices.Contains([]string{ModeBinary, ModeContainer}, c.Mode) {
-		add("mode", "must be %q or %q, got %q", ModeBinary, ModeContainer, c.Mode)
-	}
 	requireAbs(add, "supervisor.storage_dir", c.Supervisor.StorageDir)
-	if c.Mode != ModeContainer {
-		switch c.Supervisor.Control {
-		case ControlService:
-			if strings.TrimSpace(c.Supervisor.Service) == "" {
-				add("supervisor.service", "required when supervisor.control is %q", ControlService)
-			}
-		case ControlProcess:
-			if len(c.Supervisor.Command) == 0 || strings.TrimSpace(c.Supervisor.Command[0]) == "" {
-				add("supervisor.command", "required when supervisor.control is %q: the supervisor executable and its arguments", ControlProcess)
-			}
-		default:
-			add("supervisor.control", "must be %q or %q, got %q", ControlService, ControlProcess, c.Supervisor.Control)
-		}
-	}
+	c.validateMode(add)
 
 	if strings.TrimSpace(c.Collector.Package) == "" {
 		add("collector.package", "required")
@@ -57,15 +41,6 @@ func (c *Config) Validate() error {
 	}
 	if c.Collector.MaxPackageSize <= 0 {
 		add("collector.max_package_size", "must be positive, got %d", c.Collector.MaxPackageSize)
-	}
-
-	if c.Mode == ModeContainer {
-		if strings.TrimSpace(c.Container.Name) == "" {
-			add("container.name", "required in container mode")
-		}
-		if u, err := url.Parse(c.Container.DockerHost); err != nil || !slices.Contains([]string{"unix", "npipe", "tcp", "http", "https"}, u.Scheme) {
-			add("container.docker_host", "must be a unix://, npipe://, tcp:// or http(s):// URL, got %q", c.Container.DockerHost)
-		}
 	}
 
 	for i, h := range c.Trust.DownloadHosts {
@@ -101,7 +76,7 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (s *ServerConfig) validate(add func(path, format string, args ...any)) {
+func (s *ServerConfig) validate(add adder) {
 	u, err := url.Parse(s.Endpoint)
 	switch {
 	case strings.TrimSpace(s.Endpoint) == "":
@@ -166,7 +141,7 @@ func (s *ServerConfig) BearerToken() (string, error) {
 	return s.Token, nil
 }
 
-func requireAbs(add func(path, format string, args ...any), path, v string) {
+func requireAbs(add adder, path, v string) {
 	switch {
 	case strings.TrimSpace(v) == "":
 		add(path, "required")

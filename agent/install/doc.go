@@ -46,7 +46,13 @@
 // and agent/install/installtest runs the contract suite every back-end
 // passes.
 //
-// Wiring (cmd/myriarch-updater, binary mode):
+// Each back-end keeps its own files under state_dir with the names its
+// Layout gives; ReadStatus reads a state dir through it, with the journal
+// and the self-update marker (SelfUpdateMarkerFile), for
+// `myriarch-updater status`.
+//
+// Wiring (agent/mode/binarymode; each collector mode builds its engine in
+// its Runtime.NewEngine):
 //
 //	bin, _ := binary.New(binary.Options{Package: …, Root: …, Executable: …, StorageDir: …}, supervisorController)
 //	self, _ := selfupdate.NewBackend(selfupdate.Options{Version: buildinfo.Version, RequestRestart: exitForRestart})

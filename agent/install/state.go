@@ -8,15 +8,16 @@ import (
 
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/agent/journal"
 	"github.com/myriarch/myriarch/agent/pkgstatus"
 	"github.com/myriarch/myriarch/agent/quarantine"
 )
 
 // Files and directories under state_dir (the quarantine, statuses and
 // confirmed versions files get Options.StatePrefix; the confirmed
-// versions file is confirmed.File).
+// versions file is confirmed.File). Layout and ReadStatus name the rest.
 const (
-	JournalFile    = "install-journal.json"
+	JournalFile    = journal.File
 	QuarantineFile = "quarantine.json"
 	StatusesFile   = "package-statuses.json"
 	StagingDir     = "staging"

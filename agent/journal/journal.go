@@ -53,6 +53,9 @@ func (r *Record) StatusHash() string {
 	return r.Hash
 }
 
+// File is the journal's name in its directory (state_dir).
+const File = "install-journal.json"
+
 // Journal stores at most one unfinished transaction in one file.
 type Journal struct {
 	path string
@@ -63,7 +66,7 @@ func Open(dir string) (*Journal, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	return &Journal{path: filepath.Join(dir, "install-journal.json")}, nil
+	return &Journal{path: filepath.Join(dir, File)}, nil
 }
 
 // Path is the journal file.

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/myriarch/myriarch/agent/config"
 )
 
@@ -27,7 +29,7 @@ func TestMain(m *testing.M) {
 		fakeSupervisor(mode, os.Getenv("FAKE_DIR"))
 		return
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 func fakeSupervisor(mode, dir string) {

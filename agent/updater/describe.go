@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +17,8 @@ import (
 	"github.com/myriarch/myriarch/agent/config"
 	"github.com/myriarch/myriarch/agent/hostinfo"
 	"github.com/myriarch/myriarch/agent/identity"
+	"github.com/myriarch/myriarch/agent/mode"
+	"github.com/myriarch/myriarch/agent/modes"
 	"github.com/myriarch/myriarch/agent/supervisorstate"
 	"github.com/myriarch/myriarch/internal/buildinfo"
 )
@@ -25,14 +27,15 @@ import (
 // server recognises updaters by it.
 const ServiceName = "myriarch-updater"
 
-// Attributes the updater reports besides the OpenTelemetry semantic ones.
+// Attributes the updater reports besides the OpenTelemetry semantic ones
+// (the collector mode adds its own: agent/mode).
 const (
 	AttrInstallMode           = "dev.myriarch.install.mode"
 	AttrServerEndpoint        = "dev.myriarch.server.endpoint"
-	AttrSupervisorService     = "dev.myriarch.supervisor.service"
+	AttrSupervisorService     = mode.AttrSupervisorService
 	AttrCollectorInstanceUID  = "dev.myriarch.collector.instance_uid"
-	AttrCollectorImageVersion = "dev.myriarch.collector.image.version"
-	AttrCollectorImageDigest  = "dev.myriarch.collector.image.digest"
+	AttrCollectorImageVersion = mode.AttrCollectorImageVersion
+	AttrCollectorImageDigest  = mode.AttrCollectorImageDigest
 )
 
 // Capabilities is what the updater announces.
@@ -51,7 +54,7 @@ type Description struct {
 	Capabilities   []string          `json:"capabilities"`
 
 	// Problems are the non-fatal issues met while describing (unreadable
-	// supervisor state, container lookup failure); the updater reports them
+	// supervisor state, a failed look-up of what runs); the updater reports them
 	// as unhealthy. Not part of the JSON view.
 	Problems []error `json:"-"`
 }
@@ -59,10 +62,15 @@ type Description struct {
 // Describe computes, without connecting anywhere, the description the
 // updater would report for cfg: its persisted instance UID (created if it
 // does not exist yet, as `run` would), host attributes, the dev.myriarch.*
-// attributes and the collector instance UID read from the supervisor state.
+// attributes (the collector mode's among them) and the collector instance
+// UID read from the supervisor state.
 func Describe(cfg *config.Config) (*Description, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	rt, err := modes.For(cfg, nil)
+	if err != nil {
+		return nil, err
+	}
 	uid, err := identity.LoadOrCreate(cfg.StateDir)
 	if err != nil {
 		return nil, err
@@ -78,14 +86,14 @@ func Describe(cfg *config.Config) (*Description, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		problems = append(problems, err)
 	}
-	if cfg.Mode == config.ModeContainer {
-		img, err := imageVersion(ctx, cfg.Container.DockerHost, cfg.Container.Name)
+	if l, ok := rt.(mode.RunningLooker); ok {
+		running, err := l.LookupRunning(ctx)
 		if err != nil {
 			problems = append(problems, err)
 		}
-		f.image = img
+		f.running = running
 	}
-	d := descriptionView(uid, buildDescription(cfg, uid, f))
+	d := descriptionView(uid, buildDescription(cfg, rt, uid, f))
 	d.Problems = problems
 	return d, nil
 }
@@ -93,11 +101,15 @@ func Describe(cfg *config.Config) (*Description, error) {
 // facts are the changing inputs of the description.
 type facts struct {
 	host         hostinfo.Info
-	collectorUID string         // "" while unknown
-	image        collectorImage // container mode only, zero while unknown
+	collectorUID string            // "" while unknown
+	running      map[string]string // mode.RunningLooker's last look, nil while unknown
 }
 
-func buildDescription(cfg *config.Config, uid uuid.UUID, f facts) *protobufs.AgentDescription {
+func (f facts) equal(o facts) bool {
+	return f.host == o.host && f.collectorUID == o.collectorUID && maps.Equal(f.running, o.running)
+}
+
+func buildDescription(cfg *config.Config, rt mode.Runtime, uid uuid.UUID, f facts) *protobufs.AgentDescription {
 	ident := map[string]string{
 		"service.name":        ServiceName,
 		"service.version":     buildinfo.Version,
@@ -111,34 +123,20 @@ func buildDescription(cfg *config.Config, uid uuid.UUID, f facts) *protobufs.Age
 		AttrInstallMode:    cfg.Mode,
 		AttrServerEndpoint: publicEndpoint(cfg.Server.Endpoint),
 	}
-	if s := supervisorService(cfg); s != "" {
-		non[AttrSupervisorService] = s
-	}
 	if f.collectorUID != "" {
 		non[AttrCollectorInstanceUID] = f.collectorUID
 	}
-	if cfg.Mode == config.ModeContainer && f.image.Version != "" {
-		non[AttrCollectorImageVersion] = f.image.Version
-	}
-	if cfg.Mode == config.ModeContainer && f.image.Digest != "" {
-		non[AttrCollectorImageDigest] = f.image.Digest
+	for _, attrs := range []map[string]string{rt.Attributes(), f.running} {
+		for k, v := range attrs {
+			if v != "" {
+				non[k] = v
+			}
+		}
 	}
 	return &protobufs.AgentDescription{
 		IdentifyingAttributes:    keyValues(ident),
 		NonIdentifyingAttributes: keyValues(non),
 	}
-}
-
-// supervisorService names what the updater restarts: the OS service, the
-// container, or (process control) the supervisor executable it runs.
-func supervisorService(cfg *config.Config) string {
-	switch {
-	case cfg.Mode == config.ModeContainer:
-		return cfg.Container.Name
-	case cfg.Supervisor.Control == config.ControlProcess && len(cfg.Supervisor.Command) > 0:
-		return filepath.Base(cfg.Supervisor.Command[0])
-	}
-	return cfg.Supervisor.Service
 }
 
 // publicEndpoint drops any user:password from the URL before reporting it.

@@ -10,11 +10,11 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 )
 
-// Health components the updater tracks.
+// Health components the updater tracks (a mode that looks up what runs adds
+// its own: mode.RunningLooker.Component).
 const (
 	componentSupervisorState = "supervisor_state" // reading persistent_state.yaml
 	componentSupervisor      = "supervisor"       // the supervisor process (process control)
-	componentContainer       = "container"        // the collector container (container mode)
 	componentCredentials     = "credentials"      // token file
 )
 

@@ -42,6 +42,8 @@ import (
 	"github.com/myriarch/myriarch/agent/config"
 	"github.com/myriarch/myriarch/agent/hostinfo"
 	"github.com/myriarch/myriarch/agent/identity"
+	"github.com/myriarch/myriarch/agent/mode"
+	"github.com/myriarch/myriarch/agent/modes"
 	"github.com/myriarch/myriarch/agent/supervisor"
 	"github.com/myriarch/myriarch/agent/supervisorstate"
 	"github.com/myriarch/myriarch/internal/buildinfo"
@@ -53,9 +55,9 @@ type Option func(*options)
 type options struct {
 	handler           PackageHandler
 	statePollInterval time.Duration
-	containerInterval time.Duration
+	lookupInterval    time.Duration
 	heartbeat         *time.Duration
-	controller        supervisor.Controller
+	runtime           mode.Runtime
 }
 
 // WithPackageHandler plugs in the engine that handles package offers. Without
@@ -69,10 +71,11 @@ func WithPackageHandler(h PackageHandler) Option {
 	}
 }
 
-// WithContainerPollInterval sets how often, in container mode, the
-// collector image version is looked up again (default 1 min).
-func WithContainerPollInterval(d time.Duration) Option {
-	return func(o *options) { o.containerInterval = d }
+// WithLookupInterval sets how often a mode that looks up which collector
+// version runs (mode.RunningLooker; container mode: the image) looks again
+// (default 1 min).
+func WithLookupInterval(d time.Duration) Option {
+	return func(o *options) { o.lookupInterval = d }
 }
 
 // WithStatePollInterval sets how often persistent_state.yaml is checked
@@ -85,10 +88,11 @@ func WithStatePollInterval(d time.Duration) Option {
 // endpoints, polling) interval; opamp-go's default is 30 s.
 func WithHeartbeatInterval(d time.Duration) Option { return func(o *options) { o.heartbeat = &d } }
 
-// WithSupervisorController replaces the controller New derives from
-// supervisor.control.
-func WithSupervisorController(c supervisor.Controller) Option {
-	return func(o *options) { o.controller = c }
+// WithRuntime gives the collector mode's Runtime, when the caller built it
+// already (to share its supervisor controller with the install engine);
+// without it New builds the one cfg's mode names (agent/modes).
+func WithRuntime(rt mode.Runtime) Option {
+	return func(o *options) { o.runtime = rt }
 }
 
 // Updater is the running OpAMP agent. Create it with New, then call Run once.
@@ -101,12 +105,13 @@ type Updater struct {
 	client     client.OpAMPClient
 	serverURL  string
 	scheme     string // of server.endpoint
-	supervisor supervisor.Controller
+	runtime    mode.Runtime
+	supervisor supervisor.Controller // the runtime's; nil when the mode has none
 	pkgState   *packagesState
 	health     *health
 
 	mu        sync.Mutex
-	facts     facts
+	facts     facts // guarded by mu
 	desc      *protobufs.AgentDescription
 	running   bool
 	runCtx    context.Context
@@ -154,12 +159,13 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Updater, error)
 		u.client = client.NewHTTP(logger)
 	}
 	u.scheme = ep.Scheme
-	u.supervisor = o.controller
-	if u.supervisor == nil && cfg.Mode == config.ModeBinary {
-		if u.supervisor, err = supervisor.New(cfg.Supervisor, log); err != nil {
+	u.runtime = o.runtime
+	if u.runtime == nil {
+		if u.runtime, err = modes.For(cfg, log); err != nil {
 			return nil, fmt.Errorf("updater: %w", err)
 		}
 	}
+	u.supervisor = u.runtime.Supervisor()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	host, err := hostinfo.Get(ctx)
@@ -173,14 +179,15 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Updater, error)
 // InstanceUID is the updater's persisted OpAMP instance UID.
 func (u *Updater) InstanceUID() uuid.UUID { return u.uid }
 
-// Supervisor is the controller for the upstream supervisor (nil in container mode).
+// Supervisor is the controller for the upstream supervisor (nil when the
+// collector mode has none).
 func (u *Updater) Supervisor() supervisor.Controller { return u.supervisor }
 
 // Description returns the AgentDescription as currently reported.
 func (u *Updater) Description() *Description {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return descriptionView(u.uid, buildDescription(u.cfg, u.uid, u.facts))
+	return descriptionView(u.uid, buildDescription(u.cfg, u.runtime, u.uid, u.facts))
 }
 
 // Health returns the health as currently reported.
@@ -202,12 +209,13 @@ func (u *Updater) Run(ctx context.Context) error {
 	// First look at the supervisor state before connecting, so the first
 	// report already carries the pairing attribute when it is known.
 	u.onSupervisorState(supervisorstate.Read(u.cfg.Supervisor.StorageDir))
-	if u.cfg.Mode == config.ModeContainer {
-		u.refreshImageVersion(ctx)
+	looker, looks := u.runtime.(mode.RunningLooker)
+	if looks {
+		u.lookUpRunning(ctx, looker)
 	}
 
 	u.mu.Lock()
-	u.desc = buildDescription(u.cfg, u.uid, u.facts)
+	u.desc = buildDescription(u.cfg, u.runtime, u.uid, u.facts)
 	err := u.client.SetAgentDescription(u.desc)
 	u.mu.Unlock()
 	if err != nil {
@@ -260,10 +268,10 @@ func (u *Updater) Run(ctx context.Context) error {
 	wg.Go(func() {
 		supervisorstate.Watch(ctx, u.cfg.Supervisor.StorageDir, u.opts.statePollInterval, u.onSupervisorState)
 	})
-	if u.cfg.Mode == config.ModeContainer {
-		wg.Go(func() { u.pollContainer(ctx) })
+	if looks {
+		wg.Go(func() { u.pollRunning(ctx, looker) })
 	}
-	if p, ok := u.supervisor.(childProcess); ok && u.cfg.Mode == config.ModeBinary {
+	if p, ok := u.supervisor.(childProcess); ok {
 		wg.Go(func() { u.superviseChild(ctx, p) })
 	}
 
@@ -365,13 +373,13 @@ func (u *Updater) updateFacts(change func(*facts)) {
 	defer u.mu.Unlock()
 	old := u.facts
 	change(&u.facts)
-	if u.facts == old || u.desc == nil {
+	if u.facts.equal(old) || u.desc == nil {
 		return
 	}
 	if u.facts.collectorUID != old.collectorUID {
 		u.log.Info("collector instance UID changed", "old", old.collectorUID, "new", u.facts.collectorUID)
 	}
-	d := buildDescription(u.cfg, u.uid, u.facts)
+	d := buildDescription(u.cfg, u.runtime, u.uid, u.facts)
 	if proto.Equal(d, u.desc) {
 		return
 	}
@@ -393,24 +401,27 @@ func (u *Updater) pushHealth() {
 	}
 }
 
-func (u *Updater) refreshImageVersion(ctx context.Context) {
-	img, err := imageVersion(ctx, u.cfg.Container.DockerHost, u.cfg.Container.Name)
+// lookUpRunning asks the mode which collector version runs and reports
+// it; a failure is reported as unhealthy and keeps the last look's
+// attributes.
+func (u *Updater) lookUpRunning(ctx context.Context, l mode.RunningLooker) {
+	running, err := l.LookupRunning(ctx)
 	if ctx.Err() != nil {
 		return
 	}
-	if u.health.set(componentContainer, err) {
+	if u.health.set(l.Component(), err) {
 		u.pushHealth()
 		if err != nil {
-			u.log.Error("cannot read the collector container's image version", "err", err)
+			u.log.Error("cannot look up which collector version runs", "err", err)
 		}
 	}
 	if err == nil {
-		u.updateFacts(func(f *facts) { f.image = img })
+		u.updateFacts(func(f *facts) { f.running = running })
 	}
 }
 
-func (u *Updater) pollContainer(ctx context.Context) {
-	interval := u.opts.containerInterval
+func (u *Updater) pollRunning(ctx context.Context, l mode.RunningLooker) {
+	interval := u.opts.lookupInterval
 	if interval <= 0 {
 		interval = time.Minute
 	}
@@ -421,7 +432,7 @@ func (u *Updater) pollContainer(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			u.refreshImageVersion(ctx)
+			u.lookUpRunning(ctx, l)
 		}
 	}
 }

@@ -8,12 +8,9 @@ import (
 	"github.com/myriarch/myriarch/agent/config"
 	"github.com/myriarch/myriarch/agent/download"
 	"github.com/myriarch/myriarch/agent/install"
-	"github.com/myriarch/myriarch/agent/install/binary"
-	"github.com/myriarch/myriarch/agent/install/container"
-	"github.com/myriarch/myriarch/agent/install/selfupdate"
-	"github.com/myriarch/myriarch/agent/supervisor"
+	"github.com/myriarch/myriarch/agent/mode"
+	"github.com/myriarch/myriarch/agent/modes"
 	"github.com/myriarch/myriarch/agent/updater"
-	"github.com/myriarch/myriarch/internal/buildinfo"
 )
 
 // restartRequest ends `run` after a self-update replaced the binary: the
@@ -43,64 +40,18 @@ func installOptions(cfg *config.Config, dl download.Options) install.Options {
 	}
 }
 
-// newInstallEngine builds the binary-mode install engine (the collector
-// binary and the updater itself), or returns nil (offers are then refused
-// by the updater) when local policy cannot allow installs, e.g. signatures
-// are required but no key is configured.
-func newInstallEngine(cfg *config.Config, ctl supervisor.Controller, log *slog.Logger, restart func(string)) *install.Engine {
-	return newEngine(cfg, log, func(o install.Options) (*install.Engine, error) {
-		bin, err := binary.New(binary.Options{
-			Package:    cfg.Collector.Package,
-			Root:       cfg.Collector.Root,
-			Executable: cfg.Collector.Executable,
-			StorageDir: cfg.Supervisor.StorageDir,
-		}, ctl)
-		if err != nil {
-			return nil, err
-		}
-		self, err := selfupdate.NewBackend(selfupdate.Options{Version: buildinfo.Version, RequestRestart: restart})
-		if err != nil {
-			return nil, err
-		}
-		return install.New(o, log, bin, self)
-	})
-}
-
-// newContainerEngine builds the container-mode install engine, or returns
-// nil (offers are then refused) when local policy cannot allow installs.
-func newContainerEngine(cfg *config.Config, log *slog.Logger) *install.Engine {
-	return newEngine(cfg, log, func(o install.Options) (*install.Engine, error) {
-		b, err := container.New(container.Options{
-			Name:       cfg.Container.Name,
-			DockerHost: cfg.Container.DockerHost,
-			Package:    cfg.Collector.Package,
-			// The installer mounts the storage dir at the same path inside the
-			// collector container as on the host.
-			StorageDir: cfg.Supervisor.StorageDir,
-		})
-		if err != nil {
-			return nil, err
-		}
-		o.StatePrefix, o.NoSelfUpdate = container.StatePrefix, container.NoSelfUpdate
-		eng, err := install.New(o, log, b)
-		if err != nil {
-			b.Close()
-		}
-		return eng, err
-	})
-}
-
-// newEngine builds an install engine of either mode whose downloads go to
-// the server's origin, which serves artifacts only to agents presenting
-// their credential. It returns nil (offers are then refused by the
-// updater) when that transport or the engine cannot be built.
-func newEngine(cfg *config.Config, log *slog.Logger, build func(install.Options) (*install.Engine, error)) *install.Engine {
+// newEngine builds the install engine of the collector mode rt, whose
+// downloads go to the server's origin, which serves artifacts only to
+// agents presenting their credential. It returns nil (offers are then
+// refused by the updater) when that transport or the engine cannot be
+// built, e.g. signatures are required but no key is configured.
+func newEngine(cfg *config.Config, rt mode.Runtime, log *slog.Logger, restart func(string)) *install.Engine {
 	tr, err := updater.ServerTransport(cfg, download.DefaultConnectTimeout, download.DefaultIdleTimeout)
 	if err != nil {
 		log.Warn("package installation not enabled", "err", err)
 		return nil
 	}
-	eng, err := build(installOptions(cfg, download.Options{Transport: tr, AllowedHosts: cfg.Trust.HostPatterns()}))
+	eng, err := rt.NewEngine(installOptions(cfg, download.Options{Transport: tr, AllowedHosts: cfg.Trust.HostPatterns()}), log, restart)
 	if err != nil {
 		log.Warn("package installation not enabled", "err", err)
 		return nil
@@ -108,29 +59,20 @@ func newEngine(cfg *config.Config, log *slog.Logger, build func(install.Options)
 	return eng
 }
 
-// runUpdater is what `run` does until ctx ends: build the supervisor
-// controller, the install engine for the mode and the updater, replay any
-// unfinished install, then connect and report. It returns a
-// *restartRequest after a self-update.
+// runUpdater is what `run` does until ctx ends: build the collector mode's
+// runtime, its install engine and the updater, replay any unfinished
+// install, then connect and report. It returns a *restartRequest after a
+// self-update.
 func runUpdater(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
-	var (
-		opts []updater.Option
-		eng  *install.Engine
-	)
-	switch cfg.Mode {
-	case config.ModeBinary:
-		ctl, err := supervisor.New(cfg.Supervisor, log)
-		if err != nil {
-			return err
-		}
-		opts = append(opts, updater.WithSupervisorController(ctl))
-		eng = newInstallEngine(cfg, ctl, log, func(reason string) { cancel(&restartRequest{reason}) })
-	case config.ModeContainer:
-		eng = newContainerEngine(cfg, log)
+	rt, err := modes.For(cfg, log)
+	if err != nil {
+		return err
 	}
+	opts := []updater.Option{updater.WithRuntime(rt)}
+	eng := newEngine(cfg, rt, log, func(reason string) { cancel(&restartRequest{reason}) })
 	if eng != nil {
 		defer eng.Close() // after u.Run has returned
 		opts = append(opts, updater.WithPackageHandler(eng))

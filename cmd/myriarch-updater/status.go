@@ -17,27 +17,13 @@ import (
 
 	"github.com/myriarch/myriarch/agent/config"
 	"github.com/myriarch/myriarch/agent/identity"
-	"github.com/myriarch/myriarch/agent/install/selfupdate"
-	"github.com/myriarch/myriarch/agent/journal"
-	"github.com/myriarch/myriarch/agent/pkgstatus"
+	"github.com/myriarch/myriarch/agent/install"
+	"github.com/myriarch/myriarch/agent/modes"
 	"github.com/myriarch/myriarch/agent/service"
-	"github.com/myriarch/myriarch/agent/statefile"
 	"github.com/myriarch/myriarch/agent/supervisorstate"
 	"github.com/myriarch/myriarch/agent/updater"
 	"github.com/myriarch/myriarch/internal/buildinfo"
-)
-
-// Files under state_dir that `status` reads. The install engine and its
-// back-ends (agent/install: binary, container, selfupdate) write
-// them; status only ever reads them, takes no lock and creates nothing, so
-// it is safe while the service runs.
-const (
-	journalFile            = "install-journal.json"
-	binaryInstalledFile    = "collector-installed.json"
-	containerInstalledFile = "container-installed.json"
-	binaryStatusesFile     = "package-statuses.json"
-	containerStatusesFile  = "container-package-statuses.json"
-	selfUpdatePendingFile  = "selfupdate/pending.json"
+	"github.com/myriarch/myriarch/internal/yamlstrict"
 )
 
 // serviceStatus is what status needs of the OS service (service.Manager).
@@ -78,9 +64,9 @@ type serverReport struct {
 }
 
 type updaterReport struct {
-	Version     string              `json:"version"` // of this binary
-	InstanceUID string              `json:"instance_uid,omitempty"`
-	SelfUpdate  *selfupdate.Pending `json:"self_update_pending,omitempty"`
+	Version     string                     `json:"version"` // of this binary
+	InstanceUID string                     `json:"instance_uid,omitempty"`
+	SelfUpdate  *install.SelfUpdatePending `json:"self_update_pending,omitempty"`
 }
 
 type collectorReport struct {
@@ -218,53 +204,32 @@ func readStateDir(cfg *config.Config, r *statusReport) {
 		r.Server.Connection = c
 	}
 
-	var pending selfupdate.Pending
-	if r.read(filepath.Join(dir, selfUpdatePendingFile), &pending) {
-		r.Updater.SelfUpdate = &pending
+	m, err := modes.Lookup(cfg.Mode)
+	if err != nil {
+		r.problem("%v", err)
+		return
 	}
-
-	installed, statuses := binaryInstalledFile, binaryStatusesFile
-	if cfg.Mode == config.ModeContainer {
-		installed, statuses = containerInstalledFile, containerStatusesFile
+	// install.ReadStatus only reads: no lock, nothing created, so status
+	// is safe while the service runs.
+	st, err := install.ReadStatus(dir, m.State)
+	for _, e := range yamlstrict.Flatten(err) {
+		r.problem("%v", e)
 	}
-	// The fields both back-ends' installed records share (binary, container).
-	var in struct {
-		Version string `json:"version"`
-		Hash    string `json:"hash"`
-		Ref     string `json:"ref"`
-		Digest  string `json:"digest"`
-	}
-	if r.read(filepath.Join(dir, installed), &in) {
+	r.Updater.SelfUpdate = st.SelfUpdate
+	if in := st.Installed; in != nil {
 		r.Collector.Version, r.Collector.FoundRunning = in.Version, in.Hash == ""
 		r.Collector.Image, r.Collector.ImageDigest = in.Ref, in.Digest
 	}
-
-	var rec journal.Record
-	if r.read(filepath.Join(dir, journalFile), &rec) {
+	if rec := st.InProgress; rec != nil {
 		r.Install.InProgress = &inProgressReport{
 			Kind: rec.Kind, Package: rec.Package, Version: rec.Version, PrevVersion: rec.PrevVersion,
 			Step: rec.Step, Reason: rec.Reason, Started: rec.Started, Updated: rec.Updated,
 		}
 	}
-
-	st, err := pkgstatus.Load(filepath.Join(dir, statuses))
-	if err != nil {
-		r.problem("%v", err)
-	}
-	r.Install.LastResults = results(st)
-	if h := st.GetServerProvidedAllPackagesHash(); len(h) > 0 {
+	r.Install.LastResults = results(st.Statuses)
+	if h := st.Statuses.GetServerProvidedAllPackagesHash(); len(h) > 0 {
 		r.Install.AllPackagesHash = hex.EncodeToString(h)
 	}
-}
-
-// read decodes the JSON state file at path into v; false when it is
-// absent or unreadable (then recorded as a problem).
-func (r *statusReport) read(path string, v any) bool {
-	ok, err := statefile.Read(path, v)
-	if err != nil {
-		r.problem("%v", err)
-	}
-	return ok
 }
 
 func results(st *protobufs.PackageStatuses) []resultReport {

@@ -178,6 +178,23 @@ func TestStatusCases(t *testing.T) {
 			want:     []string{"permission denied", "run status as root"},
 		},
 		{
+			name: "container mode reads the container state files",
+			change: func(t *testing.T, root string) {
+				setMode(t, root, "container")
+				write(t, filepath.Join(root, "state", "container-installed.json"),
+					`{"version":"0.149.0","id":"sha256:1d","ref":"otel/c:0.149.0","digest":"sha256:ab"}`)
+			},
+			service: fakeService{state: "running"},
+			want:    []string{"mode         container", "0.149.0 (found running, not installed by the updater), image otel/c:0.149.0@sha256:ab"},
+		},
+		{
+			name:     "unknown mode",
+			change:   func(t *testing.T, root string) { setMode(t, root, "vm") },
+			service:  fakeService{state: "running"},
+			wantCode: 1,
+			want:     []string{`unknown collector mode "vm" (known: binary, container)`},
+		},
+		{
 			name: "no config file and no environment",
 			change: func(t *testing.T, root string) {
 				if err := os.Remove(filepath.Join(root, "updater.yaml")); err != nil {
@@ -240,6 +257,17 @@ func TestStatusFlags(t *testing.T) {
 	if code, _, _ := runCmd(t, "validate", "--json"); code != 2 {
 		t.Errorf("--json outside status: exit %d", code)
 	}
+}
+
+// setMode rewrites the fixture's updater.yaml to the collector mode name.
+func setMode(t *testing.T, root, name string) {
+	t.Helper()
+	cfg := filepath.Join(root, "updater.yaml")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, cfg, strings.Replace(string(b), "mode: binary", "mode: "+name, 1))
 }
 
 func write(t *testing.T, path, body string) {

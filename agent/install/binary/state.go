@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/myriarch/myriarch/agent/install"
 	"github.com/myriarch/myriarch/agent/journal"
 	"github.com/myriarch/myriarch/agent/statefile"
 )
@@ -17,6 +18,9 @@ const (
 	InstalledFile = "collector-installed.json"
 	failedDir     = "failed"
 )
+
+// Layout is where binary mode keeps its install state under state_dir.
+func Layout() install.Layout { return install.Layout{Installed: InstalledFile} }
 
 // installed is what the back-end last committed (collector-installed.json).
 type installed struct {

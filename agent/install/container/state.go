@@ -19,6 +19,9 @@ const (
 	swapFile      = StatePrefix + "swap.json"
 )
 
+// Layout is where container mode keeps its install state under state_dir.
+func Layout() install.Layout { return install.Layout{Prefix: StatePrefix, Installed: InstalledFile} }
+
 // ImageInfo describes the image the collector container runs
 // (container-installed.json).
 type ImageInfo struct {

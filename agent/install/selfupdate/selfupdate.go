@@ -27,49 +27,29 @@ package selfupdate
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/myriarch/myriarch/agent/install"
 	"github.com/myriarch/myriarch/agent/journal"
+	"github.com/myriarch/myriarch/agent/statefile"
 )
 
-// Pending describes an applied, not yet confirmed self-update.
-type Pending struct {
-	From string `json:"from"`
-	To   string `json:"to"`
-	Hash string `json:"hash"` // hex SHA-256 of the new binary artifact
-	// OfferHash is the offer's PackageAvailable.hash (hex), reported as
-	// server_offered_hash; "" in markers written before it existed.
-	OfferHash string `json:"offer_hash,omitempty"`
-	// Starts counts the starts of the new binary while it is judged.
-	Starts     int       `json:"starts,omitempty"`
-	Executable string    `json:"executable"`
-	Backup     string    `json:"backup"`
-	Applied    time.Time `json:"applied"`
-}
-
-// StatusHash is the hex server_offered_hash of a status about p: the offer
-// hash, or the content hash when the marker has none (the server also
-// accepts it together with the version).
-func (p *Pending) StatusHash() string {
-	if p.OfferHash != "" {
-		return p.OfferHash
-	}
-	return p.Hash
-}
+// Pending describes an applied, not yet confirmed self-update: the marker
+// kept in state_dir/install.SelfUpdateMarkerFile.
+type Pending = install.SelfUpdatePending
 
 // Updater replaces one executable.
 type Updater struct {
-	exe string
-	dir string
+	exe    string
+	marker string // the pending marker's path
 }
 
 // New returns an Updater for exe ("" = the running executable) keeping its
-// state under stateDir/selfupdate.
+// marker in stateDir/install.SelfUpdateMarkerFile.
 func New(exe, stateDir string) (*Updater, error) {
 	if exe == "" {
 		p, err := os.Executable()
@@ -81,17 +61,17 @@ func New(exe, stateDir string) (*Updater, error) {
 		}
 		exe = p
 	}
-	dir := filepath.Join(stateDir, "selfupdate")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	marker := filepath.Join(stateDir, install.SelfUpdateMarkerFile)
+	if err := os.MkdirAll(filepath.Dir(marker), 0o700); err != nil {
 		return nil, fmt.Errorf("selfupdate: %w", err)
 	}
-	return &Updater{exe: exe, dir: dir}, nil
+	return &Updater{exe: exe, marker: marker}, nil
 }
 
 // Executable is the file being replaced.
 func (u *Updater) Executable() string { return u.exe }
 
-func (u *Updater) markerPath() string { return filepath.Join(u.dir, "pending.json") }
+func (u *Updater) markerPath() string { return u.marker }
 
 // backupPath is where Apply keeps the replaced binary: next to the
 // executable, as it is moved there by rename, which cannot cross file
@@ -107,7 +87,7 @@ func (u *Updater) backupPath() string {
 func (u *Updater) Apply(newBinary, from, to, hash, offerHash string) error {
 	backup := u.backupPath()
 	p := &Pending{From: from, To: to, Hash: hash, OfferHash: offerHash, Executable: u.exe, Backup: backup, Applied: time.Now().UTC()}
-	if err := writePending(u.markerPath(), p); err != nil {
+	if err := statefile.Write(u.markerPath(), p); err != nil {
 		return err
 	}
 	f, err := os.Open(newBinary)
@@ -136,16 +116,13 @@ func (u *Updater) Apply(newBinary, from, to, hash, offerHash string) error {
 // on.
 func (u *Updater) Pending() (*Pending, error) {
 	var p Pending
-	data, err := os.ReadFile(u.markerPath())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err == nil {
-		err = jsonUnmarshal(data, &p)
-	}
+	ok, err := statefile.Read(u.markerPath(), &p)
 	if err != nil {
 		journal.Remove(u.markerPath())
-		return nil, fmt.Errorf("selfupdate: unreadable marker %s: %w", u.markerPath(), err)
+		return nil, fmt.Errorf("selfupdate: unreadable marker: %w", err)
+	}
+	if !ok {
+		return nil, nil
 	}
 	return &p, nil
 }
@@ -185,7 +162,7 @@ func (u *Updater) CountStart() (int, error) {
 		return 0, err
 	}
 	p.Starts++
-	return p.Starts, writePending(u.markerPath(), p)
+	return p.Starts, statefile.Write(u.markerPath(), p)
 }
 
 // Finish forgets the pending update (confirmed or rolled back).

@@ -1,4 +1,4 @@
-package updater
+package containermode
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	ctr "github.com/myriarch/myriarch/agent/install/container"
 )
 
-// collectorImage is what the updater reports about the collector's image.
+// collectorImage is what container mode reports about the collector's image.
 type collectorImage struct {
 	Version string // org.opencontainers.image.version label, else the tag
 	Digest  string // registry manifest digest (sha256:…), else the image ID
