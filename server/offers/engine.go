@@ -23,6 +23,7 @@ import (
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/pairing"
 	"github.com/myriarch/myriarch/server/registry"
+	"github.com/myriarch/myriarch/server/rollout"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -118,7 +119,9 @@ type Engine struct {
 	dirty   map[uuid.UUID]struct{} // guarded by mu
 	writes  *writebehind.Writer    // set once by New
 
-	// stored are the rollout states last read from the store (by key); a
+	// rollouts keeps the fleets' rollout states; set once by New.
+	rollouts *rollout.States
+	// stored are the rollout states last read from the store (by fleet); a
 	// follower gives them to fleets new to it, as the leader may have
 	// written them before this instance's estate had the fleet. Guarded
 	// by mu.
@@ -126,9 +129,9 @@ type Engine struct {
 
 	actions *admin.Actions // set once by New
 
-	outbox   *queue
+	// outbox holds the offers to push to connected updaters.
+	outbox   *rollout.Queue[*protobufs.PackagesAvailable]
 	stopOnce sync.Once
-	wg       sync.WaitGroup
 }
 
 // collector is the engine's record of one collector; guarded by Engine.mu.
@@ -189,11 +192,12 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 		offeredTo:  map[uuid.UUID]uuid.UUID{},
 		acked:      map[uuid.UUID][]byte{},
 		lead:       !opts.Shared,
-		outbox:     newQueue(),
+		outbox:     rollout.NewQueue[*protobufs.PackagesAvailable](),
 		versions:   map[string]parsedVersion{},
 		dirty:      map[uuid.UUID]struct{}{},
 	}
 	e.records, _ = st.(store.Offers)
+	e.rollouts = rollout.NewStates(st, rolloutKey, "rollout state", log)
 	e.actions = admin.NewActions(opts.Requests, e.Leading)
 	e.resetCachesLocked()
 	if err := e.loadFleetStates(ctx); err != nil {
@@ -224,10 +228,9 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 	e.saveFleets(dirty)
 	e.flush()
 	e.writes = writebehind.Start(flushEvery, e.flush)
-	for range opts.Senders {
-		e.wg.Add(1)
-		go e.sender(send)
-	}
+	e.outbox.Serve(opts.Senders, func(upd uuid.UUID, pas *protobufs.PackagesAvailable) {
+		send.Send(upd, &protobufs.ServerToAgent{PackagesAvailable: pas})
+	})
 	reg.Observe(e.AgentChanged)
 	return e, nil
 }
@@ -235,21 +238,9 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 // Close stops the senders and the writer and writes what is pending.
 func (e *Engine) Close() {
 	e.stopOnce.Do(func() {
-		e.outbox.close()
-		e.wg.Wait()
+		e.outbox.Close()
 		e.writes.Close()
 	})
-}
-
-func (e *Engine) sender(s Sender) {
-	defer e.wg.Done()
-	for {
-		it, ok := e.outbox.pop()
-		if !ok {
-			return
-		}
-		s.Send(it.uid, &protobufs.ServerToAgent{PackagesAvailable: it.msg})
-	}
 }
 
 func (e *Engine) collectorRecLocked(uid uuid.UUID) *collector {

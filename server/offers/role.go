@@ -47,7 +47,7 @@ func (e *Engine) Lead(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	states, err := e.state.ListState(ctx, rolloutKey)
+	states, err := e.rollouts.List(ctx)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (e *Engine) Follow() {
 	e.stored = map[string][]byte{}
 	for name, f := range e.fleets {
 		if b, err := json.Marshal(f.rolloutState); err == nil {
-			e.stored[rolloutKey+name] = b
+			e.stored[name] = b
 		}
 	}
 	clear(e.offeredTo)
@@ -163,7 +163,7 @@ func (e *Engine) deliverToLocked(upd uuid.UUID, send bool) {
 	e.desired[upd] = pas
 	if send {
 		if a, ok := e.reg.Peek(upd); ok && a.Connected {
-			e.outbox.push(upd, pas)
+			e.outbox.Push(upd, pas)
 		}
 	}
 }
@@ -212,7 +212,7 @@ func (e *Engine) ApplyReports(reps []store.Report) {
 // ReloadState reads the fleets' rollout states the leader wrote (following
 // only: a leader writes them).
 func (e *Engine) ReloadState(ctx context.Context) error {
-	states, err := e.state.ListState(ctx, rolloutKey)
+	states, err := e.rollouts.List(ctx)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/server/registry"
+	"github.com/myriarch/myriarch/server/rollout"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -239,7 +240,7 @@ func TestFollowerTakesTheStateOfAFleetNewToIt(t *testing.T) {
 		got = f.rolloutState
 	}
 	follow.e.mu.Unlock()
-	if want := (rolloutState{Target: "0.149.1", Paused: true, Failures: 1}); got != want {
+	if want := (rolloutState{Target: "0.149.1", State: rollout.State{Paused: true, Failures: 1}}); got != want {
 		t.Fatalf("the follower shows %+v, want the leader's %+v", got, want)
 	}
 }
