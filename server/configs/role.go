@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/myriarch/myriarch/internal/stamp"
+	"github.com/myriarch/myriarch/server/rollout"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -150,18 +151,11 @@ func (e *Engine) followFleets() {
 
 // loadFleetStates reads the fleets' rollout states.
 func (e *Engine) loadFleetStates(ctx context.Context) (map[string]rolloutState, error) {
-	states, err := e.st.ListState(ctx, rolloutKey)
+	states, err := e.rollouts.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	stored := map[string]rolloutState{}
-	for k, v := range states {
-		var rs rolloutState
-		if json.Unmarshal(v, &rs) == nil {
-			stored[k[len(rolloutKey):]] = rs
-		}
-	}
-	return stored, nil
+	return rollout.Decode[rolloutState](states), nil
 }
 
 // ReloadState reads the fleets' rollout states the leader wrote (following

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/myriarch/myriarch/server/rollout"
 	"github.com/open-telemetry/opamp-go/protobufs"
 )
 
@@ -144,7 +145,7 @@ func TestFollowerTakesTheStateOfAFleetNewToIt(t *testing.T) {
 		got = f.rolloutState
 	}
 	h.e.mu.Unlock()
-	if want := (rolloutState{Digest: "d1", Paused: true, Failures: 2}); got != want {
+	if want := (rolloutState{Digest: "d1", State: rollout.State{Paused: true, Failures: 2}}); got != want {
 		t.Fatalf("the follower shows %+v, want the leader's %+v", got, want)
 	}
 }

@@ -249,11 +249,9 @@ func (e *Engine) failed(r *record, h, why string) {
 	r.own().failedWhy = why
 	e.event(r, "config_failed", "configuration "+short(h)+" failed: "+why)
 	if f := e.fleets[r.fleet]; f != nil {
-		f.Failures++
 		f.dirty = true
-		if mf, ok := f.maxFailures(); ok && !f.Paused && f.Failures-f.Baseline > mf {
-			f.Paused = true
-			e.log.Warn("configuration rollout paused", "fleet", f.def.Name, "failures", f.Failures-f.Baseline, "maxFailures", mf)
+		if f.Fail(f.def) {
+			e.log.Warn("configuration rollout paused", "fleet", f.def.Name, "failures", f.Spent(), "maxFailures", f.def.Rollout.MaxFailures)
 		}
 	}
 }
