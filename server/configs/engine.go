@@ -95,9 +95,9 @@ type Engine struct {
 	st   Store
 
 	mu sync.Mutex
-	// lead: this instance decides (always without Options.Shared);
-	// guarded by mu.
-	lead bool
+	// role: whether this instance decides (always without
+	// Options.Shared); guarded by mu.
+	role rollout.Role
 	est  *estate.Estate // guarded by mu
 	// inline: renders an evaluation needs are made under mu (while a new
 	// estate or the lead is taken, when every agent must be rendered before
@@ -173,7 +173,7 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 		ctxPending: map[uuid.UUID]struct{}{},
 		ctxWake:    make(chan struct{}, 1),
 		stop:       make(chan struct{}),
-		lead:       !opts.Shared,
+		role:       rollout.NewRole(opts.Shared),
 	}
 	e.actions = admin.NewActions(opts.Requests, e.Leading)
 	e.rollouts = rollout.NewStates(st, rolloutKey, "configuration rollout state", log)
@@ -276,7 +276,7 @@ func (e *Engine) AgentChanged(uid uuid.UUID) {
 		e.mu.Unlock()
 		return
 	}
-	if !e.lead {
+	if !e.role.Leads() {
 		e.pushIfDue(e.records[uid])
 		e.mu.Unlock()
 		return
@@ -344,7 +344,7 @@ func (e *Engine) contextWorker() {
 // estate then takes effect for every agent at once.
 func (e *Engine) SetEstate(est *estate.Estate) {
 	e.mu.Lock()
-	prev, lead := e.templates, e.lead
+	prev, lead := e.templates, e.role.Leads()
 	e.mu.Unlock()
 	var templates map[string]*template
 	if lead {
@@ -359,7 +359,7 @@ func (e *Engine) SetEstate(est *estate.Estate) {
 		renderJobs(jobs)
 	}
 	e.mu.Lock()
-	if !e.lead {
+	if !e.role.Leads() {
 		templates = nil // no longer leading: nothing to render
 	}
 	e.setEstateLocked(est, nil, templates)
@@ -395,7 +395,7 @@ func blueprintsOf(est *estate.Estate) *blueprint.Estate {
 // show the leader's records in them.
 func (e *Engine) setEstateLocked(est *estate.Estate, stored map[string]rolloutState, templates map[string]*template) {
 	e.est = est
-	if !e.lead {
+	if !e.role.Leads() {
 		e.followFleets()
 		return
 	}
@@ -486,7 +486,7 @@ func (e *Engine) inputOf(r *record) (configrender.Input, string) {
 // before any moves desired, so a wave gate is never judged on partial
 // counts. Only the leading instance evaluates. Caller holds e.mu.
 func (e *Engine) evaluate(work map[uuid.UUID]struct{}) {
-	if !e.lead {
+	if !e.role.Leads() {
 		return
 	}
 	for len(work) > 0 {
@@ -675,7 +675,7 @@ func (e *Engine) renderLater(uid uuid.UUID) {
 // jobsLocked lists the renders the given agents need under est and
 // templates that no template has cached. Caller holds e.mu.
 func (e *Engine) jobsLocked(uids map[uuid.UUID]struct{}, est *estate.Estate, templates map[string]*template) []renderJob {
-	if est == nil || !e.lead {
+	if est == nil || !e.role.Leads() {
 		return nil
 	}
 	var jobs []renderJob

@@ -18,12 +18,9 @@ type RolloutJSON struct {
 // those rolled back from a failed configuration ("rolled_back", drift to
 // their sync state), and Failed both the failed and the rolled back.
 type WaveJSON struct {
-	Wave   string         `json:"wave"`
-	Total  int            `json:"total"`
-	Open   bool           `json:"open"`
-	InSync int            `json:"inSync"`
-	Failed int            `json:"failed"`
-	States map[string]int `json:"states"`
+	rollout.WaveJSON
+	InSync int `json:"inSync"`
+	Failed int `json:"failed"`
 }
 
 var _ offers.FleetExtension = (*Engine)(nil)
@@ -39,8 +36,8 @@ func (e *Engine) FleetJSON(name string) any {
 	out := RolloutJSON{Blueprint: f.def.Config.Blueprint, Bridges: f.def.Config.Bridges,
 		Summary: rollout.Summarize(f.def, f.State, f.waves.Complete()), Waves: []WaveJSON{}}
 	for _, row := range rollout.Rows(f.def, f.waves) {
-		out.Waves = append(out.Waves, WaveJSON{Wave: row.Name, Total: row.Total, Open: row.Open,
-			InSync: row.States[SyncInSync], Failed: row.States[SyncFailed] + row.States[waveRolledBack], States: row.States})
+		out.Waves = append(out.Waves, WaveJSON{WaveJSON: row,
+			InSync: row.States[SyncInSync], Failed: row.States[SyncFailed] + row.States[waveRolledBack]})
 	}
 	return out
 }

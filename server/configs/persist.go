@@ -35,7 +35,7 @@ func (e *Engine) flush() {
 	}
 	dirty := e.dirty
 	e.dirty, e.newBodies, e.gone = map[uuid.UUID]struct{}{}, map[string][]byte{}, nil
-	lead := e.lead
+	lead := e.role.Leads()
 	e.mu.Unlock()
 	if !lead {
 		return // a follower writes no decisions (it has none)
@@ -65,7 +65,7 @@ func (e *Engine) flush() {
 // saveFleets writes changed rollout states. Caller holds e.mu; the writes
 // are small and rare (a failure, a pause, a new revision).
 func (e *Engine) saveFleets() {
-	if !e.lead {
+	if !e.role.Leads() {
 		return
 	}
 	for name, f := range e.fleets {

@@ -29,11 +29,7 @@ type UpdaterPairing struct {
 }
 
 // Assignment is a collector's fleet assignment.
-type Assignment struct {
-	Fleet         *string `json:"fleet"`
-	TargetVersion *string `json:"targetVersion"`
-	Error         *string `json:"error"`
-}
+type Assignment = rollout.Assignment
 
 // Offer is a collector's offer state.
 type Offer struct {
@@ -57,13 +53,6 @@ func (p UpdaterPairing) WriteFields(o *admin.Object) {
 	o.String("state", p.State)
 	o.StringPtr("collector", p.Collector)
 	o.String("reason", p.Reason)
-}
-
-// WriteFields implements admin.FieldWriter.
-func (a Assignment) WriteFields(o *admin.Object) {
-	o.StringPtr("fleet", a.Fleet)
-	o.StringPtr("targetVersion", a.TargetVersion)
-	o.StringPtr("error", a.Error)
 }
 
 // WriteFields implements admin.FieldWriter.
@@ -268,7 +257,7 @@ func (e *Engine) fleetJSONLocked(f *fleet) FleetJSON {
 	}
 	complete := true
 	for _, row := range rollout.Rows(f.def, f.waves) {
-		wj := WaveJSON{Wave: row.Name, Total: row.Total, Open: row.Open, UpToDate: row.States[UpToDate], Failed: row.States[Failed], States: row.States}
+		wj := WaveJSON{Wave: row.Wave, Total: row.Total, Open: row.Open, UpToDate: row.States[UpToDate], Failed: row.States[Failed], States: row.States}
 		if wj.UpToDate+wj.Failed != wj.Total {
 			complete = false
 		}

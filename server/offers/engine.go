@@ -4,6 +4,13 @@
 // updater's package statuses, quarantines failed hashes and pauses rollouts
 // that fail too often. Every change is evaluated incrementally: only the
 // agents it touches are recomputed.
+//
+// With several instances on one store (Options.Shared) the leading
+// instance decides: fleet assignment, wave gates, failure counts and
+// pauses, the offer each collector's updater gets. The others take its
+// records (Mirror) to show them and to deliver those offers to the
+// updaters connected to them, and report those updaters' package statuses
+// for it (ReportFeature).
 package offers
 
 import (
@@ -84,8 +91,8 @@ type Engine struct {
 	// Locked. New fills them before the engine is shared, without it.
 	// Lock order: mu, then the registry's lock (events, reports).
 	mu sync.Mutex
-	// lead: this instance decides (always without Options.Shared).
-	lead       bool                     // guarded by mu
+	// role: whether this instance decides (always without Options.Shared).
+	role       rollout.Role             // guarded by mu
 	ix         *pairing.Index           // guarded by mu
 	est        *estate.Estate           // guarded by mu
 	collectors map[uuid.UUID]*collector // guarded by mu
@@ -191,7 +198,7 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 		desired:    map[uuid.UUID]*protobufs.PackagesAvailable{},
 		offeredTo:  map[uuid.UUID]uuid.UUID{},
 		acked:      map[uuid.UUID][]byte{},
-		lead:       !opts.Shared,
+		role:       rollout.NewRole(opts.Shared),
 		outbox:     rollout.NewQueue[*protobufs.PackagesAvailable](),
 		versions:   map[string]parsedVersion{},
 		dirty:      map[uuid.UUID]struct{}{},
@@ -213,7 +220,7 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 		e.syncFleetsLocked()
 	}
 	e.loadLocked(reg.List("", false), stored)
-	if e.lead {
+	if e.role.Leads() {
 		e.reevaluateAllLocked()
 	} else {
 		e.recountAllLocked()
@@ -272,7 +279,7 @@ func (e *Engine) AgentChanged(uid uuid.UUID) {
 		a = registry.Agent{UID: uid, Kind: registry.KindUnknown}
 	}
 	work := e.absorbLocked(a)
-	if e.lead {
+	if e.role.Leads() {
 		e.evaluateLocked(work)
 	} else if a.Kind == registry.KindUpdater {
 		e.deliverToLocked(a.UID, false)
@@ -286,7 +293,7 @@ func (e *Engine) absorbLocked(a registry.Agent) map[uuid.UUID]struct{} {
 	pa := e.absorbFactsLocked(a, work)
 	for _, ch := range e.ix.Update(pa) {
 		work[ch.Collector] = struct{}{}
-		if e.lead {
+		if e.role.Leads() {
 			e.pairingEventLocked(ch)
 		}
 		for _, fn := range e.linkObservers {
@@ -357,7 +364,7 @@ func (e *Engine) SetEstate(est *estate.Estate) {
 	e.est = est
 	e.resetCachesLocked()
 	e.syncFleetsLocked()
-	if !e.lead {
+	if !e.role.Leads() {
 		// The leader decides with the new estate; until its records come,
 		// this instance shows and delivers what it decided last.
 		e.applyFleetStatesLocked(e.stored)

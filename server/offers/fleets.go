@@ -115,7 +115,7 @@ func (e *Engine) syncFleetsLocked() {
 func (e *Engine) dirtyFleetsLocked() map[string]*rolloutState {
 	out := map[string]*rolloutState{}
 	for name, f := range e.fleets {
-		if f.dirty && !e.lead {
+		if f.dirty && !e.role.Leads() {
 			f.dirty = false
 		}
 		if f.dirty {

@@ -14,6 +14,15 @@ import (
 	"github.com/myriarch/myriarch/server/registry"
 )
 
+// Operator actions the leading instance performs, with their arguments
+// (see Options.Requests).
+const (
+	OpRetry      = "offers.retry"      // collector UID
+	OpRetryFleet = "offers.retryFleet" // fleet name; result: how many
+	OpPause      = "fleets.pause"      // fleet name: every rollout of it
+	OpResume     = "fleets.resume"     // fleet name: every rollout of it
+)
+
 // States are the offer states, the values of GET /api/v1/agents?offerState=.
 var States = []string{UpToDate, WaitingWave, Offered, Downloading, Installing, Installed, Failed,
 	HeldAmbiguous, NoUpdater, NoArtifact, Paused}

@@ -28,7 +28,7 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 		e.acked[uid] = ps.GetServerProvidedAllPackagesHash()
 		now := e.opts.Now().UTC()
 		e.reportLocked(uid, ps, now)
-		if e.lead {
+		if e.role.Leads() {
 			dirty = e.packageStatusesLocked(uid, ps, time.Time{})
 			if c := e.linkedCollectorLocked(uid); c != nil && now.After(c.reportAt.Time()) {
 				c.reportAt = stamp.Of(now)
@@ -128,7 +128,7 @@ func (e *Engine) packageStatusesLocked(updaterUID uuid.UUID, ps *protobufs.Packa
 	if f != nil && c.state == Failed && prev != Failed {
 		f.dirty = true
 		if f.Fail(f.def) {
-			e.log.Warn("rollout paused", "fleet", f.def.Name, "failures", f.Since(), "maxFailures", f.def.Rollout.MaxFailures)
+			e.log.Warn("rollout paused", "fleet", f.def.Name, "failures", f.Spent(), "maxFailures", f.def.Rollout.MaxFailures)
 			work = f.waves.MemberSet()
 		}
 	}

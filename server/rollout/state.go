@@ -44,15 +44,16 @@ func (s *State) Resume() {
 // reports whether it paused it now.
 func (s *State) Fail(def estate.Fleet) bool {
 	s.Failures++
-	if mf, ok := MaxFailures(def); ok && !s.Paused && s.Since() > mf {
+	if mf, ok := MaxFailures(def); ok && !s.Paused && s.Spent() > mf {
 		s.Paused = true
 		return true
 	}
 	return false
 }
 
-// Since is the number of failures since the last resume.
-func (s State) Since() int { return s.Failures - s.Baseline }
+// Spent is the number of failures since the last resume: what the budget
+// has spent.
+func (s State) Spent() int { return s.Failures - s.Baseline }
 
 // Restart is the state a new rollout (a new target) starts from: an
 // operator's pause holds it too, until resumed.

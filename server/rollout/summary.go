@@ -41,20 +41,21 @@ func Summarize(def estate.Fleet, s State, complete bool) Summary {
 	return out
 }
 
-// Row is how the fleets API shows one wave: its name, how many members it
-// has, whether its gate is open, and its members counted by state.
-type Row struct {
-	Name   string
-	Total  int
-	Open   bool
-	States map[string]int // a copy: the caller's to keep
+// WaveJSON is how the fleets API shows one wave: its name, how many
+// members it has, whether its gate is open, and its members counted by
+// state (a copy: the caller's to keep).
+type WaveJSON struct {
+	Wave   string         `json:"wave"`
+	Total  int            `json:"total"`
+	Open   bool           `json:"open"`
+	States map[string]int `json:"states"`
 }
 
 // Rows shows the waves w counts for def: named as def lists them, the
 // last "(no wave)" (members without a listed wave), or the one "all" of a
 // fleet without a rollout section.
-func Rows(def estate.Fleet, w *Waves) []Row {
-	out := make([]Row, 0, w.Len())
+func Rows(def estate.Fleet, w *Waves) []WaveJSON {
+	out := make([]WaveJSON, 0, w.Len())
 	for i := range w.Len() {
 		name := "all"
 		if r := def.Rollout; r != nil {
@@ -63,7 +64,7 @@ func Rows(def estate.Fleet, w *Waves) []Row {
 				name = r.Waves[i]
 			}
 		}
-		out = append(out, Row{Name: name, Total: w.Total(i), Open: w.GateOpen(i), States: maps.Clone(w.Counts(i))})
+		out = append(out, WaveJSON{Wave: name, Total: w.Total(i), Open: w.GateOpen(i), States: maps.Clone(w.Counts(i))})
 	}
 	return out
 }
