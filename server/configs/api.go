@@ -12,19 +12,18 @@ import (
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/offers"
 	"github.com/myriarch/myriarch/server/registry"
+	"github.com/myriarch/myriarch/server/rollout"
 )
 
 // Assignment is an agent's "assignment" JSON: the fleet and target version
 // of the package rollout with the configuration's hashes and sync state.
 type Assignment struct {
-	Fleet         *string `json:"fleet"`
-	TargetVersion *string `json:"targetVersion"`
-	Error         *string `json:"error"`
-	Revision      *string `json:"revision"`
-	Blueprint     *string `json:"blueprint"`
-	Assigned      *string `json:"assigned"`
-	Desired       *string `json:"desired"`
-	Failed        *string `json:"failed"`
+	rollout.Assignment
+	Revision  *string `json:"revision"`
+	Blueprint *string `json:"blueprint"`
+	Assigned  *string `json:"assigned"`
+	Desired   *string `json:"desired"`
+	Failed    *string `json:"failed"`
 	// FailedReason says why the failed hash failed: the agent's FAILED
 	// message, or the timeout that failed it without one.
 	FailedReason *string        `json:"failedReason"`
@@ -46,9 +45,7 @@ type ReportedConfig struct {
 
 // WriteFields implements admin.FieldWriter.
 func (a Assignment) WriteFields(o *admin.Object) {
-	o.StringPtr("fleet", a.Fleet)
-	o.StringPtr("targetVersion", a.TargetVersion)
-	o.StringPtr("error", a.Error)
+	a.Assignment.WriteFields(o)
 	o.StringPtr("revision", a.Revision)
 	o.StringPtr("blueprint", a.Blueprint)
 	o.StringPtr("assigned", a.Assigned)

@@ -2,7 +2,6 @@ package configs
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/myriarch/myriarch/server/admin"
+	"github.com/myriarch/myriarch/server/rollout/rollouttest"
 )
 
 // GET /api/v1/agents/{uid}/config?hash= answers only a configuration of
@@ -79,10 +79,7 @@ func TestConfigByHashIsTheAgentsOwn(t *testing.T) {
 			if tt.hash != "" {
 				path += "?hash=" + tt.hash
 			}
-			req := httptest.NewRequest("GET", path, nil)
-			req.Header.Set("Authorization", "Bearer adm")
-			rec := httptest.NewRecorder()
-			api.ServeHTTP(rec, req)
+			rec := rollouttest.Request(api, "GET", path, "adm")
 			if rec.Code != tt.status || rec.Header().Get("X-Config-Hash") != tt.wantHash || !strings.Contains(rec.Body.String(), tt.wantInBody) {
 				t.Fatalf("GET %s = %d (X-Config-Hash %q) %.300s; want %d (%q) with %q",
 					path, rec.Code, rec.Header().Get("X-Config-Hash"), rec.Body, tt.status, tt.wantHash, tt.wantInBody)

@@ -20,6 +20,7 @@ import (
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/registry"
+	"github.com/myriarch/myriarch/server/rollout"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -94,9 +95,9 @@ type Engine struct {
 	st   Store
 
 	mu sync.Mutex
-	// lead: this instance decides (always without Options.Shared);
-	// guarded by mu.
-	lead bool
+	// role: whether this instance decides (always without
+	// Options.Shared); guarded by mu.
+	role rollout.Role
 	est  *estate.Estate // guarded by mu
 	// inline: renders an evaluation needs are made under mu (while a new
 	// estate or the lead is taken, when every agent must be rendered before
@@ -130,7 +131,11 @@ type Engine struct {
 
 	actions *admin.Actions
 
-	outbox   *outbox
+	// outbox holds the agents to send their desired configuration to:
+	// what is sent is decided when one is taken, so the latest wins.
+	outbox *rollout.Queue[struct{}]
+	// rollouts keeps the fleets' rollout states; set once by New.
+	rollouts *rollout.States
 	writes   *writebehind.Writer // set once by New
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -164,13 +169,14 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 		newBodies:  map[string][]byte{},
 		defined:    newDefinedCache(),
 		strs:       intern.Table{Max: 1 << 16},
-		outbox:     newOutbox(),
+		outbox:     rollout.NewQueue[struct{}](),
 		ctxPending: map[uuid.UUID]struct{}{},
 		ctxWake:    make(chan struct{}, 1),
 		stop:       make(chan struct{}),
-		lead:       !opts.Shared,
+		role:       rollout.NewRole(opts.Shared),
 	}
 	e.actions = admin.NewActions(opts.Requests, e.Leading)
+	e.rollouts = rollout.NewStates(st, rolloutKey, "configuration rollout state", log)
 	assignments, bodies, err := st.LoadConfigs(ctx)
 	if err != nil {
 		return nil, err
@@ -201,10 +207,7 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 	e.mu.Unlock()
 	e.flush()
 	e.writes = writebehind.Start(opts.FlushEvery, e.flush)
-	for range opts.Senders {
-		e.wg.Add(1)
-		go e.sender(send)
-	}
+	e.outbox.Serve(opts.Senders, func(uid uuid.UUID, _ struct{}) { e.send(send, uid) })
 	e.wg.Add(1)
 	go e.contextWorker()
 	reg.Observe(e.AgentChanged)
@@ -215,7 +218,7 @@ func New(ctx context.Context, reg *registry.Registry, st Store, send Sender, log
 func (e *Engine) Close() {
 	e.stopOnce.Do(func() {
 		close(e.stop)
-		e.outbox.close()
+		e.outbox.Close()
 		e.wg.Wait()
 		e.writes.Close()
 	})
@@ -273,7 +276,7 @@ func (e *Engine) AgentChanged(uid uuid.UUID) {
 		e.mu.Unlock()
 		return
 	}
-	if !e.lead {
+	if !e.role.Leads() {
 		e.pushIfDue(e.records[uid])
 		e.mu.Unlock()
 		return
@@ -341,7 +344,7 @@ func (e *Engine) contextWorker() {
 // estate then takes effect for every agent at once.
 func (e *Engine) SetEstate(est *estate.Estate) {
 	e.mu.Lock()
-	prev, lead := e.templates, e.lead
+	prev, lead := e.templates, e.role.Leads()
 	e.mu.Unlock()
 	var templates map[string]*template
 	if lead {
@@ -356,7 +359,7 @@ func (e *Engine) SetEstate(est *estate.Estate) {
 		renderJobs(jobs)
 	}
 	e.mu.Lock()
-	if !e.lead {
+	if !e.role.Leads() {
 		templates = nil // no longer leading: nothing to render
 	}
 	e.setEstateLocked(est, nil, templates)
@@ -392,7 +395,7 @@ func blueprintsOf(est *estate.Estate) *blueprint.Estate {
 // show the leader's records in them.
 func (e *Engine) setEstateLocked(est *estate.Estate, stored map[string]rolloutState, templates map[string]*template) {
 	e.est = est
-	if !e.lead {
+	if !e.role.Leads() {
 		e.followFleets()
 		return
 	}
@@ -422,7 +425,7 @@ func (e *Engine) setEstateLocked(est *estate.Estate, stored map[string]rolloutSt
 			if f.Digest != tm.digest {
 				// A new configuration starts a new rollout; an operator's
 				// pause holds it too, until resumed.
-				f.rolloutState = rolloutState{Digest: tm.digest, Since: f.Since, Paused: f.Manual, Manual: f.Manual}
+				f.rolloutState = rolloutState{Digest: tm.digest, Since: f.Since, State: f.Restart()}
 				f.dirty = true
 			}
 			e.fleets[def.Name] = f
@@ -432,7 +435,7 @@ func (e *Engine) setEstateLocked(est *estate.Estate, stored map[string]rolloutSt
 	}
 	for name := range old {
 		if _, ok := e.fleets[name]; !ok {
-			e.deleteState(rolloutKey + name)
+			e.rollouts.Delete(name)
 		}
 	}
 	work := make(map[uuid.UUID]struct{}, len(e.records))
@@ -483,7 +486,7 @@ func (e *Engine) inputOf(r *record) (configrender.Input, string) {
 // before any moves desired, so a wave gate is never judged on partial
 // counts. Only the leading instance evaluates. Caller holds e.mu.
 func (e *Engine) evaluate(work map[uuid.UUID]struct{}) {
-	if !e.lead {
+	if !e.role.Leads() {
 		return
 	}
 	for len(work) > 0 {
@@ -494,12 +497,10 @@ func (e *Engine) evaluate(work map[uuid.UUID]struct{}) {
 			}
 		}
 		sort.Slice(recs, func(i, j int) bool { return string(recs[i].uid[:]) < string(recs[j].uid[:]) })
-		gates := map[*fleetRollout]int{}
+		gates := rollout.Gates{}
 		note := func(name string) {
 			if f := e.fleets[name]; f != nil {
-				if _, seen := gates[f]; !seen {
-					gates[f] = f.waves.FirstClosed()
-				}
+				gates.Note(f.waves)
 			}
 		}
 		before := make([]persisted, len(recs))
@@ -529,18 +530,13 @@ func (e *Engine) evaluate(work map[uuid.UUID]struct{}) {
 	}
 }
 
-// opened returns the members of waves whose gate opened since gates was taken.
-func (e *Engine) opened(gates map[*fleetRollout]int) map[uuid.UUID]struct{} {
+// opened returns the members of waves whose gate opened since gates were
+// noted that have a configuration to move to.
+func (e *Engine) opened(gates rollout.Gates) map[uuid.UUID]struct{} {
 	next := map[uuid.UUID]struct{}{}
-	for f, before := range gates {
-		after := f.waves.FirstClosed()
-		if after <= before {
-			continue
-		}
-		for m := range f.waves.MembersOf(before, after) {
-			if r := e.records[m]; r != nil && r.desired != r.assigned {
-				next[m] = struct{}{}
-			}
+	for m := range gates.Opened() {
+		if r := e.records[m]; r != nil && r.desired != r.assigned {
+			next[m] = struct{}{}
 		}
 	}
 	return next
@@ -679,7 +675,7 @@ func (e *Engine) renderLater(uid uuid.UUID) {
 // jobsLocked lists the renders the given agents need under est and
 // templates that no template has cached. Caller holds e.mu.
 func (e *Engine) jobsLocked(uids map[uuid.UUID]struct{}, est *estate.Estate, templates map[string]*template) []renderJob {
-	if est == nil || !e.lead {
+	if est == nil || !e.role.Leads() {
 		return nil
 	}
 	var jobs []renderJob
@@ -764,7 +760,7 @@ func (e *Engine) revision() string {
 // should be sent. Caller holds e.mu.
 func (e *Engine) pushIfDue(r *record) {
 	if r != nil && r.connected && e.shouldSend(r) {
-		e.outbox.push(r.uid)
+		e.outbox.Push(r.uid, struct{}{})
 	}
 }
 

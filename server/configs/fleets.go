@@ -1,34 +1,26 @@
 package configs
 
 import (
-	"github.com/google/uuid"
-
 	"github.com/myriarch/myriarch/server/offers"
+	"github.com/myriarch/myriarch/server/rollout"
 )
 
 // RolloutJSON is a fleet's configuration rollout, the "config" of its
 // entry in GET /api/v1/fleets.
 type RolloutJSON struct {
-	Blueprint   string     `json:"blueprint"`
-	Bridges     bool       `json:"bridges"`
-	State       string     `json:"state"` // running | paused | complete
-	Failures    int        `json:"failures"`
-	MaxFailures *int       `json:"maxFailures"`
-	Waves       []WaveJSON `json:"waves"`
-	// PausedBy says why a paused rollout is paused: operator or failures.
-	PausedBy string `json:"pausedBy,omitempty"`
+	Blueprint string `json:"blueprint"`
+	Bridges   bool   `json:"bridges"`
+	rollout.Summary
+	Waves []WaveJSON `json:"waves"`
 }
 
 // WaveJSON counts a wave's collectors by sync state; States also counts
 // those rolled back from a failed configuration ("rolled_back", drift to
 // their sync state), and Failed both the failed and the rolled back.
 type WaveJSON struct {
-	Wave   string         `json:"wave"`
-	Total  int            `json:"total"`
-	Open   bool           `json:"open"`
-	InSync int            `json:"inSync"`
-	Failed int            `json:"failed"`
-	States map[string]int `json:"states"`
+	rollout.WaveJSON
+	InSync int `json:"inSync"`
+	Failed int `json:"failed"`
 }
 
 var _ offers.FleetExtension = (*Engine)(nil)
@@ -41,35 +33,11 @@ func (e *Engine) FleetJSON(name string) any {
 	if f == nil {
 		return nil
 	}
-	out := RolloutJSON{Blueprint: f.def.Config.Blueprint, Bridges: f.def.Config.Bridges, Failures: f.Failures, Waves: []WaveJSON{}}
-	if mf, ok := f.maxFailures(); ok {
-		out.MaxFailures = &mf
-	}
-	for w := range f.waves.Len() {
-		name := "all"
-		if r := f.def.Rollout; r != nil {
-			name = "(no wave)"
-			if w < len(r.Waves) {
-				name = r.Waves[w]
-			}
-		}
-		states := map[string]int{}
-		for k, v := range f.waves.Counts(w) {
-			states[k] = v
-		}
-		out.Waves = append(out.Waves, WaveJSON{Wave: name, Total: f.waves.Total(w), Open: f.waves.GateOpen(w),
-			InSync: states[SyncInSync], Failed: states[SyncFailed] + states[waveRolledBack], States: states})
-	}
-	switch {
-	case f.Paused:
-		out.State, out.PausedBy = "paused", "failures"
-		if f.Manual {
-			out.PausedBy = "operator"
-		}
-	case f.waves.Complete():
-		out.State = "complete"
-	default:
-		out.State = "running"
+	out := RolloutJSON{Blueprint: f.def.Config.Blueprint, Bridges: f.def.Config.Bridges,
+		Summary: rollout.Summarize(f.def, f.State, f.waves.Complete()), Waves: []WaveJSON{}}
+	for _, row := range rollout.Rows(f.def, f.waves) {
+		out.Waves = append(out.Waves, WaveJSON{WaveJSON: row,
+			InSync: row.States[SyncInSync], Failed: row.States[SyncFailed] + row.States[waveRolledBack]})
 	}
 	return out
 }
@@ -84,16 +52,11 @@ func (e *Engine) ResumeFleet(name string) bool {
 		return false
 	}
 	if f.Paused {
-		f.Paused, f.Manual = false, false
-		f.Baseline = f.Failures
+		f.Resume()
 		f.dirty = true
 		e.log.Info("configuration rollout resumed", "fleet", name)
 	}
-	work := map[uuid.UUID]struct{}{}
-	for m := range f.waves.Members() {
-		work[m] = struct{}{}
-	}
-	e.evaluate(work)
+	e.evaluate(f.waves.MemberSet())
 	e.saveFleets()
 	e.kick()
 	return true

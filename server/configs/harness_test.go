@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/registry"
+	"github.com/myriarch/myriarch/server/rollout/rollouttest"
 	"github.com/myriarch/myriarch/server/store"
 	"github.com/myriarch/myriarch/server/store/sqlite"
 )
@@ -147,7 +147,7 @@ rollout:
 func newHarness(t testing.TB) *harness {
 	t.Helper()
 	h := &harness{t: t, dir: t.TempDir(), data: t.TempDir(), clk: &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)},
-		snd: &sender{}, cred: store.Credential{Kind: "token", ID: "t"}, seq: map[uuid.UUID]uint64{}}
+		snd: &sender{}, cred: rollouttest.Cred, seq: map[uuid.UUID]uint64{}}
 	h.write("teams/data-flow/blueprints/gw.yaml", gatewayBlueprint)
 	h.write("fleets/edge.yaml", edgeFleet)
 	h.open()
@@ -161,12 +161,8 @@ func (h *harness) open() {
 		h.t.Fatal(err)
 	}
 	h.db = &countingStore{DB: db}
-	h.reg, err = registry.Load(context.Background(), db, nil, slog.New(slog.DiscardHandler),
-		registry.Options{FlushInterval: time.Hour, SeenInterval: time.Hour, Now: h.clk.now,
-			PruneAfter: 30 * 24 * time.Hour, PruneInterval: 10 * time.Millisecond})
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	h.reg = rollouttest.Registry(h.t, db, registry.Options{Now: h.clk.now,
+		PruneAfter: 30 * 24 * time.Hour, PruneInterval: 10 * time.Millisecond})
 }
 
 func (h *harness) write(rel, content string) {
@@ -224,10 +220,6 @@ func (h *harness) restart() {
 	h.start()
 }
 
-func kv(k, v string) *protobufs.KeyValue {
-	return &protobufs.KeyValue{Key: k, Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: v}}}
-}
-
 const colCaps = uint64(protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig |
 	protobufs.AgentCapabilities_AgentCapabilities_ReportsRemoteConfig | protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus)
 
@@ -235,11 +227,7 @@ const colCaps = uint64(protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemo
 // "key=value" and returns the answer the server gives its first message.
 func (h *harness) connect(uid uuid.UUID, attrs ...string) *protobufs.ServerToAgent {
 	h.t.Helper()
-	desc := &protobufs.AgentDescription{IdentifyingAttributes: []*protobufs.KeyValue{kv("service.name", "otelcol"), kv("service.version", "0.149.0")}}
-	for _, a := range attrs {
-		k, v, _ := strings.Cut(a, "=")
-		desc.NonIdentifyingAttributes = append(desc.NonIdentifyingAttributes, kv(k, v))
-	}
+	desc := rollouttest.Description([]string{"service.name=otelcol", "service.version=0.149.0"}, attrs...)
 	return h.message(uid, &protobufs.AgentToServer{Capabilities: colCaps, AgentDescription: desc}, true)
 }
 

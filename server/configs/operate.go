@@ -21,8 +21,8 @@ func (e *Engine) PauseFleet(name string) bool {
 	if f == nil {
 		return false
 	}
-	if !f.Paused {
-		f.Paused, f.Manual, f.dirty = true, true, true
+	if f.Pause() {
+		f.dirty = true
 		e.log.Info("configuration rollout paused by an operator", "fleet", name)
 		e.saveFleets()
 	}

@@ -3,7 +3,6 @@ package configs
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 
 	"github.com/google/uuid"
@@ -36,7 +35,7 @@ func (e *Engine) flush() {
 	}
 	dirty := e.dirty
 	e.dirty, e.newBodies, e.gone = map[uuid.UUID]struct{}{}, map[string][]byte{}, nil
-	lead := e.lead
+	lead := e.role.Leads()
 	e.mu.Unlock()
 	if !lead {
 		return // a follower writes no decisions (it has none)
@@ -66,7 +65,7 @@ func (e *Engine) flush() {
 // saveFleets writes changed rollout states. Caller holds e.mu; the writes
 // are small and rare (a failure, a pause, a new revision).
 func (e *Engine) saveFleets() {
-	if !e.lead {
+	if !e.role.Leads() {
 		return
 	}
 	for name, f := range e.fleets {
@@ -74,19 +73,7 @@ func (e *Engine) saveFleets() {
 			continue
 		}
 		f.dirty = false
-		data, _ := json.Marshal(f.rolloutState)
-		switch err := e.st.PutState(context.Background(), rolloutKey+name, data); {
-		case errors.Is(err, store.ErrNotLeader):
-			e.log.Info("configuration rollout state not written: this instance no longer leads", "fleet", name)
-		case err != nil:
-			e.log.Error("persisting configuration rollout failed", "fleet", name, "err", err)
-		}
-	}
-}
-
-func (e *Engine) deleteState(key string) {
-	if err := e.st.DeleteState(context.Background(), key); err != nil && !errors.Is(err, store.ErrNotLeader) {
-		e.log.Error("forgetting configuration rollout failed", "key", key, "err", err)
+		e.rollouts.Put(name, f.rolloutState)
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 func (e *Engine) Merge(assignments map[[16]byte][]byte) (missing []string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.lead {
+	if e.role.Leads() {
 		return nil
 	}
 	for uid, data := range assignments {

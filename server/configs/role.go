@@ -9,25 +9,19 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/myriarch/myriarch/internal/stamp"
+	"github.com/myriarch/myriarch/server/rollout"
 	"github.com/myriarch/myriarch/server/store"
 )
 
-// With several instances on one store (Options.Shared) the leading
-// instance decides: it renders, moves desired through the waves, counts
-// failures and pauses, rolls back, collects bodies. The others take its
-// records (Merge) to show them and to send their desired configurations to
-// the agents connected to them, and report what those agents say about
-// their configuration for it (ReportFeature).
-
-// ReportFeature names what an agent reports about its remote
-// configuration, as the store keeps it (store.Report.Feature).
-const ReportFeature = "config"
-
-// Ops are the operator actions the leading instance performs, with their
-// arguments (see Options.Requests).
+// What instances sharing a store pass on: ReportFeature names what an
+// agent reports about its remote configuration, as the store keeps it
+// (store.Report.Feature); the Ops are the retries an operator asks for,
+// with their arguments, which the leading instance performs (see
+// Options.Requests).
 const (
-	OpRetry      = "configs.retry"      // agent UID
-	OpRetryFleet = "configs.retryFleet" // fleet name; result: how many
+	ReportFeature = "config"
+	OpRetry       = "configs.retry"      // agent UID
+	OpRetryFleet  = "configs.retryFleet" // fleet name; result: how many
 )
 
 // observed is what the instance an agent is connected to learnt from it,
@@ -52,7 +46,7 @@ func (o observed) equal(p observed) bool {
 func (e *Engine) Leading() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.lead
+	return e.role.Leads()
 }
 
 // Lead makes this instance decide, from the records, bodies and rollout
@@ -88,7 +82,7 @@ func (e *Engine) Lead(ctx context.Context) error {
 		}
 		r.restore(p)
 	}
-	e.lead = true
+	e.role.Lead()
 	e.fleets = map[string]*fleetRollout{} // the leader's states, not those shown until now
 	e.setEstateLocked(e.est, stored, nil)
 	for r, o := range local {
@@ -103,15 +97,15 @@ func (e *Engine) Lead(ctx context.Context) error {
 	return nil
 }
 
-// Follow makes this instance stop deciding: what it decided and has not
-// written is dropped (the next leader decides again from the store).
-func (e *Engine) Follow() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !e.lead {
-		return
-	}
-	e.lead = false
+// Follow makes this instance stop deciding: the assignments and bodies it
+// decided and has not written are dropped (the next leader decides again
+// from the store).
+func (e *Engine) Follow() { e.role.StepDown(&e.mu, e.dropDecisions) }
+
+// dropDecisions drops the assignments and bodies this instance decided
+// and has not written, keeping its last rollout states to show. Caller
+// holds e.mu.
+func (e *Engine) dropDecisions() {
 	e.dirty, e.newBodies, e.gone = map[uuid.UUID]struct{}{}, map[string][]byte{}, nil
 	// What this instance decided last stands for the store until the
 	// next leader writes.
@@ -150,18 +144,11 @@ func (e *Engine) followFleets() {
 
 // loadFleetStates reads the fleets' rollout states.
 func (e *Engine) loadFleetStates(ctx context.Context) (map[string]rolloutState, error) {
-	states, err := e.st.ListState(ctx, rolloutKey)
+	states, err := e.rollouts.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	stored := map[string]rolloutState{}
-	for k, v := range states {
-		var rs rolloutState
-		if json.Unmarshal(v, &rs) == nil {
-			stored[k[len(rolloutKey):]] = rs
-		}
-	}
-	return stored, nil
+	return rollout.Decode[rolloutState](states), nil
 }
 
 // ReloadState reads the fleets' rollout states the leader wrote (following
@@ -173,7 +160,7 @@ func (e *Engine) ReloadState(ctx context.Context) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.lead {
+	if e.role.Leads() {
 		return nil
 	}
 	e.stored = stored
@@ -191,7 +178,7 @@ func (e *Engine) ReloadState(ctx context.Context) error {
 func (e *Engine) ApplyReports(reps []store.Report) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.lead {
+	if !e.role.Leads() {
 		return
 	}
 	for _, rep := range reps {
@@ -263,7 +250,7 @@ func (e *Engine) report(r *record) {
 		at = r.reportAt.Time().Add(time.Nanosecond)
 	}
 	r.reportAt = stamp.Of(at)
-	if e.lead {
+	if e.role.Leads() {
 		e.dirty[r.uid] = struct{}{}
 	}
 	e.reg.SetReport(r.uid, ReportFeature, at, data)

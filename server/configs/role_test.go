@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/myriarch/myriarch/server/rollout"
 	"github.com/open-telemetry/opamp-go/protobufs"
 )
 
@@ -137,14 +138,8 @@ func TestFollowerTakesTheStateOfAFleetNewToIt(t *testing.T) {
 	}
 	h.write("fleets/edge.yaml", edgeFleet)
 	h.reload()
-	h.e.mu.Lock()
-	f := h.e.fleets["edge"]
-	var got rolloutState
-	if f != nil {
-		got = f.rolloutState
-	}
-	h.e.mu.Unlock()
-	if want := (rolloutState{Digest: "d1", Paused: true, Failures: 2}); got != want {
-		t.Fatalf("the follower shows %+v, want the leader's %+v", got, want)
+	got, _ := h.e.FleetJSON("edge").(RolloutJSON)
+	if got.State != rollout.Paused || got.PausedBy != rollout.ByFailures || got.Failures != 2 {
+		t.Fatalf("the follower shows %+v, want the leader's rollout paused after 2 failures", got.Summary)
 	}
 }

@@ -22,18 +22,14 @@ type fleetRollout struct {
 type rolloutState struct {
 	// Digest is the template source the rollout is about: a new one starts
 	// a new rollout.
-	Digest   string `json:"digest"`
-	Paused   bool   `json:"paused"`
-	Failures int    `json:"failures"`
-	// Baseline is the failure count at the last resume.
-	Baseline int `json:"baseline"`
-	// Manual marks a pause an operator asked for (not too many failures).
-	Manual bool `json:"manual,omitempty"`
+	Digest string `json:"digest"`
+	rollout.State
 	// Since is when the fleet first had a configuration: agents registered
 	// after it bootstrap with their assigned configuration at once.
 	Since time.Time `json:"since"`
 }
 
+// rolloutKey prefixes the store keys of the fleets' rollout states.
 const rolloutKey = "configrollout/"
 
 // syncDone reports whether a member in a sync state no longer holds back
@@ -53,13 +49,6 @@ func newFleetRollout(def estate.Fleet) *fleetRollout {
 // waveOf is the wave index of a view in this fleet.
 func (f *fleetRollout) waveOf(view attributes.View) int {
 	return min(f.def.WaveOf(view), f.waves.Len()-1)
-}
-
-func (f *fleetRollout) maxFailures() (int, bool) {
-	if f.def.Rollout == nil {
-		return 0, false
-	}
-	return f.def.Rollout.MaxFailures, true
 }
 
 // count puts a record in its fleet's wave counts, leaving the fleet it

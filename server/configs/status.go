@@ -53,14 +53,14 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 		case next.Hash == "" && next.Status != StatusUnset:
 			// Nothing can be concluded about a configuration that is not named.
 			e.event(r, "config_status_ignored", "the agent reported remote config status "+next.Status+" without a config hash; it is ignored")
-		case e.lead:
+		case e.role.Leads():
 			e.remoteConfigStatus(r, next)
 		default:
 			e.observeStatus(r, next)
 		}
 	}
 	if why, stuck := e.stuck(r); stuck {
-		if e.lead {
+		if e.role.Leads() {
 			e.failed(r, r.desired, why)
 			e.reevaluate(r)
 		} else {
@@ -71,7 +71,7 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 	if ef != nil {
 		if ef.hash != r.effective {
 			r.effective = ef.hash
-			if e.lead {
+			if e.role.Leads() {
 				e.dirty[r.uid] = struct{}{}
 				if ef.size > MaxEffective {
 					e.event(r, "config_effective_not_read", fmt.Sprintf("the effective configuration %s of %d bytes is over the %d bytes the server reads; "+
@@ -128,7 +128,7 @@ func (e *Engine) checkEffective(r *record) {
 	}
 	r.track().notEffectiveNoted = r.desired
 	r.sendAgain()
-	if e.lead {
+	if e.role.Leads() {
 		e.event(r, "config_not_effective", "the collector reports configuration "+short(r.desired)+
 			" applied but runs without "+listUpTo(r.tracking().effectiveMissing, 5)+"; it is sent again")
 	}
@@ -249,11 +249,9 @@ func (e *Engine) failed(r *record, h, why string) {
 	r.own().failedWhy = why
 	e.event(r, "config_failed", "configuration "+short(h)+" failed: "+why)
 	if f := e.fleets[r.fleet]; f != nil {
-		f.Failures++
 		f.dirty = true
-		if mf, ok := f.maxFailures(); ok && !f.Paused && f.Failures-f.Baseline > mf {
-			f.Paused = true
-			e.log.Warn("configuration rollout paused", "fleet", f.def.Name, "failures", f.Failures-f.Baseline, "maxFailures", mf)
+		if f.Fail(f.def) {
+			e.log.Warn("configuration rollout paused", "fleet", f.def.Name, "failures", f.Spent(), "maxFailures", f.def.Rollout.MaxFailures)
 		}
 	}
 }

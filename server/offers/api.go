@@ -11,6 +11,7 @@ import (
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/pairing"
 	"github.com/myriarch/myriarch/server/registry"
+	"github.com/myriarch/myriarch/server/rollout"
 )
 
 // CollectorPairing is the "pairing" JSON of a collector.
@@ -28,11 +29,7 @@ type UpdaterPairing struct {
 }
 
 // Assignment is a collector's fleet assignment.
-type Assignment struct {
-	Fleet         *string `json:"fleet"`
-	TargetVersion *string `json:"targetVersion"`
-	Error         *string `json:"error"`
-}
+type Assignment = rollout.Assignment
 
 // Offer is a collector's offer state.
 type Offer struct {
@@ -56,13 +53,6 @@ func (p UpdaterPairing) WriteFields(o *admin.Object) {
 	o.String("state", p.State)
 	o.StringPtr("collector", p.Collector)
 	o.String("reason", p.Reason)
-}
-
-// WriteFields implements admin.FieldWriter.
-func (a Assignment) WriteFields(o *admin.Object) {
-	o.StringPtr("fleet", a.Fleet)
-	o.StringPtr("targetVersion", a.TargetVersion)
-	o.StringPtr("error", a.Error)
 }
 
 // WriteFields implements admin.FieldWriter.
@@ -237,14 +227,11 @@ func (e *Engine) extend(fleets []FleetJSON) {
 	}
 }
 
-// RolloutJSON is a fleet's rollout state.
+// RolloutJSON is a fleet's package rollout: its state ("none" for a fleet
+// without a package) and its waves.
 type RolloutJSON struct {
-	State       string     `json:"state"` // running | paused | complete
-	Failures    int        `json:"failures"`
-	MaxFailures *int       `json:"maxFailures"`
-	Waves       []WaveJSON `json:"waves"`
-	// PausedBy says why a paused rollout is paused: operator or failures.
-	PausedBy string `json:"pausedBy,omitempty"`
+	rollout.Summary
+	Waves []WaveJSON `json:"waves"`
 }
 
 // WaveJSON counts a wave's agents by offer state.
@@ -259,50 +246,24 @@ type WaveJSON struct {
 
 func (e *Engine) fleetJSONLocked(f *fleet) FleetJSON {
 	out := FleetJSON{Name: f.def.Name, Priority: f.def.Priority, Selector: f.def.Selector, Package: f.def.Package,
-		TargetVersion: f.def.TargetVersion, Rollout: RolloutJSON{Failures: f.Failures, Waves: []WaveJSON{}}}
+		TargetVersion: f.def.TargetVersion, Rollout: RolloutJSON{Waves: []WaveJSON{}}}
 	if out.Selector == nil {
 		out.Selector = map[string]string{}
 	}
-	if r := f.def.Rollout; r != nil {
-		mf := r.MaxFailures
-		out.Rollout.MaxFailures = &mf
-	}
 	if f.def.Package == "" {
+		out.Rollout.Summary = rollout.Summarize(f.def, rollout.State{Failures: f.Failures}, false)
 		out.Rollout.State = "none"
 		return out
 	}
 	complete := true
-	for w := range f.waves.Len() {
-		m := f.waves.Counts(w)
-		name := "(no wave)"
-		if r := f.def.Rollout; r != nil && w < len(r.Waves) {
-			name = r.Waves[w]
-		} else if f.def.Rollout == nil {
-			name = "all"
-		}
-		states := map[string]int{}
-		for k, v := range m {
-			if v > 0 {
-				states[k] = v
-			}
-		}
-		wj := WaveJSON{Wave: name, Total: f.waves.Total(w), Open: f.waves.GateOpen(w), UpToDate: m[UpToDate], Failed: m[Failed], States: states}
+	for _, row := range rollout.Rows(f.def, f.waves) {
+		wj := WaveJSON{Wave: row.Wave, Total: row.Total, Open: row.Open, UpToDate: row.States[UpToDate], Failed: row.States[Failed], States: row.States}
 		if wj.UpToDate+wj.Failed != wj.Total {
 			complete = false
 		}
 		out.Rollout.Waves = append(out.Rollout.Waves, wj)
 	}
-	switch {
-	case f.Paused:
-		out.Rollout.State, out.Rollout.PausedBy = "paused", "failures"
-		if f.Manual {
-			out.Rollout.PausedBy = "operator"
-		}
-	case complete:
-		out.Rollout.State = "complete"
-	default:
-		out.Rollout.State = "running"
-	}
+	out.Rollout.Summary = rollout.Summarize(f.def, f.State, complete)
 	return out
 }
 

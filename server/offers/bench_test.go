@@ -6,36 +6,17 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/registry"
-	"github.com/myriarch/myriarch/server/store"
+	"github.com/myriarch/myriarch/server/rollout/rollouttest"
 )
-
-type nopStore struct{}
-
-func (nopStore) LoadAgents(context.Context, int) ([]store.Agent, map[[16]byte][]store.Event, error) {
-	return nil, nil, nil
-}
-func (nopStore) Write(context.Context, store.Batch) error                     { return nil }
-func (nopStore) PutState(context.Context, string, []byte) error               { return nil }
-func (nopStore) GetState(context.Context, string) ([]byte, error)             { return nil, store.ErrNotFound }
-func (nopStore) DeleteState(context.Context, string) error                    { return nil }
-func (nopStore) ListState(context.Context, string) (map[string][]byte, error) { return nil, nil }
-
-type countingSender struct{ n atomic.Int64 }
-
-func (s *countingSender) Send(uuid.UUID, *protobufs.ServerToAgent) bool { s.n.Add(1); return true }
-
-func kv(k, v string) *protobufs.KeyValue {
-	return &protobufs.KeyValue{Key: k, Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: v}}}
-}
 
 func testEstate(target string) *estate.Estate {
 	pkgs := map[string][]estate.PackageVersion{}
@@ -48,32 +29,26 @@ func testEstate(target string) *estate.Estate {
 }
 
 // buildPairs registers n linked collector/updater pairs and returns the engine.
-func buildPairs(tb testing.TB, n int) (*Engine, *countingSender, *registry.Registry) {
-	reg, err := registry.Load(context.Background(), nopStore{}, nil, slog.New(slog.DiscardHandler),
-		registry.Options{FlushInterval: time.Hour, SeenInterval: time.Hour})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	snd := &countingSender{}
-	e, err := New(context.Background(), reg, nopStore{}, snd, slog.New(slog.DiscardHandler), Options{BaseURL: func() string { return "http://127.0.0.1:4320" }})
+func buildPairs(tb testing.TB, n int) (*Engine, *rollouttest.CountingSender, *registry.Registry) {
+	reg := rollouttest.Registry(tb, rollouttest.NopStore{}, registry.Options{})
+	snd := &rollouttest.CountingSender{}
+	e, err := New(context.Background(), reg, rollouttest.NopStore{}, snd, slog.New(slog.DiscardHandler), Options{BaseURL: func() string { return "http://127.0.0.1:4320" }})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	e.SetEstate(testEstate("0.149.0"))
-	cred := store.Credential{Kind: "token", ID: "t"}
+	cred := rollouttest.Cred
 	colCaps := uint64(protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig | protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus)
 	updCaps := uint64(protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages | protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus)
 	for i := range n {
 		host := fmt.Sprintf("host-%06d", i)
 		col, upd := uuid.New(), uuid.New()
-		reg.Report(col, cred, &protobufs.AgentToServer{Capabilities: colCaps, AgentDescription: &protobufs.AgentDescription{
-			IdentifyingAttributes:    []*protobufs.KeyValue{kv("service.name", "otelcol-contrib"), kv("service.version", "0.149.0")},
-			NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", host), kv("os.type", "linux"), kv("host.arch", "amd64"), kv("site.type", "edge")},
-		}}, false, true)
-		reg.Report(upd, cred, &protobufs.AgentToServer{Capabilities: updCaps, AgentDescription: &protobufs.AgentDescription{
-			IdentifyingAttributes:    []*protobufs.KeyValue{kv("service.name", "myriarch-updater")},
-			NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", host), kv("dev.myriarch.install.mode", "binary"), kv("dev.myriarch.collector.instance_uid", col.String())},
-		}}, false, true)
+		reg.Report(col, cred, &protobufs.AgentToServer{Capabilities: colCaps, AgentDescription: rollouttest.Description(
+			[]string{"service.name=otelcol-contrib", "service.version=0.149.0"},
+			"host.name="+host, "os.type=linux", "host.arch=amd64", "site.type=edge")}, false, true)
+		reg.Report(upd, cred, &protobufs.AgentToServer{Capabilities: updCaps, AgentDescription: rollouttest.Description(
+			[]string{"service.name=myriarch-updater"},
+			"host.name="+host, "dev.myriarch.install.mode=binary", "dev.myriarch.collector.instance_uid="+col.String())}, false, true)
 	}
 	return e, snd, reg
 }
@@ -110,11 +85,11 @@ func TestEveryPairOffered(t *testing.T) {
 	defer reg.Close()
 	e.SetEstate(testEstate("0.149.1"))
 	deadline := time.Now().Add(10 * time.Second)
-	for snd.n.Load() < 200 && time.Now().Before(deadline) {
+	for snd.N.Load() < 200 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	e.Close()
-	if got := snd.n.Load(); got != 200 {
+	if got := snd.N.Load(); got != 200 {
 		t.Fatalf("sent %d offers, want 200", got)
 	}
 	e.mu.Lock()
@@ -146,10 +121,10 @@ func TestLateStatusDoesNotRegressUpToDate(t *testing.T) {
 	if offer == nil {
 		t.Fatal("no offer made")
 	}
-	cred := store.Credential{Kind: "token", ID: "t"}
+	cred := rollouttest.Cred
 	reg.Report(col, cred, &protobufs.AgentToServer{SequenceNum: 1, Capabilities: uint64(protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig), AgentDescription: &protobufs.AgentDescription{
-		IdentifyingAttributes:    []*protobufs.KeyValue{kv("service.name", "otelcol-contrib"), kv("service.version", "0.149.1")},
-		NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", "host-000000"), kv("os.type", "linux"), kv("host.arch", "amd64"), kv("site.type", "edge")},
+		IdentifyingAttributes:    []*protobufs.KeyValue{testkit.KV("service.name", "otelcol-contrib"), testkit.KV("service.version", "0.149.1")},
+		NonIdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("host.name", "host-000000"), testkit.KV("os.type", "linux"), testkit.KV("host.arch", "amd64"), testkit.KV("site.type", "edge")},
 	}}, false, false)
 	pa := offer.Packages["otelcol-contrib"]
 	late := &protobufs.AgentToServer{PackageStatuses: &protobufs.PackageStatuses{

@@ -4,6 +4,13 @@
 // updater's package statuses, quarantines failed hashes and pauses rollouts
 // that fail too often. Every change is evaluated incrementally: only the
 // agents it touches are recomputed.
+//
+// With several instances on one store (Options.Shared) the leading
+// instance decides: fleet assignment, wave gates, failure counts and
+// pauses, the offer each collector's updater gets. The others take its
+// records (Mirror) to show them and to deliver those offers to the
+// updaters connected to them, and report those updaters' package statuses
+// for it (ReportFeature).
 package offers
 
 import (
@@ -23,6 +30,7 @@ import (
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/pairing"
 	"github.com/myriarch/myriarch/server/registry"
+	"github.com/myriarch/myriarch/server/rollout"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -83,8 +91,8 @@ type Engine struct {
 	// Locked. New fills them before the engine is shared, without it.
 	// Lock order: mu, then the registry's lock (events, reports).
 	mu sync.Mutex
-	// lead: this instance decides (always without Options.Shared).
-	lead       bool                     // guarded by mu
+	// role: whether this instance decides (always without Options.Shared).
+	role       rollout.Role             // guarded by mu
 	ix         *pairing.Index           // guarded by mu
 	est        *estate.Estate           // guarded by mu
 	collectors map[uuid.UUID]*collector // guarded by mu
@@ -118,7 +126,9 @@ type Engine struct {
 	dirty   map[uuid.UUID]struct{} // guarded by mu
 	writes  *writebehind.Writer    // set once by New
 
-	// stored are the rollout states last read from the store (by key); a
+	// rollouts keeps the fleets' rollout states; set once by New.
+	rollouts *rollout.States
+	// stored are the rollout states last read from the store (by fleet); a
 	// follower gives them to fleets new to it, as the leader may have
 	// written them before this instance's estate had the fleet. Guarded
 	// by mu.
@@ -126,9 +136,9 @@ type Engine struct {
 
 	actions *admin.Actions // set once by New
 
-	outbox   *queue
+	// outbox holds the offers to push to connected updaters.
+	outbox   *rollout.Queue[*protobufs.PackagesAvailable]
 	stopOnce sync.Once
-	wg       sync.WaitGroup
 }
 
 // collector is the engine's record of one collector; guarded by Engine.mu.
@@ -188,12 +198,13 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 		desired:    map[uuid.UUID]*protobufs.PackagesAvailable{},
 		offeredTo:  map[uuid.UUID]uuid.UUID{},
 		acked:      map[uuid.UUID][]byte{},
-		lead:       !opts.Shared,
-		outbox:     newQueue(),
+		role:       rollout.NewRole(opts.Shared),
+		outbox:     rollout.NewQueue[*protobufs.PackagesAvailable](),
 		versions:   map[string]parsedVersion{},
 		dirty:      map[uuid.UUID]struct{}{},
 	}
 	e.records, _ = st.(store.Offers)
+	e.rollouts = rollout.NewStates(st, rolloutKey, "rollout state", log)
 	e.actions = admin.NewActions(opts.Requests, e.Leading)
 	e.resetCachesLocked()
 	if err := e.loadFleetStates(ctx); err != nil {
@@ -209,7 +220,7 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 		e.syncFleetsLocked()
 	}
 	e.loadLocked(reg.List("", false), stored)
-	if e.lead {
+	if e.role.Leads() {
 		e.reevaluateAllLocked()
 	} else {
 		e.recountAllLocked()
@@ -224,10 +235,9 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 	e.saveFleets(dirty)
 	e.flush()
 	e.writes = writebehind.Start(flushEvery, e.flush)
-	for range opts.Senders {
-		e.wg.Add(1)
-		go e.sender(send)
-	}
+	e.outbox.Serve(opts.Senders, func(upd uuid.UUID, pas *protobufs.PackagesAvailable) {
+		send.Send(upd, &protobufs.ServerToAgent{PackagesAvailable: pas})
+	})
 	reg.Observe(e.AgentChanged)
 	return e, nil
 }
@@ -235,21 +245,9 @@ func New(ctx context.Context, reg *registry.Registry, st store.State, send Sende
 // Close stops the senders and the writer and writes what is pending.
 func (e *Engine) Close() {
 	e.stopOnce.Do(func() {
-		e.outbox.close()
-		e.wg.Wait()
+		e.outbox.Close()
 		e.writes.Close()
 	})
-}
-
-func (e *Engine) sender(s Sender) {
-	defer e.wg.Done()
-	for {
-		it, ok := e.outbox.pop()
-		if !ok {
-			return
-		}
-		s.Send(it.uid, &protobufs.ServerToAgent{PackagesAvailable: it.msg})
-	}
 }
 
 func (e *Engine) collectorRecLocked(uid uuid.UUID) *collector {
@@ -281,7 +279,7 @@ func (e *Engine) AgentChanged(uid uuid.UUID) {
 		a = registry.Agent{UID: uid, Kind: registry.KindUnknown}
 	}
 	work := e.absorbLocked(a)
-	if e.lead {
+	if e.role.Leads() {
 		e.evaluateLocked(work)
 	} else if a.Kind == registry.KindUpdater {
 		e.deliverToLocked(a.UID, false)
@@ -295,7 +293,7 @@ func (e *Engine) absorbLocked(a registry.Agent) map[uuid.UUID]struct{} {
 	pa := e.absorbFactsLocked(a, work)
 	for _, ch := range e.ix.Update(pa) {
 		work[ch.Collector] = struct{}{}
-		if e.lead {
+		if e.role.Leads() {
 			e.pairingEventLocked(ch)
 		}
 		for _, fn := range e.linkObservers {
@@ -366,7 +364,7 @@ func (e *Engine) SetEstate(est *estate.Estate) {
 	e.est = est
 	e.resetCachesLocked()
 	e.syncFleetsLocked()
-	if !e.lead {
+	if !e.role.Leads() {
 		// The leader decides with the new estate; until its records come,
 		// this instance shows and delivers what it decided last.
 		e.applyFleetStatesLocked(e.stored)

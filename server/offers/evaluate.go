@@ -9,6 +9,7 @@ import (
 
 	"github.com/myriarch/myriarch/internal/stamp"
 	"github.com/myriarch/myriarch/server/pairing"
+	"github.com/myriarch/myriarch/server/rollout"
 )
 
 // evaluateLocked recomputes the given collectors, and then those whose wave gate
@@ -21,34 +22,19 @@ func (e *Engine) evaluateLocked(work map[uuid.UUID]struct{}) {
 			keys = append(keys, k)
 		}
 		sort.Slice(keys, func(i, j int) bool { return string(keys[i][:]) < string(keys[j][:]) })
-		gates := map[*fleet]int{}
+		gates := rollout.Gates{}
 		for _, uid := range keys {
 			c, ok := e.collectors[uid]
 			if !ok {
 				continue
 			}
-			for _, f := range []*fleet{e.fleets[c.fleet]} {
-				if _, seen := gates[f]; f != nil && !seen {
-					gates[f] = f.waves.FirstClosed()
-				}
-			}
+			gates.Note(e.wavesLocked(c.fleet))
 			e.evalOneLocked(c)
-			if f := e.fleets[c.fleet]; f != nil {
-				if _, seen := gates[f]; !seen {
-					gates[f] = f.waves.FirstClosed()
-				}
-			}
+			gates.Note(e.wavesLocked(c.fleet))
 		}
 		next := map[uuid.UUID]struct{}{}
-		for f, before := range gates {
-			after := f.waves.FirstClosed()
-			if after <= before {
-				continue
-			}
-			// Waves before..after-1 just opened.
-			for m := range f.waves.MembersOf(before, after) {
-				next[m] = struct{}{}
-			}
+		for m := range gates.Opened() {
+			next[m] = struct{}{}
 		}
 		work = next
 	}
@@ -164,7 +150,7 @@ func (e *Engine) decideLocked(c *collector, f *fleet, u *updater) (string, strin
 	c.setOffer(e.specLocked(pv.Name, pv.Version, hash, pas.Packages[pv.Name].GetFile().GetContentHash(), e.offerKeyForLocked(c, u)), u.uid)
 	e.desired[u.uid] = pas
 	if u.online {
-		e.outbox.push(u.uid, pas)
+		e.outbox.Push(u.uid, pas)
 		return Offered, ""
 	}
 	return Offered, "updater offline; the offer is delivered when it reconnects"

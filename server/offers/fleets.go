@@ -2,13 +2,9 @@ package offers
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"strings"
 
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/rollout"
-	"github.com/myriarch/myriarch/server/store"
 )
 
 // fleet is a fleet definition with its rollout progress; guarded by
@@ -24,54 +20,52 @@ type fleet struct {
 
 // rolloutState is a fleet's persisted rollout state, kept per target version.
 type rolloutState struct {
-	Target   string `json:"targetVersion"`
-	Paused   bool   `json:"paused"`
-	Failures int    `json:"failures"`
-	// Baseline is the failure count at the last resume: pausing compares
-	// failures since then with maxFailures.
-	Baseline int `json:"baseline"`
-	// Manual marks a pause an operator asked for (not too many failures).
-	Manual bool `json:"manual,omitempty"`
+	Target string `json:"targetVersion"`
+	rollout.State
 }
 
+// rolloutKey prefixes the store keys of the fleets' rollout states.
 const rolloutKey = "rollout/"
 
 // loadFleetStates reads the persisted rollouts; called by New before the
 // engine is shared, so without the lock.
 func (e *Engine) loadFleetStates(ctx context.Context) error {
-	m, err := e.state.ListState(ctx, rolloutKey)
+	m, err := e.rollouts.List(ctx)
 	if err != nil {
 		return err
 	}
 	e.stored = m
-	for k, v := range m {
-		var r rolloutState
-		if json.Unmarshal(v, &r) != nil {
-			continue
-		}
-		name := strings.TrimPrefix(k, rolloutKey)
+	for name, r := range rollout.Decode[rolloutState](m) {
 		e.fleets[name] = &fleet{def: estate.Fleet{Name: name}, waves: rollout.New(1, offerDone), rolloutState: r}
 	}
 	return nil
 }
 
-// applyFleetStatesLocked sets the stored rollout states of the fleets in force;
-// a state about another target version than the fleet's is a rollout that
-// is over (a new one starts). Caller holds e.mu.
+// applyFleetStatesLocked sets the stored rollout states (by fleet name) of
+// the fleets in force; a state about another target version than the
+// fleet's is a rollout that is over (a new one starts). Caller holds e.mu.
 func (e *Engine) applyFleetStatesLocked(states map[string][]byte) {
-	for k, v := range states {
-		f := e.fleets[strings.TrimPrefix(k, rolloutKey)]
-		var r rolloutState
-		if f == nil || json.Unmarshal(v, &r) != nil {
+	for name, r := range rollout.Decode[rolloutState](states) {
+		f := e.fleets[name]
+		if f == nil {
 			continue
 		}
 		if f.def.Package != "" && r.Target != f.def.TargetVersion {
-			f.rolloutState = rolloutState{Target: f.def.TargetVersion, Paused: r.Manual, Manual: r.Manual}
+			f.rolloutState = rolloutState{Target: f.def.TargetVersion, State: r.Restart()}
 			f.dirty = true
 			continue
 		}
 		f.rolloutState = r
 	}
+}
+
+// wavesLocked is the wave counts of fleet name; nil without such a fleet.
+// Caller holds e.mu.
+func (e *Engine) wavesLocked(name string) *rollout.Waves {
+	if f := e.fleets[name]; f != nil {
+		return f.waves
+	}
+	return nil
 }
 
 func (f *fleet) groups() int {
@@ -96,7 +90,7 @@ func (e *Engine) syncFleetsLocked() {
 			if f.Target != def.TargetVersion {
 				// A new target starts a new rollout; an operator's pause
 				// holds it too, until resumed.
-				f.rolloutState = rolloutState{Target: def.TargetVersion, Paused: f.Manual, Manual: f.Manual}
+				f.rolloutState = rolloutState{Target: def.TargetVersion, State: f.Restart()}
 				f.dirty = true
 			}
 			f.waves = rollout.New(f.groups(), offerDone)
@@ -121,7 +115,7 @@ func (e *Engine) syncFleetsLocked() {
 func (e *Engine) dirtyFleetsLocked() map[string]*rolloutState {
 	out := map[string]*rolloutState{}
 	for name, f := range e.fleets {
-		if f.dirty && !e.lead {
+		if f.dirty && !e.role.Leads() {
 			f.dirty = false
 		}
 		if f.dirty {
@@ -136,13 +130,7 @@ func (e *Engine) dirtyFleetsLocked() map[string]*rolloutState {
 // saveFleets persists rollout states outside the engine lock.
 func (e *Engine) saveFleets(dirty map[string]*rolloutState) {
 	for name, r := range dirty {
-		b, _ := json.Marshal(r)
-		switch err := e.state.PutState(context.Background(), rolloutKey+name, b); {
-		case errors.Is(err, store.ErrNotLeader):
-			e.log.Info("rollout state not written: this instance no longer leads", "fleet", name)
-		case err != nil && !errors.Is(err, store.ErrNotFound):
-			e.log.Error("persisting rollout state failed", "fleet", name, "err", err)
-		}
+		e.rollouts.Put(name, r)
 	}
 }
 

@@ -14,6 +14,15 @@ import (
 	"github.com/myriarch/myriarch/server/registry"
 )
 
+// Operator actions the leading instance performs, with their arguments
+// (see Options.Requests).
+const (
+	OpRetry      = "offers.retry"      // collector UID
+	OpRetryFleet = "offers.retryFleet" // fleet name; result: how many
+	OpPause      = "fleets.pause"      // fleet name: every rollout of it
+	OpResume     = "fleets.resume"     // fleet name: every rollout of it
+)
+
 // States are the offer states, the values of GET /api/v1/agents?offerState=.
 var States = []string{UpToDate, WaitingWave, Offered, Downloading, Installing, Installed, Failed,
 	HeldAmbiguous, NoUpdater, NoArtifact, Paused}
@@ -27,10 +36,10 @@ func (e *Engine) Pause(name string) error {
 		e.mu.Unlock()
 		return fmt.Errorf("no fleet %q", name)
 	}
-	if !f.Paused {
-		f.Paused, f.Manual, f.dirty = true, true, true
+	if f.Pause() {
+		f.dirty = true
 		e.log.Info("rollout paused by an operator", "fleet", name)
-		e.evaluateLocked(f.memberSet())
+		e.evaluateLocked(f.waves.MemberSet())
 	}
 	dirty := e.dirtyFleetsLocked()
 	e.mu.Unlock()
@@ -86,14 +95,6 @@ func (e *Engine) everyRollout(op string, own func(name string) error, ext func(x
 		}
 		e.writeFleet(w, name)
 	}
-}
-
-func (f *fleet) memberSet() map[uuid.UUID]struct{} {
-	work := map[uuid.UUID]struct{}{}
-	for m := range f.waves.Members() {
-		work[m] = struct{}{}
-	}
-	return work
 }
 
 // operatorRoutes adds what the console needs beyond the CLI's routes: pause,

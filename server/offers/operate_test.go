@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -13,10 +12,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/credentials"
 	"github.com/myriarch/myriarch/server/registry"
-	"github.com/myriarch/myriarch/server/store"
+	"github.com/myriarch/myriarch/server/rollout/rollouttest"
 	"github.com/myriarch/myriarch/server/tokens"
 )
 
@@ -39,15 +39,15 @@ func states(e *Engine) map[string]int {
 
 func addPair(t *testing.T, reg *registry.Registry, host string) (col, upd uuid.UUID) {
 	t.Helper()
-	cred := store.Credential{Kind: "token", ID: "t"}
+	cred := rollouttest.Cred
 	col, upd = uuid.New(), uuid.New()
 	reg.Report(col, cred, &protobufs.AgentToServer{Capabilities: uint64(protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig), AgentDescription: &protobufs.AgentDescription{
-		IdentifyingAttributes:    []*protobufs.KeyValue{kv("service.name", "otelcol-contrib"), kv("service.version", "0.149.0")},
-		NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", host), kv("os.type", "linux"), kv("host.arch", "amd64"), kv("site.type", "edge")},
+		IdentifyingAttributes:    []*protobufs.KeyValue{testkit.KV("service.name", "otelcol-contrib"), testkit.KV("service.version", "0.149.0")},
+		NonIdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("host.name", host), testkit.KV("os.type", "linux"), testkit.KV("host.arch", "amd64"), testkit.KV("site.type", "edge")},
 	}}, false, true)
 	reg.Report(upd, cred, &protobufs.AgentToServer{Capabilities: uint64(protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages), AgentDescription: &protobufs.AgentDescription{
-		IdentifyingAttributes:    []*protobufs.KeyValue{kv("service.name", "myriarch-updater")},
-		NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", host), kv("dev.myriarch.install.mode", "binary"), kv("dev.myriarch.collector.instance_uid", col.String())},
+		IdentifyingAttributes:    []*protobufs.KeyValue{testkit.KV("service.name", "myriarch-updater")},
+		NonIdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("host.name", host), testkit.KV("dev.myriarch.install.mode", "binary"), testkit.KV("dev.myriarch.collector.instance_uid", col.String())},
 	}}, false, true)
 	return col, upd
 }
@@ -152,10 +152,7 @@ func TestListingFiltersByFleetAndOfferStateAndSummary(t *testing.T) {
 	e.Routes(api)
 	e.SetEstate(testEstate("0.149.1"))
 	get := func(path string) (int, string) {
-		req := httptest.NewRequest("GET", path, nil)
-		req.Header.Set("Authorization", "Bearer adm")
-		rec := httptest.NewRecorder()
-		api.ServeHTTP(rec, req)
+		rec := rollouttest.Request(api, "GET", path, "adm")
 		return rec.Code, rec.Body.String()
 	}
 	total := func(query string) int {
@@ -191,10 +188,7 @@ func TestListingFiltersByFleetAndOfferStateAndSummary(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"/api/v1/fleets/edge/pause", "/api/v1/fleets/edge/retry", "/api/v1/fleets/none/pause"} {
-		req := httptest.NewRequest("POST", path, nil)
-		req.Header.Set("Authorization", "Bearer adm")
-		rec := httptest.NewRecorder()
-		api.ServeHTTP(rec, req)
+		rec := rollouttest.Request(api, "POST", path, "adm")
 		want := 200
 		if strings.Contains(path, "none") {
 			want = 404

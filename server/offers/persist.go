@@ -117,7 +117,7 @@ func (c *collector) decisionIs(d decided) bool {
 // persistLocked queues c's record for the writer when this instance decides;
 // caller holds e.mu.
 func (e *Engine) persistLocked(c *collector) {
-	if e.records == nil || !e.lead {
+	if e.records == nil || !e.role.Leads() {
 		return
 	}
 	e.dirty[c.uid] = struct{}{}

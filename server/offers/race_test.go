@@ -7,7 +7,8 @@ import (
 
 	"github.com/open-telemetry/opamp-go/protobufs"
 
-	"github.com/myriarch/myriarch/server/store"
+	"github.com/myriarch/myriarch/internal/testkit"
+	"github.com/myriarch/myriarch/server/rollout/rollouttest"
 )
 
 // Two connections of one collector (its old socket closing, its new one
@@ -26,11 +27,11 @@ func TestConcurrentReportsEndWithTheRegistrysLastWord(t *testing.T) {
 		col = uid
 	}
 	e.mu.Unlock()
-	cred := store.Credential{Kind: "token", ID: "t"}
+	cred := rollouttest.Cred
 	report := func(seq uint64, version string) {
 		reg.Report(col, cred, &protobufs.AgentToServer{SequenceNum: seq, Capabilities: uint64(protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig), AgentDescription: &protobufs.AgentDescription{
-			IdentifyingAttributes:    []*protobufs.KeyValue{kv("service.name", "otelcol-contrib"), kv("service.version", version)},
-			NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", "host-000000"), kv("os.type", "linux"), kv("host.arch", "amd64"), kv("site.type", "edge")},
+			IdentifyingAttributes:    []*protobufs.KeyValue{testkit.KV("service.name", "otelcol-contrib"), testkit.KV("service.version", version)},
+			NonIdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("host.name", "host-000000"), testkit.KV("os.type", "linux"), testkit.KV("host.arch", "amd64"), testkit.KV("site.type", "edge")},
 		}}, false, false)
 	}
 	peeked, newerDone := make(chan struct{}), make(chan struct{})

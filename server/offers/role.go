@@ -12,31 +12,15 @@ import (
 	"github.com/myriarch/myriarch/server/store"
 )
 
-// With several instances on one store (Options.Shared) the leading
-// instance decides: fleet assignment, wave gates, failure counts and
-// pauses, the offer each collector's updater gets. The others take its
-// records (Mirror) to show them and to deliver those offers to the
-// updaters connected to them, and report those updaters' package statuses
-// for it (ReportFeature).
-
 // ReportFeature names the package statuses an updater reports, as the
 // store keeps them (store.Report.Feature).
 const ReportFeature = "packages"
-
-// Ops are the operator actions the leading instance performs, with their
-// arguments (see Options.Requests).
-const (
-	OpRetry      = "offers.retry"      // collector UID
-	OpRetryFleet = "offers.retryFleet" // fleet name; result: how many
-	OpPause      = "fleets.pause"      // fleet name: every rollout of it
-	OpResume     = "fleets.resume"     // fleet name: every rollout of it
-)
 
 // Leading reports whether this instance decides.
 func (e *Engine) Leading() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.lead
+	return e.role.Leads()
 }
 
 // Lead makes this instance decide, from the records and rollout states the
@@ -47,7 +31,7 @@ func (e *Engine) Lead(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	states, err := e.state.ListState(ctx, rolloutKey)
+	states, err := e.rollouts.List(ctx)
 	if err != nil {
 		return err
 	}
@@ -63,7 +47,7 @@ func (e *Engine) Lead(ctx context.Context) error {
 			e.restoreLocked(c, &p)
 		}
 	}
-	e.lead = true
+	e.role.Lead()
 	clear(e.offeredTo)
 	clear(e.desired)
 	for _, c := range e.collectors {
@@ -77,22 +61,23 @@ func (e *Engine) Lead(ctx context.Context) error {
 	return nil
 }
 
-// Follow makes this instance stop deciding: what it decided and has not
-// written is dropped (the next leader decides again from the store).
-func (e *Engine) Follow() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !e.lead {
-		return
-	}
-	e.lead = false
+// Follow makes this instance stop deciding: the offer records it decided
+// and has not written are dropped (the next leader decides again from the
+// store), and it keeps delivering its last offers until the leader's
+// records come.
+func (e *Engine) Follow() { e.role.StepDown(&e.mu, e.dropDecisionsLocked) }
+
+// dropDecisionsLocked drops what this instance decided and has not
+// written, keeping its last rollout states and offers to show and deliver.
+// Caller holds e.mu.
+func (e *Engine) dropDecisionsLocked() {
 	clear(e.dirty)
 	// What this instance decided last stands for the store until the
 	// next leader writes.
 	e.stored = map[string][]byte{}
 	for name, f := range e.fleets {
 		if b, err := json.Marshal(f.rolloutState); err == nil {
-			e.stored[rolloutKey+name] = b
+			e.stored[name] = b
 		}
 	}
 	clear(e.offeredTo)
@@ -109,7 +94,7 @@ func (e *Engine) Follow() {
 func (e *Engine) Mirror(records map[[16]byte][]byte) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.lead {
+	if e.role.Leads() {
 		return
 	}
 	for uid, data := range records {
@@ -163,7 +148,7 @@ func (e *Engine) deliverToLocked(upd uuid.UUID, send bool) {
 	e.desired[upd] = pas
 	if send {
 		if a, ok := e.reg.Peek(upd); ok && a.Connected {
-			e.outbox.push(upd, pas)
+			e.outbox.Push(upd, pas)
 		}
 	}
 }
@@ -183,7 +168,7 @@ func (e *Engine) recountAllLocked() {
 func (e *Engine) ApplyReports(reps []store.Report) {
 	var dirty map[string]*rolloutState
 	e.mu.Lock()
-	if !e.lead {
+	if !e.role.Leads() {
 		e.mu.Unlock()
 		return
 	}
@@ -212,13 +197,13 @@ func (e *Engine) ApplyReports(reps []store.Report) {
 // ReloadState reads the fleets' rollout states the leader wrote (following
 // only: a leader writes them).
 func (e *Engine) ReloadState(ctx context.Context) error {
-	states, err := e.state.ListState(ctx, rolloutKey)
+	states, err := e.rollouts.List(ctx)
 	if err != nil {
 		return err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.lead {
+	if !e.role.Leads() {
 		e.stored = states
 		e.applyFleetStatesLocked(states)
 	}

@@ -11,14 +11,17 @@ import (
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/registry"
+	"github.com/myriarch/myriarch/server/rollout"
+	"github.com/myriarch/myriarch/server/rollout/rollouttest"
 	"github.com/myriarch/myriarch/server/store"
 )
 
 // sharedStore is what instances share: offer records and server state;
 // and, per registry, the reports it wrote.
 type sharedStore struct {
-	nopStore
+	rollouttest.NopStore
 	mu      sync.Mutex
 	records map[[16]byte][]byte
 	state   map[string][]byte
@@ -73,16 +76,13 @@ func (s *sharedStore) takeReports() []store.Report {
 type instance struct {
 	e   *Engine
 	reg *registry.Registry
-	snd *countingSender
+	snd *rollouttest.CountingSender
 }
 
 func newInstance(t *testing.T, st *sharedStore, shared bool) *instance {
 	t.Helper()
-	reg, err := registry.Load(context.Background(), st, nil, slog.New(slog.DiscardHandler), registry.Options{FlushInterval: time.Hour, SeenInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	snd := &countingSender{}
+	reg := rollouttest.Registry(t, st, registry.Options{})
+	snd := &rollouttest.CountingSender{}
 	e, err := New(context.Background(), reg, st, snd, slog.New(slog.DiscardHandler), Options{BaseURL: func() string { return "http://127.0.0.1:4320" }, Shared: shared})
 	if err != nil {
 		t.Fatal(err)
@@ -93,14 +93,14 @@ func newInstance(t *testing.T, st *sharedStore, shared bool) *instance {
 
 // register reports a collector and its updater to a registry under given UIDs.
 func register(reg *registry.Registry, col, upd uuid.UUID, host string) {
-	cred := store.Credential{Kind: "token", ID: "t"}
+	cred := rollouttest.Cred
 	reg.Report(col, cred, &protobufs.AgentToServer{Capabilities: uint64(protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig), AgentDescription: &protobufs.AgentDescription{
-		IdentifyingAttributes:    []*protobufs.KeyValue{kv("service.name", "otelcol-contrib"), kv("service.version", "0.149.0")},
-		NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", host), kv("os.type", "linux"), kv("host.arch", "amd64"), kv("site.type", "edge")},
+		IdentifyingAttributes:    []*protobufs.KeyValue{testkit.KV("service.name", "otelcol-contrib"), testkit.KV("service.version", "0.149.0")},
+		NonIdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("host.name", host), testkit.KV("os.type", "linux"), testkit.KV("host.arch", "amd64"), testkit.KV("site.type", "edge")},
 	}}, false, true)
 	reg.Report(upd, cred, &protobufs.AgentToServer{Capabilities: uint64(protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages), AgentDescription: &protobufs.AgentDescription{
-		IdentifyingAttributes:    []*protobufs.KeyValue{kv("service.name", "myriarch-updater")},
-		NonIdentifyingAttributes: []*protobufs.KeyValue{kv("host.name", host), kv("dev.myriarch.install.mode", "binary"), kv("dev.myriarch.collector.instance_uid", col.String())},
+		IdentifyingAttributes:    []*protobufs.KeyValue{testkit.KV("service.name", "myriarch-updater")},
+		NonIdentifyingAttributes: []*protobufs.KeyValue{testkit.KV("host.name", host), testkit.KV("dev.myriarch.install.mode", "binary"), testkit.KV("dev.myriarch.collector.instance_uid", col.String())},
 	}}, false, true)
 }
 
@@ -141,10 +141,10 @@ func TestFollowerDeliversAndReportsLeaderApplies(t *testing.T) {
 	if offer == nil || want == nil || string(offer.AllPackagesHash) != string(want.AllPackagesHash) {
 		t.Fatalf("the follower delivers %v, the leader decided %v", offer, want)
 	}
-	waitFor(t, func() bool { return follow.snd.n.Load() == 1 }, "the offer pushed by the follower")
+	testkit.WaitFor(t, "the offer pushed by the follower", func() bool { return follow.snd.N.Load() == 1 })
 	follow.e.Mirror(recs) // the same record again: not pushed again
 	time.Sleep(50 * time.Millisecond)
-	if n := follow.snd.n.Load(); n != 1 {
+	if n := follow.snd.N.Load(); n != 1 {
 		t.Fatalf("%d pushes for one offer", n)
 	}
 
@@ -202,19 +202,8 @@ func TestFollowerDeliversNoOfferItBuildsDifferently(t *testing.T) {
 	follow.e.mu.Lock()
 	d := follow.e.desired[upd]
 	follow.e.mu.Unlock()
-	if d != nil || follow.snd.n.Load() != 0 {
+	if d != nil || follow.snd.N.Load() != 0 {
 		t.Fatalf("a follower with another estate delivered %v", d)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -239,7 +228,7 @@ func TestFollowerTakesTheStateOfAFleetNewToIt(t *testing.T) {
 		got = f.rolloutState
 	}
 	follow.e.mu.Unlock()
-	if want := (rolloutState{Target: "0.149.1", Paused: true, Failures: 1}); got != want {
+	if want := (rolloutState{Target: "0.149.1", State: rollout.State{Paused: true, Failures: 1}}); got != want {
 		t.Fatalf("the follower shows %+v, want the leader's %+v", got, want)
 	}
 }

@@ -28,7 +28,7 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 		e.acked[uid] = ps.GetServerProvidedAllPackagesHash()
 		now := e.opts.Now().UTC()
 		e.reportLocked(uid, ps, now)
-		if e.lead {
+		if e.role.Leads() {
 			dirty = e.packageStatusesLocked(uid, ps, time.Time{})
 			if c := e.linkedCollectorLocked(uid); c != nil && now.After(c.reportAt.Time()) {
 				c.reportAt = stamp.Of(now)
@@ -126,14 +126,10 @@ func (e *Engine) packageStatusesLocked(updaterUID uuid.UUID, ps *protobufs.Packa
 	e.countLocked(c)
 	work := map[uuid.UUID]struct{}{}
 	if f != nil && c.state == Failed && prev != Failed {
-		f.Failures++
 		f.dirty = true
-		if r := f.def.Rollout; r != nil && !f.Paused && f.Failures-f.Baseline > r.MaxFailures {
-			f.Paused = true
-			e.log.Warn("rollout paused", "fleet", f.def.Name, "failures", f.Failures-f.Baseline, "maxFailures", r.MaxFailures)
-			for m := range f.waves.Members() {
-				work[m] = struct{}{}
-			}
+		if f.Fail(f.def) {
+			e.log.Warn("rollout paused", "fleet", f.def.Name, "failures", f.Spent(), "maxFailures", f.def.Rollout.MaxFailures)
+			work = f.waves.MemberSet()
 		}
 	}
 	if f != nil && f.waves.FirstClosed() > before {
@@ -169,14 +165,9 @@ func (e *Engine) Resume(name string) error {
 		e.mu.Unlock()
 		return fmt.Errorf("no fleet %q", name)
 	}
-	f.Paused, f.Manual = false, false
-	f.Baseline = f.Failures
+	f.Resume()
 	f.dirty = true
-	work := map[uuid.UUID]struct{}{}
-	for m := range f.waves.Members() {
-		work[m] = struct{}{}
-	}
-	e.evaluateLocked(work)
+	e.evaluateLocked(f.waves.MemberSet())
 	dirty := e.dirtyFleetsLocked()
 	e.mu.Unlock()
 	e.saveFleets(dirty)

@@ -1,7 +1,3 @@
-// Package rollout keeps a fleet's rollout waves: which wave each member is
-// in and its state, counted per wave, and which waves are open. Package
-// offers and configuration rollouts both gate on it: wave N+1 opens only
-// when every member of waves ≤ N is done.
 package rollout
 
 import (
@@ -11,7 +7,10 @@ import (
 	"github.com/google/uuid"
 )
 
-// Waves counts members per wave by state. It is not safe for concurrent
+// Waves keeps a fleet's rollout waves: which wave each member is in and
+// its state, counted per wave, and which waves are open: wave N+1 opens
+// only when every member of waves ≤ N is done. Waves counts members per
+// wave by state. It is not safe for concurrent
 // use: its owner's lock guards it.
 type Waves struct {
 	counts  []map[string]int
@@ -84,6 +83,15 @@ func (w *Waves) Has(uid uuid.UUID) bool { _, ok := w.members[uid]; return ok }
 
 // Members iterates over the counted members in no particular order.
 func (w *Waves) Members() iter.Seq[uuid.UUID] { return maps.Keys(w.members) }
+
+// MemberSet is every counted member, as a set of agents to evaluate.
+func (w *Waves) MemberSet() map[uuid.UUID]struct{} {
+	set := make(map[uuid.UUID]struct{}, len(w.members))
+	for uid := range w.members {
+		set[uid] = struct{}{}
+	}
+	return set
+}
 
 // MembersOf iterates over the members of waves [from, to).
 func (w *Waves) MembersOf(from, to int) iter.Seq[uuid.UUID] {

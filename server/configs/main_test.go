@@ -1,0 +1,12 @@
+package configs
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests when a goroutine they started (the
+// engine's senders, writer and context worker) is still running at the
+// end.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
