@@ -52,7 +52,7 @@ func TestSeed001ProvidersExamples(t *testing.T) {
 			}
 			cfg, problems := Parse(append([]byte(minimal), example...))
 			if len(problems) > 0 {
-				t.Fatalf("seed 001's example refused: %v", problems)
+				t.Fatalf("the providers specification's example refused: %v", problems)
 			}
 			var buf bytes.Buffer
 			if err := providers.Inspect(context.Background(), cfg.Providers, false, &buf, nil); err != nil {

@@ -159,7 +159,7 @@ func (d *dockerProvider) inspect(ctx context.Context, cli *client.Client, id str
 	return containerMapping(c), true, nil
 }
 
-// containerMapping is the mapping of one container: seed 001's variables
+// containerMapping is the mapping of one container: the Docker provider's variables
 // id, name, image, labels (an object), cmd (the process's path and
 // arguments), ports (see containerPorts) and paths.log; the same container
 // fields as container.{id, name, image.name, labels.*}, which Blueprints

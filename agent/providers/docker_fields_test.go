@@ -72,7 +72,7 @@ func TestContainerPorts(t *testing.T) {
 }
 
 // TestDockerProviderSeedFields runs a container with a command, labels and
-// ports on a network of its own and checks every variable of seed 001's
+// ports on a network of its own and checks every variable of the specification's
 // docker provider, as published and as rendered.
 func TestDockerProviderSeedFields(t *testing.T) {
 	cli := testenv.Docker(t)

@@ -10,7 +10,7 @@ import (
 )
 
 // LocalDynamicConfig lists static mappings, in one of two shapes (not
-// both): Vars as seed 001 writes it, each element one mapping's variables
+// both): Vars as the providers specification writes it, each element one mapping's variables
 // (`vars: [{item: key1}, {item: key2}]` gives ${local_dynamic.item}); or
 // Items, each a mapping's variables and the processors it carries.
 type LocalDynamicConfig struct {

@@ -11,7 +11,7 @@ import (
 	"github.com/myriarch/myriarch/internal/yamlstrict"
 )
 
-// TestLocalDynamicShapes loads providers.local_dynamic as seed 001 writes
+// TestLocalDynamicShapes loads providers.local_dynamic as the providers specification writes
 // it (vars: a list of mappings) and as items (variables and processors),
 // and refuses both at once.
 func TestLocalDynamicShapes(t *testing.T) {
@@ -22,7 +22,7 @@ func TestLocalDynamicShapes(t *testing.T) {
 		procs []int // processors per mapping
 		err   string
 	}{
-		{name: "vars, as seed 001 writes it", src: "vars:\n  - item: key1\n  - item: key2\n",
+		{name: "vars, as the specification writes it", src: "vars:\n  - item: key1\n  - item: key2\n",
 			want: []map[string]any{{"item": "key1"}, {"item": "key2"}}, procs: []int{0, 0}},
 		{name: "vars with nested values and an empty element", src: "vars:\n  - {item: a, port: 8080, tags: [x, y]}\n  - {}\n",
 			want: []map[string]any{{"item": "a", "port": int64(8080), "tags": []any{"x", "y"}}, {}}, procs: []int{0, 0}},

@@ -16,9 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/myriarch/myriarch/agent/config"
+	"github.com/myriarch/myriarch/internal/testkit"
 )
 
 // The test binary doubles as a fake supervisor: with FAKE_SUPERVISOR set it
@@ -29,7 +28,7 @@ func TestMain(m *testing.M) {
 		fakeSupervisor(mode, os.Getenv("FAKE_DIR"))
 		return
 	}
-	goleak.VerifyTestMain(m)
+	os.Exit(testkit.RunChecked(m.Run))
 }
 
 func fakeSupervisor(mode, dir string) {

@@ -10,7 +10,7 @@ import (
 	"github.com/myriarch/myriarch/agent/providers"
 )
 
-// hostProviders runs the configured providers (seed 001) and reports their
+// hostProviders runs the configured variable-substitution providers and reports their
 // data to the server (agent/providerreport), so the configuration of this
 // host's collector can follow the host.
 type hostProviders struct {

@@ -1,9 +1,10 @@
 package main
 
 import (
+	"os"
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/myriarch/myriarch/internal/testkit"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { os.Exit(testkit.RunChecked(m.Run)) }

@@ -112,7 +112,7 @@ func TestVarsHelp(t *testing.T) {
 	}
 }
 
-// TestVarsBinary builds telecraft and runs the seed case through the real
+// TestVarsBinary builds telecraft and runs the specification's case through the real
 // binary, as a user would.
 func TestVarsBinary(t *testing.T) {
 	if testing.Short() {

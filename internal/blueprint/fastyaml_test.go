@@ -184,7 +184,7 @@ func TestFastDocumentCovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !checkFast(t, string(seed), &sc) {
-		t.Errorf("fast path refused the seed's Blueprint:\n%s", seed)
+		t.Errorf("fast path refused the specification's Blueprint:\n%s", seed)
 	}
 }
 

@@ -1,7 +1,7 @@
 // Package configs configures collectors from the estate: for every
 // collector (and every Bridge whose fleet opts in) it renders the fleet's
 // Blueprint with the collector's context, keeps the assigned, desired and
-// failed hashes of seed 003, moves desired through the fleet's rollout
+// failed hashes of each collector, moves desired through the fleet's rollout
 // waves, sends it as OpAMP remote configuration and tracks what the agent
 // reports back, rolling back to the last applied configuration when a new
 // one fails.

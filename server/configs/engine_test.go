@@ -139,7 +139,7 @@ func TestFailureRollsBackAndRetryOffersAgain(t *testing.T) {
 	}
 	resp := h.status(col, bad, failedSt, "unknown type: \"nosuch\"")
 	r := h.rec(col)
-	// Rolled back to the last applied configuration: drift (seed 003), the
+	// Rolled back to the last applied configuration: drift, the
 	// failure kept in the failed hash and its reason.
 	if r.desired != good || r.failedHash() != bad || r.syncState() != SyncDrift || r.failedWhy != `unknown type: "nosuch"` {
 		t.Fatalf("after FAILED: desired %s failed %s sync %s why %q", short(r.desired), short(r.failedHash()), r.syncState(), r.failedWhy)

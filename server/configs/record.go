@@ -12,7 +12,7 @@ import (
 	"github.com/myriarch/myriarch/server/registry"
 )
 
-// Sync states (seed 003), evaluated in this order.
+// Sync states, evaluated in this order.
 const (
 	SyncNone    = "none"
 	SyncFailed  = "failed"
@@ -314,7 +314,7 @@ func (r *record) addFailed(h string) {
 	}
 }
 
-// syncState derives the seed 003 sync state: "failed" when the desired
+// syncState derives the sync state: "failed" when the desired
 // configuration failed (the agent reported FAILED for it, or it stayed
 // unhealthy applying it: failedWhy says which), "drift" when desired
 // differs from assigned — a rollout that has not reached the agent, or a

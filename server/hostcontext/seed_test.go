@@ -13,13 +13,13 @@ import (
 )
 
 // The examples of the specification "Support variable substitution from
-// providers"), each as the updater reports it and the server parses it,
-// rendered into a collector configuration the way the seed shows its
+// providers", each as the updater reports it and the server parses it,
+// rendered into a collector configuration the way the specification shows its
 // Elastic Agent inputs: a logfile input is a filelog receiver here.
 
-// seedDocker is the seed's Docker provider example, verbatim: two
+// seedDocker is the specification's Docker provider example, verbatim: two
 // containers, each with its log path and an add_fields processor in the
-// seed's shorthand.
+// specification's shorthand.
 const seedDocker = `{"dynamic": {"docker": [
     {
        "id": "1",
@@ -33,12 +33,12 @@ const seedDocker = `{"dynamic": {"docker": [
     }
 ]}}`
 
-// seedLocal is the seed's providers configuration (local vars and
+// seedLocal is the specification's providers configuration (local vars and
 // local_dynamic vars) as the updater reports it.
 const seedLocal = `{"context": {"local": {"foo": "bar"}},
   "dynamic": {"local_dynamic": [{"id": "0", "mapping": {"item": "key1"}}, {"id": "1", "mapping": {"item": "key2"}}]}}`
 
-// seedBlueprint holds the seed's inputs: a fixed path, a path from a
+// seedBlueprint holds the specification's inputs: a fixed path, a path from a
 // variable no provider has, a path from the Docker provider, and the
 // alternatives with a constant.
 const seedBlueprint = `name: seed
@@ -121,7 +121,7 @@ func renderSeed(t *testing.T, snapshots ...string) (seedDoc, *configrender.Resul
 	for _, raw := range snapshots {
 		s, err := Parse([]byte(raw))
 		if err != nil {
-			t.Fatalf("the seed's snapshot is refused: %v", err)
+			t.Fatalf("the specification's snapshot is refused: %v", err)
 		}
 		for k, v := range s.Context {
 			in.Context[k] = v
@@ -163,7 +163,7 @@ func TestSeed001Examples(t *testing.T) {
 	if _, ok := d.Receivers["filelog/unknown"]; ok || len(res.Dropped) != 1 || res.Dropped[0].Variable != "${ unknown.key }" {
 		t.Errorf("the unknown key's receiver: %v, dropped %+v", d.Receivers["filelog/unknown"], res.Dropped)
 	}
-	// Each container's processors apply to its copy only, as the seed's
+	// Each container's processors apply to its copy only, as the specification's
 	// generated configuration shows.
 	for _, c := range []struct{ id, name string }{{"containers-1", "my-container"}, {"containers-2", "other-container"}} {
 		attrs := d.Processors["resource/"+c.id].Attributes

@@ -23,11 +23,11 @@ import (
 	"time"
 
 	"github.com/open-telemetry/opamp-go/protobufs"
-	"go.uber.org/goleak"
 
 	"github.com/myriarch/myriarch/agent/download"
 	"github.com/myriarch/myriarch/agent/install"
 	"github.com/myriarch/myriarch/agent/install/installtest"
+	"github.com/myriarch/myriarch/internal/testkit"
 )
 
 // fakeSupervisorBin is built once per test run from testdata/.
@@ -50,14 +50,8 @@ func TestMain(m *testing.M) {
 	if _, err := installtest.FakeCollector(); err != nil {
 		panic(err)
 	}
-	code := m.Run()
+	code := testkit.RunChecked(m.Run)
 	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
 	os.Exit(code)
 }
 

@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/open-telemetry/opamp-go/protobufs"
-	"go.uber.org/goleak"
 
 	"github.com/myriarch/myriarch/agent/download"
 	"github.com/myriarch/myriarch/agent/install"
 	"github.com/myriarch/myriarch/agent/install/installtest"
+	"github.com/myriarch/myriarch/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 	}
-	goleak.VerifyTestMain(m)
+	os.Exit(testkit.RunChecked(m.Run))
 }
 
 // TestContract runs the install contract suite against the self-update
