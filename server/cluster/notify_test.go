@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -18,16 +17,14 @@ import (
 	"github.com/myriarch/myriarch/server/store/postgres"
 )
 
-func TestMain(m *testing.M) {
-	code := testenv.RunWithPostgres(m)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goroutines left running:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+// TestMain fails the package when a test leaves a goroutine running, and
+// stops the private PostgreSQL the tests started.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(withPostgres{m}) }
+
+// withPostgres runs the tests with testenv.RunWithPostgres.
+type withPostgres struct{ m *testing.M }
+
+func (w withPostgres) Run() int { return testenv.RunWithPostgres(w.m) }
 
 // open opens the shared store at dsn for one instance of a test.
 func open(t *testing.T, dsn string) *postgres.DB {
