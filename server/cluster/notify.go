@@ -112,7 +112,7 @@ type Notifier struct {
 	dropped sync.Map // kind → true: a resync is owed
 	handled handled
 
-	listening  chan struct{} // closed once LISTEN first succeeded
+	listening  chan struct{} // closed once listening first succeeded
 	listenOnce sync.Once
 	late       atomic.Bool // Start stopped waiting for listening: resync when it comes
 
@@ -266,7 +266,7 @@ func rank(kind string) int {
 	return len(order)
 }
 
-// listenLoop holds one connection that LISTENs; when it is lost it
+// listenLoop holds one subscription to the notifications; when it is lost it
 // reconnects with growing waits and owes every kind a resync.
 func (n *Notifier) listenLoop() {
 	defer n.wg.Done()
