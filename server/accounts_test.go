@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server"
 )
 
@@ -111,7 +112,7 @@ func TestExpiredKeyRefused(t *testing.T) {
 	if code, _ := ts.apiAs(k.Secret, "GET", "/api/v1/agents"); code != http.StatusOK {
 		t.Fatalf("before it expires: %d", code)
 	}
-	waitFor(t, "the key to expire", func() bool {
+	testkit.WaitFor(t, "the key to expire", func() bool {
 		code, body := ts.apiAs(k.Secret, "GET", "/api/v1/agents")
 		return code == http.StatusUnauthorized && strings.Contains(string(body), "expired at")
 	})

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server"
 	"github.com/myriarch/myriarch/server/audit"
 	"github.com/myriarch/myriarch/server/store/sqlite"
@@ -37,7 +38,7 @@ func TestAuditTrailAndRetention(t *testing.T) {
 	var page struct {
 		Records []audit.Record `json:"records"`
 	}
-	waitFor(t, "the cut at start", func() bool {
+	testkit.WaitFor(t, "the cut at start", func() bool {
 		code, body := ts.api("GET", "/api/v1/audit", nil)
 		return code == 200 && json.Unmarshal(body, &page) == nil && len(page.Records) == 1 && page.Records[0].Action == audit.ActionCut
 	})

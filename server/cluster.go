@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -12,9 +13,20 @@ import (
 	"github.com/myriarch/myriarch/server/store/postgres"
 )
 
-// With a PostgreSQL store the instance shares the estate with every other
-// instance on the database: what it writes is announced to them, and what
-// they write is merged into its registry (server/cluster).
+// With a store shared by several instances (store.Shared: PostgreSQL) the
+// instance shares the estate with every other instance on it: what it
+// writes is announced to them, and what they write is merged into its
+// registry (server/cluster).
+
+// sharedStore is a store several instances share: it carries their
+// notifications and elects their leader (store.Shared), and reads what
+// the others wrote (cluster.Source).
+type sharedStore interface {
+	store.Shared
+	cluster.Source
+}
+
+var _ sharedStore = (*postgres.DB)(nil)
 
 // heartbeat is the interval offered to agents.
 func (o *Options) heartbeat() time.Duration {
@@ -24,27 +36,79 @@ func (o *Options) heartbeat() time.Duration {
 	return 30 * time.Second
 }
 
-// clusterStore returns the store the parts use: db itself, or with a
-// PostgreSQL store db announcing its writes to the other instances.
-func (s *Server) clusterStore(db store.Store) store.Store {
-	pg, ok := db.(*postgres.DB)
-	if !ok {
-		return db
+// startNotifier listens to the other instances from before the agents are
+// loaded: what they change meanwhile waits in the notifier's queue (or
+// becomes a resync). The parts use a store that announces their writes.
+func (s *Server) startNotifier(context.Context) error {
+	if s.sharedDB == nil {
+		return nil
+	}
+	s.notifier = cluster.NewNotifier(s.sharedDB, s.log.With("component", "cluster"), cluster.NotifierOptions{})
+	s.notifier.Start()
+	s.publisher = cluster.Publishing(s.sharedDB, s.notifier)
+	s.store = s.publisher
+	return nil
+}
+
+func (s *Server) stopNotifier(context.Context) error {
+	if s.notifier != nil {
+		s.notifier.Close()
+	}
+	return nil
+}
+
+// startLeader prepares this instance's candidacy: only the leader writes
+// decisions; it campaigns once everything is built (startSync).
+func (s *Server) startLeader(context.Context) error {
+	if s.sharedDB == nil {
+		return nil
 	}
 	log := s.log.With("component", "cluster")
-	s.notifier = cluster.NewNotifier(pg.Pool(), log, cluster.NotifierOptions{})
-	// Listening from before the agents are loaded: what the others change
-	// meanwhile waits in the notifier's queue (or becomes a resync).
-	s.notifier.Start()
-	s.publisher = cluster.Publishing(db, s.notifier)
-	// Only the leader writes decisions; it campaigns once everything is built.
-	s.leader = cluster.NewLeader(pg.Pool(), cluster.LeaderOptions{Log: log})
-	pg.SetFence(s.leader.Fence)
+	s.leader = cluster.NewLeader(s.sharedDB, cluster.LeaderOptions{Log: log})
 	s.requests = cluster.NewRequests(s.notifier, log, s.leader.Leading, func() {
 		s.offers.Flush()
 		s.configs.Flush()
 	})
-	return s.publisher
+	return nil
+}
+
+func (s *Server) stopLeader(context.Context) error {
+	if s.leader != nil {
+		s.leader.Close()
+	}
+	return nil
+}
+
+// startSync starts applying the other instances' changes, and campaigns.
+func (s *Server) startSync(context.Context) error {
+	if s.sharedDB == nil {
+		return nil
+	}
+	s.publisher.SetElsewhere(func(uid [16]byte) bool { return s.registry.Elsewhere(uid) })
+	// Providers snapshots of updaters connected to other instances.
+	s.registry.Observe(s.hosts.AgentChanged)
+	hb := s.opts.heartbeat()
+	s.sync = cluster.NewSync(s.sharedDB, s.registry, s.tokens, s.opamp, cluster.SyncOptions{
+		Lease: 3 * hb, Sweep: hb, Log: s.log.With("component", "cluster"), Instance: s.notifier.ID(), Leader: s.leader,
+		Revision: s.estateRevision, Configs: s.configs, Offers: s.offers, Deciders: []cluster.Decider{s.offers, s.configs},
+		Requests: s.requests, Notifier: s.notifier})
+	s.notifier.Handle(s.sync.Handle)
+	s.sync.Start()
+	s.leader.Start(s.sync.LeaderChanged)
+	s.admin.Handle("GET /api/v1/cluster", func(w http.ResponseWriter, _ *http.Request) {
+		admin.WriteJSON(w, http.StatusOK, s.sync.Status())
+	})
+	s.log.Info("sharing the estate with the other instances on the store", "store", s.opts.storeName(), "instance", s.notifier.ID())
+	return nil
+}
+
+// stopSync stops applying the other instances' changes and tells them
+// this instance stops.
+func (s *Server) stopSync(context.Context) error {
+	if s.sync != nil {
+		s.sync.Close()
+	}
+	return nil
 }
 
 // shared reports whether this instance shares its store with others.
@@ -75,30 +139,6 @@ func (s *Server) registryOptions() registry.Options {
 	return registry.Options{SeenInterval: hb, ConnectedSeenInterval: 10 * hb, Instance: s.notifier.ID()}
 }
 
-// startCluster starts applying the other instances' changes.
-func (s *Server) startCluster(db store.Store) {
-	pg, ok := db.(*postgres.DB)
-	if !ok || s.notifier == nil {
-		return
-	}
-	s.publisher.SetElsewhere(func(uid [16]byte) bool { return s.registry.Elsewhere(uid) })
-	// Providers snapshots of updaters connected to other instances.
-	s.registry.Observe(s.hosts.AgentChanged)
-	hb := s.opts.heartbeat()
-	log := s.log.With("component", "cluster")
-	s.sync = cluster.NewSync(pg, s.registry, s.tokens, s.opamp, cluster.SyncOptions{
-		Lease: 3 * hb, Sweep: hb, Log: log, Instance: s.notifier.ID(), Leader: s.leader, Revision: s.estateRevision,
-		Configs: s.configs, Offers: s.offers, Deciders: []cluster.Decider{s.offers, s.configs}, Requests: s.requests,
-		Notifier: s.notifier})
-	s.notifier.Handle(s.sync.Handle)
-	s.sync.Start()
-	s.leader.Start(s.sync.LeaderChanged)
-	s.admin.Handle("GET /api/v1/cluster", func(w http.ResponseWriter, _ *http.Request) {
-		admin.WriteJSON(w, http.StatusOK, s.sync.Status())
-	})
-	s.log.Info("sharing the estate with the other instances on the store", "store", s.opts.storeName(), "instance", s.notifier.ID())
-}
-
 // estateRevision is the revision of the estate in force ("" without one).
 func (s *Server) estateRevision() string {
 	s.estateMu.Lock()
@@ -109,33 +149,15 @@ func (s *Server) estateRevision() string {
 	return s.estate.Revision
 }
 
-// closeStore stops listening, announces what was written last and closes the store.
-func (s *Server) closeStore() error {
-	if s.leader != nil {
-		s.leader.Close()
-	}
-	if s.sync != nil {
-		s.sync.Close()
-	}
-	if s.notifier != nil {
-		s.notifier.Close()
-	}
-	return s.store.Close()
-}
-
-// storePool samples a PostgreSQL store's connection pool for the metrics
-// (nil for another store).
-func storePool(db store.Store) func() metrics.StorePool {
-	pg, ok := db.(*postgres.DB)
-	if !ok {
+// storePool samples a shared store's connection pool for the metrics (nil
+// for another store).
+func (s *Server) storePool() func() metrics.StorePool {
+	if s.sharedDB == nil {
 		return nil
 	}
 	return func() metrics.StorePool {
-		st := pg.Pool().Stat()
-		return metrics.StorePool{
-			Acquired: st.AcquiredConns(), Idle: st.IdleConns(), Max: st.MaxConns(),
-			Acquires: st.AcquireCount(), Waited: st.EmptyAcquireCount(), Wait: st.EmptyAcquireWaitTime(),
-		}
+		st := s.sharedDB.PoolStats()
+		return metrics.StorePool{Acquired: st.Acquired, Idle: st.Idle, Max: st.Max, Acquires: st.Acquires, Waited: st.Waited, Wait: st.Wait}
 	}
 }
 

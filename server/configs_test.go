@@ -15,6 +15,7 @@ import (
 	"github.com/open-telemetry/opamp-go/client/types"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/configs"
@@ -176,7 +177,7 @@ func TestConfigurationEndToEnd(t *testing.T) {
 
 	// A broken estate is not applied: the errors show, the old one stays.
 	est.write("fleets/edge.yaml", "name: edge\nselector: {site.type: edge}\nconfig:\n  blueprint: data-flow/nope\n")
-	waitFor(t, "the poll to report the broken estate", func() bool {
+	testkit.WaitFor(t, "the poll to report the broken estate", func() bool {
 		ts.getJSON("/api/v1/estate", &st)
 		return len(st.Errors) > 0
 	})
@@ -226,17 +227,6 @@ func TestConfigurationEndToEnd(t *testing.T) {
 	as = assignmentOf(t, ts.mustAgent(col.uid))
 	if deref(as.Assigned) != bad || deref(as.Failed) != bad || as.SyncState != configs.SyncDrift || !strings.Contains(deref(as.FailedReason), "nosuch") {
 		t.Fatalf("after restart: %+v", as)
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/open-telemetry/opamp-go/client/types"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server"
 	"github.com/myriarch/myriarch/server/admin"
 )
@@ -176,7 +177,7 @@ func hasEvent(a admin.Agent, typ string) (admin.Event, bool) {
 func kvs(pairs ...string) []*protobufs.KeyValue {
 	var out []*protobufs.KeyValue
 	for i := 0; i+1 < len(pairs); i += 2 {
-		out = append(out, &protobufs.KeyValue{Key: pairs[i], Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: pairs[i+1]}}})
+		out = append(out, testkit.KV(pairs[i], pairs[i+1]))
 	}
 	return out
 }

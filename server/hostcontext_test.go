@@ -13,6 +13,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/myriarch/myriarch/internal/configrender"
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/configs"
@@ -137,7 +138,7 @@ func TestHostContextFollowsTheUpdater(t *testing.T) {
 
 	// A container stops: its copy goes.
 	upd.sendSnapshot(snapshot(2, "c1"))
-	waitFor(t, "c2's receiver to go", func() bool { return !strings.Contains(desiredBody(t, ts, col.uid.String()), "files-c2") })
+	testkit.WaitFor(t, "c2's receiver to go", func() bool { return !strings.Contains(desiredBody(t, ts, col.uid.String()), "files-c2") })
 
 	// The attribute view wins over the updater on equal keys: host.name is the collector's own.
 	if doc.Context["host.name"] != "h-s1" {
@@ -156,7 +157,7 @@ func TestHostContextFollowsTheUpdater(t *testing.T) {
 		{"other", `{}`},
 	} {
 		upd.sendRaw(bad.typ, []byte(bad.data))
-		waitFor(t, fmt.Sprintf("refusal %d", i+1), func() bool {
+		testkit.WaitFor(t, fmt.Sprintf("refusal %d", i+1), func() bool {
 			a, _ := ts.agent(upd.uid)
 			n := 0
 			for _, ev := range a.Events {
@@ -179,7 +180,7 @@ func TestHostContextFollowsTheUpdater(t *testing.T) {
 		}
 		upd.sendSnapshot(snapshot(i, ids...))
 	}
-	waitFor(t, "the newest snapshot of the flood", func() bool {
+	testkit.WaitFor(t, "the newest snapshot of the flood", func() bool {
 		b := desiredBody(t, ts, col.uid.String())
 		return strings.Contains(b, "files-c9") && !strings.Contains(b, "files-c1:")
 	})
@@ -199,14 +200,14 @@ func TestHostContextBounds(t *testing.T) {
 		ids = append(ids, fmt.Sprintf("c%04d", i))
 	}
 	upd.sendSnapshot(snapshot(1, ids...))
-	waitFor(t, "the truncation event", func() bool {
+	testkit.WaitFor(t, "the truncation event", func() bool {
 		a, _ := ts.agent(upd.uid)
 		ev, ok := hasEvent(a, hostcontext.EventTruncated)
 		return ok && strings.Contains(ev.Message, "mappings over 1000: 500") &&
 			strings.Contains(ev.Message, "mappings over the 64 KiB kept per updater: ")
 	})
 	var doc configrender.Document
-	waitFor(t, "the bounded snapshot", func() bool {
+	testkit.WaitFor(t, "the bounded snapshot", func() bool {
 		ts.getJSON("/api/v1/agents/"+col.uid.String()+"/context", &doc)
 		return len(doc.Dynamic["docker"]) > 0
 	})

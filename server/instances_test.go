@@ -15,6 +15,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/internal/testenv"
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/cluster"
@@ -290,7 +291,7 @@ func TestConfigAssignmentsAcrossInstances(t *testing.T) {
 	newUIDOverride = &col.uid
 	moved := b.startConfigCollector(tok.Token, "edge-007")
 	newUIDOverride = nil
-	waitFor(t, "B to send the desired configuration", func() bool { return moved.body(good) != nil })
+	testkit.WaitFor(t, "B to send the desired configuration", func() bool { return moved.body(good) != nil })
 	if moved.body(bad) != nil {
 		t.Fatal("B sent the configuration that failed on A")
 	}
@@ -337,14 +338,14 @@ func TestPairingAcrossInstances(t *testing.T) {
 		return offers.CollectorPairing{}
 	}
 	for _, ts := range []*testServer{a, b} {
-		waitFor(t, "the collector linked to the updater on the other instance", func() bool {
+		testkit.WaitFor(t, "the collector linked to the updater on the other instance", func() bool {
 			p := pairing(ts)
 			return p.State == "linked" && p.Updater != nil && *p.Updater == upd1.String()
 		})
 	}
 	b.connect(updater(upd2, "h1"))
 	for _, ts := range []*testServer{a, b} {
-		waitFor(t, "two claimants on two instances ambiguous", func() bool {
+		testkit.WaitFor(t, "two claimants on two instances ambiguous", func() bool {
 			p := pairing(ts)
 			return p.State == "ambiguous" && len(p.Claimants) == 2
 		})

@@ -15,6 +15,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/internal/testenv"
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/cluster"
@@ -41,7 +42,7 @@ func startSharing(t *testing.T, n int, est *testEstate) *sharing {
 	}
 	tok := sh.ins[0].createToken("edge", nil)
 	for _, ts := range sh.ins {
-		waitFor(t, "the token known to every instance", func() bool { return ts.Tokens().TokenName(tok.ID) != "" })
+		testkit.WaitFor(t, "the token known to every instance", func() bool { return ts.Tokens().TokenName(tok.ID) != "" })
 	}
 	sh.token = tok.Token
 	return sh
@@ -74,7 +75,7 @@ func (sh *sharing) leader(running ...*testServer) *testServer {
 		running = sh.ins
 	}
 	var lead *testServer
-	waitFor(sh.t, "one leading instance", func() bool {
+	testkit.WaitFor(sh.t, "one leading instance", func() bool {
 		lead = nil
 		n := 0
 		for _, ts := range running {
@@ -175,7 +176,7 @@ func TestOnlyTheLeaderDecidesRollouts(t *testing.T) {
 	sh.every(a.col, "failed", offerState("failed"))
 	sh.every(b.col, "paused", offerState("paused"))
 	for _, ts := range sh.ins {
-		waitFor(t, "the rollout paused after one failure on "+ts.OpAMPAddr().String(), func() bool {
+		testkit.WaitFor(t, "the rollout paused after one failure on "+ts.OpAMPAddr().String(), func() bool {
 			fl := fleets(t, ts)["edge"]
 			return fl.Rollout.State == "paused" && fl.Rollout.Failures == 1
 		})
@@ -202,7 +203,7 @@ func TestOnlyTheLeaderDecidesRollouts(t *testing.T) {
 		t.Fatalf("retry on a follower: %d %s", code, body)
 	}
 	sh.every(a.col, "offered again after the retry", offerState("offered"))
-	waitFor(t, "the retried offer delivered", func() bool { return a.upd.offerCount() >= 2 })
+	testkit.WaitFor(t, "the retried offer delivered", func() bool { return a.upd.offerCount() >= 2 })
 	if distinctOffers(a.upd) != 1 || distinctOffers(b.upd) != 1 {
 		t.Fatalf("distinct offers: %d and %d, want one each", distinctOffers(a.upd), distinctOffers(b.upd))
 	}
@@ -262,7 +263,7 @@ func TestLeaderTakeoverContinuesRollout(t *testing.T) {
 		sh.every(p.col, "up to date", offerState("up_to_date"))
 	}
 	for _, ts := range sh.followers(nil) {
-		waitFor(t, "the rollout complete on "+ts.OpAMPAddr().String(), func() bool { return fleets(t, ts)["edge"].Rollout.State == "complete" })
+		testkit.WaitFor(t, "the rollout complete on "+ts.OpAMPAddr().String(), func() bool { return fleets(t, ts)["edge"].Rollout.State == "complete" })
 	}
 	for _, p := range pairs {
 		if n := distinctOffers(p.upd); n != 1 {
@@ -281,7 +282,7 @@ func TestClosedConnectionOfflineEverywhere(t *testing.T) {
 	}
 	a, b := start(), start()
 	tok := a.createToken("edge", nil)
-	waitFor(t, "the token on B", func() bool { return b.Tokens().TokenName(tok.ID) != "" })
+	testkit.WaitFor(t, "the token on B", func() bool { return b.Tokens().TokenName(tok.ID) != "" })
 	uid, c := a.startCollector(tok.Token, "h1", "0.149.0")
 	b.waitAgent(uid, "online on B", func(x admin.Agent) bool { return x.Online })
 	if err := c.Stop(t.Context()); err != nil {
@@ -314,15 +315,15 @@ func TestOnlyTheLeaderCollectsBodies(t *testing.T) {
 		})
 	}
 	a := start(estA.dir)
-	waitFor(t, "A to lead", func() bool { return clusterStatus(t, a).Leading })
+	testkit.WaitFor(t, "A to lead", func() bool { return clusterStatus(t, a).Leading })
 	b := start(estB.dir)
 	tok := a.createToken("edge", nil)
-	waitFor(t, "the token on B", func() bool { return b.Tokens().TokenName(tok.ID) != "" })
+	testkit.WaitFor(t, "the token on B", func() bool { return b.Tokens().TokenName(tok.ID) != "" })
 	col := b.startConfigCollector(tok.Token, "edge-007")
 	good := deref(assignmentOf(t, a.waitAgent(col.uid, "in sync", syncState(configs.SyncInSync))).Assigned)
 
 	estB.write("teams/data-flow/blueprints/gw.yaml", strings.Replace(configBlueprint, "${site.id}.json", "${site.id}-v2.json", 1))
-	waitFor(t, "B to run its new estate", func() bool { return clusterStatus(t, b).EstateMismatch })
+	testkit.WaitFor(t, "B to run its new estate", func() bool { return clusterStatus(t, b).EstateMismatch })
 	b.Registry().Flush()
 	time.Sleep(500 * time.Millisecond) // what B would have written is written
 	db, err := postgres.Open(t.Context(), pg.DSN("postgres"))

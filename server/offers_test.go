@@ -185,8 +185,13 @@ func TestPairingOfferAndRangeDownload(t *testing.T) {
 	estFile := ts.BaseURL() + "/artifacts/fleets/edge.yaml"
 	req, _ := http.NewRequest("GET", estFile, nil)
 	req.Header.Set("Authorization", "Bearer "+tok.Token)
-	if r, err := http.DefaultClient.Do(req); err != nil || r.StatusCode != http.StatusNotFound {
-		t.Fatalf("non-artifact estate file served: %v %v", r.StatusCode, err)
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusNotFound {
+		t.Fatalf("non-artifact estate file served: %v", r.StatusCode)
 	}
 
 	upd.report(offer, pkgName, protobufs.PackageStatusEnum_PackageStatusEnum_Downloading, "")

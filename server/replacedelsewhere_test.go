@@ -13,6 +13,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/opampsrv"
 	"github.com/myriarch/myriarch/server/registry"
@@ -101,7 +102,7 @@ func TestConnectionReplacedOnAnotherInstance(t *testing.T) {
 	ins := startInstances(t, 2)
 	a, b := ins[0], ins[1]
 	tok := a.createToken("site", nil)
-	waitFor(t, "B to know A's token", func() bool { return b.Tokens().TokenName(tok.ID) != "" })
+	testkit.WaitFor(t, "B to know A's token", func() bool { return b.Tokens().TokenName(tok.ID) != "" })
 	hello := func(uid uuid.UUID, host string) *protobufs.AgentToServer {
 		return &protobufs.AgentToServer{InstanceUid: uid[:], Capabilities: uint64(baseCaps),
 			AgentDescription: &protobufs.AgentDescription{IdentifyingAttributes: kvs("service.name", "otelcol"),

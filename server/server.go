@@ -28,7 +28,6 @@ import (
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/artifacts"
 	"github.com/myriarch/myriarch/server/audit"
-	"github.com/myriarch/myriarch/server/backpressure"
 	"github.com/myriarch/myriarch/server/cluster"
 	"github.com/myriarch/myriarch/server/configs"
 	"github.com/myriarch/myriarch/server/console"
@@ -86,6 +85,10 @@ type Options struct {
 	// OIDC signs console operators in with an OpenID Connect provider
 	// (none without an issuer).
 	OIDC oidclogin.Settings
+
+	// startHook, set by tests, is called before each component starts; an
+	// error fails that start.
+	startHook func(component string) error
 }
 
 // Validate reports every problem with the options.
@@ -162,8 +165,14 @@ func isLoopback(addr string) bool {
 
 // Server is a running myriarchd.
 type Server struct {
-	opts       Options
-	log        *slog.Logger
+	opts  Options
+	log   *slog.Logger
+	parts parts
+	// opened is the store as opened, sharedDB the same when several
+	// instances share it (else nil), and store what the parts write to
+	// (with a shared store, one that announces their writes).
+	opened     store.Store
+	sharedDB   sharedStore
 	store      store.Store
 	tokens     *credentials.Book
 	registry   *registry.Registry
@@ -191,7 +200,9 @@ type Server struct {
 
 	opampLn, adminLn net.Listener
 	adminHTTP        *http.Server
-	wg               sync.WaitGroup
+	wg               sync.WaitGroup // the admin listener's and the estate poll's goroutines
+	opampServing     sync.WaitGroup // the OpAMP listener's goroutine
+	closeConsole     func()         // ends the console's live streams, once
 
 	// What /readyz reports on.
 	storeOpen, estateLoaded, opampUp, adminUp, closing atomic.Bool
@@ -213,7 +224,8 @@ type Server struct {
 	requests  *cluster.Requests
 }
 
-// New opens the data directory and builds every part, without listening yet.
+// New opens the data directory and builds every part (components), without
+// listening yet. When a part fails, those already built are closed again.
 func New(ctx context.Context, opts Options) (*Server, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -229,170 +241,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			"the admin token and console sessions cross the network in clear text; keep --admin-listen on loopback "+
 			"or end TLS in front of it", "admin_listen", opts.AdminListen)
 	}
-	if err := prepareDataDir(opts.DataDir, opts.Log); err != nil {
-		return nil, err
-	}
 	s := &Server{opts: opts, log: opts.Log, opampMux: http.NewServeMux(), stop: make(chan struct{}), planning: make(chan struct{}, 1)}
-	var err error
-	if s.tlsConfig, err = loadTLS(opts); err != nil {
+	if err := s.parts.start(ctx, s.components(), opts.startHook); err != nil {
 		return nil, err
 	}
-	if s.adminToken, err = adminToken(opts); err != nil {
-		return nil, err
-	}
-	if s.oidc, err = s.newOIDC(); err != nil {
-		return nil, err
-	}
-	opened, err := openStore(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	db := s.clusterStore(opened)
-	s.store = db
-	s.storeOpen.Store(true)
-	s.audit = audit.New(audit.Options{Store: db, Log: s.log.With("component", "audit")})
-	s.estateLoaded.Store(opts.Estate == "")
-	if s.tokens, err = credentials.Open(ctx, db); err != nil {
-		s.closeStore()
-		return nil, err
-	}
-	ro := s.registryOptions()
-	ro.NewAgentsPerMinute, ro.PruneAfter = opts.RegistrationsPerMinute, opts.PruneAfter
-	if s.registry, err = registry.Load(ctx, db, s.tokens, s.log.With("component", "registry"), ro); err != nil {
-		s.closeStore()
-		return nil, err
-	}
-	src := metrics.Sources{
-		Connected: func() map[string]int {
-			out := map[string]int{}
-			for k, n := range s.registry.Counts() {
-				out[string(k)] = n
-			}
-			return out
-		},
-		Agents:    metrics.RegistryAgents(s.registry),
-		Offers:    s.offerStates,
-		StorePool: storePool(opened),
-	}
-	if s.notifier != nil {
-		src.Cluster, src.ClusterKinds = s.clusterStats, cluster.Kinds()
-	}
-	src.ConfigWarnings = func() map[string]int {
-		if s.configs == nil {
-			return nil
-		}
-		byKind, _ := s.configs.WarningCounts()
-		return byKind
-	}
-	s.metrics = metrics.New(src)
-	admission := backpressure.New(backpressure.Options{Rate: admissionRate})
-	s.opamp, err = opampsrv.New(s.registry, s.tokens, s.log.With("component", "opamp"),
-		opampsrv.Metrics{Message: s.metrics.Message, Reject: s.metrics.Reject, Replaced: s.metrics.Replaced},
-		opampsrv.Options{Heartbeat: opts.Heartbeat, Gate: func() (int, int) {
-			if ok, wait := admission.Admit(); !ok {
-				// Round up: a Retry-After of 0 would invite an immediate retry.
-				return http.StatusServiceUnavailable, max(1, int((wait+time.Second-1)/time.Second))
-			}
-			return 0, 0
-		}})
-	if err != nil {
-		s.registry.Close()
-		s.closeStore()
-		return nil, err
-	}
-	s.opampMux.Handle(opampsrv.Path, s.opamp.Handler())
-	s.accounts = s.newAccounts()
-	deps := admin.Deps{
-		Keys:         s.accounts,
-		FleetOfAgent: s.fleetOfAgent,
-		AdminToken:   s.adminToken,
-		Tokens:       s.tokens,
-		Registry:     s.registry,
-		Disconnector: s.opamp,
-		Metrics:      s.metrics.Handler(),
-		Ready:        s.notReady,
-		Log:          s.log.With("component", "admin"),
-		Audit:        s.appendAudit,
-	}
-	if opts.Estate != "" {
-		deps.ReloadEstate = s.reloadEstate
-		deps.EstateStatus = s.EstateStatus
-		e, err := estate.Load(opts.Estate)
-		if err != nil {
-			s.opamp.Close(ctx)
-			s.registry.Close()
-			s.closeStore()
-			return nil, err
-		}
-		s.applyEstate(e)
-	}
-	s.admin = admin.New(deps)
-	mountProfiling(s.admin)
-	s.accounts.Routes(s.admin)
-	s.audit.Routes(s.admin)
-
-	s.artifacts = artifacts.New(s.tokens, offers.ArtifactPath)
-	s.opampMux.Handle(offers.ArtifactPath, s.artifacts)
-	// The engine starts with the estate already in force, so the stored
-	// agents are evaluated once, against it.
-	s.offers, err = offers.New(ctx, s.registry, db, s.opamp, s.log.With("component", "offers"),
-		offers.Options{BaseURL: s.BaseURL, Estate: s.estate, Shared: s.shared(), Requests: s.actionRequests()})
-	if err != nil {
-		s.opamp.Close(ctx)
-		s.registry.Close()
-		s.closeStore()
-		return nil, err
-	}
-	s.opamp.AddHook(s.offers)
-	s.offers.Routes(s.admin)
-	s.hosts = hostcontext.New(s.registry, s.log.With("component", "hostcontext"))
-	s.opamp.AddHook(s.hosts)
-	s.configs, err = configs.New(ctx, s.registry, db, s.opamp, s.log.With("component", "configs"),
-		configs.Options{Estate: s.estate, Host: hostLink{offers: s.offers, book: s.hosts}, Shared: s.shared(), Requests: s.actionRequests()})
-	if err != nil {
-		s.opamp.Close(ctx)
-		s.offers.Close()
-		s.hosts.Close()
-		s.registry.Close()
-		db.Close()
-		return nil, err
-	}
-	// After the offers engine: the configuration extends its assignment.
-	s.opamp.AddHook(s.configs)
-	s.configs.Routes(s.admin)
-	s.admin.Handle("POST /api/v1/estate/plan", s.planEstate)
-	// A new link or a new snapshot re-renders the collector concerned.
-	s.offers.OnLinkChange(s.configs.ContextChanged)
-	s.hosts.OnChange(func(updater uuid.UUID) {
-		if col, ok := s.offers.LinkedCollector(updater); ok {
-			s.configs.ContextChanged(col)
-			return
-		}
-		if !s.registry.Elsewhere(updater) { // said once, where the snapshot came in
-			s.registry.AddEvent(updater, hostcontext.EventIgnored, "providers snapshot kept; no collector is linked to this updater, so no configuration reads it yet")
-		}
-	})
-	s.offers.AddFleetExtension(s.configs)
-	// The browser console at / of the admin listener; its hook runs after
-	// the features' hooks, so a refresh shows what they made of a message.
-	s.console = console.New(console.Options{API: s.admin, AdminToken: s.adminToken, AgentCount: s.registry.Len,
-		Store: s.store, Users: s.accounts, OIDC: s.oidc,
-		Log: s.log.With("component", "console")})
-	s.console.Mount()
-	s.registry.Watch(s.console.Changed)
-	s.opamp.AddHook(s.console)
-	if s.estate != nil {
-		s.artifacts.SetEstate(s.estate)
-	}
-	s.estateMu.Lock()
-	s.onEstate = append(s.onEstate, func(e *estate.Estate) {
-		s.artifacts.SetEstate(e)
-		s.offers.SetEstate(e)
-		s.configs.SetEstate(e)
-		s.console.ChangedAll()
-	})
-	s.estateMu.Unlock()
-	s.startCluster(opened)
 	return s, nil
 }
 
@@ -611,9 +463,11 @@ func (s *Server) Start() error {
 	if s.oidc != nil { // sign-in with the provider waits for it, nothing else does
 		s.oidc.Start()
 	}
-	s.wg.Add(2)
+	s.parts.add(component{name: "listeners", stop: s.stopServing})
+	s.opampServing.Add(1)
+	s.wg.Add(1)
 	go func() {
-		defer s.wg.Done()
+		defer s.opampServing.Done()
 		defer s.opampUp.Store(false)
 		if err := s.opamp.Serve(s.opampLn, s.opampMux, s.tlsConfig); err != nil {
 			s.log.Error("opamp listener stopped", "err", err)
@@ -647,32 +501,28 @@ func (s *Server) OpAMPURL() string {
 func (s *Server) AdminToken() string { return s.adminToken }
 
 // Close shuts down: no new connections, agent connections closed, pending
-// state flushed, database closed. It honours ctx for in-flight requests.
+// state flushed, every part stopped in the reverse of the order it started,
+// the store last. It honours ctx for in-flight requests.
 func (s *Server) Close(ctx context.Context) error {
 	s.closing.Store(true)
 	s.estateMu.Lock() // an estate being applied is applied before the parts close
 	s.estateMu.Unlock()
 	s.stopOnce.Do(func() { close(s.stop) })
-	s.console.Close() // ends live streams, which would hold the admin listener's shutdown
-	if s.oidc != nil {
-		s.oidc.Close()
-	}
-	// The OpAMP server's poller runs from New on: closed whether or not
-	// the server was started.
-	errs := []error{s.opamp.Close(ctx)}
-	s.offers.Close()
-	s.hosts.Close()
-	s.configs.Close()
+	return s.parts.stop(ctx)
+}
+
+// stopServing stops what Start started but the OpAMP listener, which
+// stops with the OpAMP server: the admin listener, once the console's live
+// streams (which would hold its shutdown) have ended; the estate poll; the
+// audit retention.
+func (s *Server) stopServing(ctx context.Context) error {
+	s.closeConsole()
 	if s.retention != nil {
 		s.retention.Close()
 	}
-	if s.opampLn != nil {
-		errs = append(errs, s.adminHTTP.Shutdown(ctx))
-		s.wg.Wait()
-	}
-	s.storeOpen.Store(false)
-	errs = append(errs, s.registry.Close(), s.closeStore())
-	return errors.Join(errs...)
+	err := s.adminHTTP.Shutdown(ctx)
+	s.wg.Wait()
+	return err
 }
 
 // offerStates counts collectors by offer state for the metrics.

@@ -154,8 +154,12 @@ func TestTokenAPI(t *testing.T) {
 	}
 	// The admin API itself requires the admin token.
 	resp, err := http.Get("http://" + ts.AdminAddr().String() + "/api/v1/tokens")
-	if err != nil || resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("admin without token: %v %v", resp.StatusCode, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("admin without token: %v", resp.StatusCode)
 	}
 	st, _ := os.Stat(filepath.Join(ts.opts.DataDir, "admin.token"))
 	mustEqual(t, "admin.token mode", st.Mode().Perm(), os.FileMode(0o600))

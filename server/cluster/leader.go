@@ -7,13 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/myriarch/myriarch/server/store"
 )
-
-// lockLeader is the advisory lock key of the leadership (beside the
-// store's migration lock, see store/postgres/locks.go).
-const lockLeader int64 = 0x6d79_7261_0002
 
 // LeaderOptions tune a Leader.
 type LeaderOptions struct {
@@ -25,40 +20,32 @@ type LeaderOptions struct {
 	Log   *slog.Logger
 }
 
-// Leader makes one instance among those on the database the leader: the
-// holder of a session advisory lock on a connection of its own. The lock
-// ends with that connection (the process died, the database restarted),
-// and another instance takes it at its next check.
+// Leader makes one instance among those sharing the store the leader: the
+// holder of the store's lead (store.Leadership), on a connection of its
+// own. The lead ends with that connection (the process died, the database
+// restarted), and another instance takes it at its next check. The store
+// fences the writes of decisions with it.
 type Leader struct {
-	pool    *pgxpool.Pool
+	lead    store.Leadership
 	opts    LeaderOptions
 	leading atomic.Bool
-	pid     atomic.Uint32 // the lock session's backend, while leading
 	stop    chan struct{}
 	wg      sync.WaitGroup
 }
 
-// NewLeader prepares a candidate on pool's database.
-func NewLeader(pool *pgxpool.Pool, opts LeaderOptions) *Leader {
+// NewLeader prepares a candidate for the shared store's lead.
+func NewLeader(lead store.Leadership, opts LeaderOptions) *Leader {
 	if opts.Check <= 0 {
 		opts.Check = time.Second
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Leader{pool: pool, opts: opts, stop: make(chan struct{})}
+	return &Leader{lead: lead, opts: opts, stop: make(chan struct{})}
 }
 
 // Leading reports whether this instance leads now.
 func (l *Leader) Leading() bool { return l.leading.Load() }
-
-// Fence names the session that holds the lead (see postgres.DB.SetFence):
-// a write fenced by it fails once that session has ended, even before
-// this instance noticed.
-func (l *Leader) Fence() (pid uint32, lockKey int64, ok bool) {
-	pid = l.pid.Load()
-	return pid, lockLeader, l.leading.Load() && pid != 0
-}
 
 // Start campaigns until Close; changed is called (from the campaign's
 // goroutine) whenever this instance becomes or stops being the leader.
@@ -83,11 +70,8 @@ func (l *Leader) campaign(changed func(bool)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { <-l.stop; cancel() }()
-	var conn *pgx.Conn
+	var cand store.Candidacy
 	set := func(v bool) {
-		if v && conn != nil {
-			l.pid.Store(conn.PgConn().PID())
-		}
 		if l.leading.Swap(v) != v {
 			switch {
 			case v:
@@ -102,33 +86,23 @@ func (l *Leader) campaign(changed func(bool)) {
 	}
 	defer set(false)
 	defer func() {
-		if conn != nil {
-			conn.Close(context.Background())
+		if cand != nil {
+			cand.Close()
 		}
 	}()
 	tick := time.NewTicker(l.opts.Check)
 	defer tick.Stop()
 	for {
-		if conn == nil {
-			if c, err := l.pool.Acquire(ctx); err == nil {
-				conn = c.Hijack() // the lock is this connection's
-			}
+		if cand == nil {
+			cand, _ = l.lead.Campaign(ctx) // tried again at the next check
 		}
-		if conn != nil {
+		if cand != nil {
 			cctx, ccancel := context.WithTimeout(ctx, l.opts.Check)
-			var ok bool
-			var err error
-			if l.leading.Load() {
-				// Still ours while the session lives.
-				err = conn.QueryRow(cctx, `SELECT true`).Scan(&ok)
-			} else {
-				err = conn.QueryRow(cctx, `SELECT pg_try_advisory_lock($1)`, lockLeader).Scan(&ok)
-			}
+			ok, err := cand.Hold(cctx)
 			ccancel()
 			if err != nil {
-				conn.Close(context.Background())
-				conn = nil
-				ok = false
+				cand.Close()
+				cand = nil
 			}
 			set(ok)
 		}

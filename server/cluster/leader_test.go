@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,7 +17,7 @@ func TestOneLeaderAndTakeover(t *testing.T) {
 	var leaders [n]*Leader
 	var changes [n]atomic.Int32
 	for i := range n {
-		leaders[i] = NewLeader(pool(t, dsn), LeaderOptions{Check: 50 * time.Millisecond})
+		leaders[i] = NewLeader(open(t, dsn), LeaderOptions{Check: 50 * time.Millisecond})
 		leaders[i].Start(func(bool) { changes[i].Add(1) })
 		defer leaders[i].Close()
 	}
@@ -56,11 +55,9 @@ func TestOneLeaderAndTakeover(t *testing.T) {
 	}
 	first := one("at start")
 	// Its session ends (as when its process dies): another takes over.
-	p := pool(t, dsn)
-	if _, err := p.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_locks
-		WHERE locktype = 'advisory' AND granted AND objid = $1::bigint & x'ffffffff'::bigint`, lockLeader); err != nil {
-		t.Fatal(err)
-	}
+	// The only session advisory lock held on the test's database is the lead.
+	terminate(t, dsn, `SELECT l.pid FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+		WHERE l.locktype = 'advisory' AND l.granted AND d.datname = current_database()`)
 	second := one("after the leader's session ended")
 	if changes[first].Load() < 2 {
 		t.Errorf("the first leader was not told it lost the lead")

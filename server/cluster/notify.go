@@ -13,12 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/myriarch/myriarch/server/store"
 )
-
-// Channel is the PostgreSQL notification channel of myriarchd instances.
-const Channel = "myriarch_changes"
 
 // Kinds of change. Unless said otherwise IDs are instance UIDs in hex.
 const (
@@ -102,7 +98,7 @@ func (o *NotifierOptions) defaults() {
 // instances' to a handler. Publish never blocks on the database: IDs are
 // collected and sent in batches. Call Start once, then Close.
 type Notifier struct {
-	pool *pgxpool.Pool
+	bus  store.Notifications
 	log  *slog.Logger
 	opts NotifierOptions
 	self string // this instance's id, to ignore its own notifications
@@ -116,7 +112,7 @@ type Notifier struct {
 	dropped sync.Map // kind → true: a resync is owed
 	handled handled
 
-	listening  chan struct{} // closed once LISTEN first succeeded
+	listening  chan struct{} // closed once listening first succeeded
 	listenOnce sync.Once
 	late       atomic.Bool // Start stopped waiting for listening: resync when it comes
 
@@ -124,13 +120,13 @@ type Notifier struct {
 	wg   sync.WaitGroup
 }
 
-// NewNotifier prepares a notifier on pool's database.
-func NewNotifier(pool *pgxpool.Pool, log *slog.Logger, opts NotifierOptions) *Notifier {
+// NewNotifier prepares a notifier on the shared store's notifications.
+func NewNotifier(bus store.Notifications, log *slog.Logger, opts NotifierOptions) *Notifier {
 	opts.defaults()
 	var id [6]byte
 	rand.Read(id[:])
 	return &Notifier{
-		pool: pool, log: log, opts: opts, self: hex.EncodeToString(id[:]),
+		bus: bus, log: log, opts: opts, self: hex.EncodeToString(id[:]),
 		pending: map[string]map[string]struct{}{}, overflow: map[string]bool{},
 		wake: make(chan struct{}, 1), queue: make(chan Change, opts.Queue), stop: make(chan struct{}),
 		listening: make(chan struct{}),
@@ -255,11 +251,7 @@ func (n *Notifier) flush(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	batch := &pgx.Batch{}
-	for _, p := range payloads {
-		batch.Queue(`SELECT pg_notify($1, $2)`, Channel, p)
-	}
-	if err := n.pool.SendBatch(ctx, batch).Close(); err != nil {
+	if err := n.bus.Notify(ctx, payloads); err != nil {
 		// The others resync when their listening connection comes back; a
 		// lost notification while the database answers is not expected.
 		n.log.Warn("publishing changes to the other instances failed", "notifications", len(payloads), "err", err)
@@ -274,7 +266,7 @@ func rank(kind string) int {
 	return len(order)
 }
 
-// listenLoop holds one connection that LISTENs; when it is lost it
+// listenLoop holds one subscription to the notifications; when it is lost it
 // reconnects with growing waits and owes every kind a resync.
 func (n *Notifier) listenLoop() {
 	defer n.wg.Done()
@@ -300,16 +292,11 @@ func (n *Notifier) listenLoop() {
 }
 
 func (n *Notifier) listen(ctx context.Context, first bool) error {
-	conn, err := n.pool.Acquire(ctx)
+	sub, err := n.bus.Listen(ctx)
 	if err != nil {
 		return err
 	}
-	// The connection is not returned to the pool: LISTEN is its state.
-	pg := conn.Hijack()
-	defer pg.Close(context.Background())
-	if _, err := pg.Exec(ctx, "LISTEN "+Channel); err != nil {
-		return err
-	}
+	defer sub.Close()
 	n.listenOnce.Do(func() { close(n.listening) })
 	if !first || n.late.Load() {
 		n.late.Store(false)
@@ -319,11 +306,11 @@ func (n *Notifier) listen(ctx context.Context, first bool) error {
 		}
 	}
 	for {
-		msg, err := pg.WaitForNotification(ctx)
+		payload, err := sub.Next(ctx)
 		if err != nil {
 			return err
 		}
-		from, rest, _ := strings.Cut(msg.Payload, "|")
+		from, rest, _ := strings.Cut(payload, "|")
 		kind, ids, ok := strings.Cut(rest, "|")
 		if !ok || from == n.self {
 			continue

@@ -4,37 +4,59 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
 
 	"github.com/myriarch/myriarch/internal/testenv"
+	"github.com/myriarch/myriarch/internal/testkit"
+	"github.com/myriarch/myriarch/server/store/postgres"
 )
 
-func TestMain(m *testing.M) {
-	code := testenv.RunWithPostgres(m)
-	if code == 0 {
-		if err := goleak.Find(goleak.IgnoreTopFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck")); err != nil {
-			fmt.Fprintln(os.Stderr, "goroutines left running:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+// TestMain fails the package when a test leaves a goroutine running, and
+// stops the private PostgreSQL the tests started.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(withPostgres{m}) }
 
-func pool(t *testing.T, dsn string) *pgxpool.Pool {
+// withPostgres runs the tests with testenv.RunWithPostgres.
+type withPostgres struct{ m *testing.M }
+
+func (w withPostgres) Run() int { return testenv.RunWithPostgres(w.m) }
+
+// open opens the shared store at dsn for one instance of a test.
+func open(t *testing.T, dsn string) *postgres.DB {
 	t.Helper()
-	p, err := pgxpool.New(context.Background(), dsn)
+	db, err := postgres.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.Close)
-	return p
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// notify sends a raw notification, as another instance would.
+func notify(t *testing.T, db *postgres.DB, payload string) {
+	t.Helper()
+	if err := db.Notify(context.Background(), []string{payload}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// terminate ends the sessions of the test's database that query selects
+// (by pid), as a lost connection or a dead instance would.
+func terminate(t *testing.T, dsn, query string) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM (`+query+`) AS s`); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // recorder collects the changes a notifier hands on.
@@ -50,23 +72,14 @@ func (r *recorder) handle(c Change) error {
 	return nil
 }
 
-// waitFor polls until cond holds over what was received.
-func (r *recorder) waitFor(t *testing.T, what string, cond func([]Change) bool) {
+// received polls until cond holds over what was received.
+func (r *recorder) received(t *testing.T, what string, cond func([]Change) bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.WaitWithin(t, 20*time.Second, what, func() bool {
 		r.mu.Lock()
-		ok := cond(r.changes)
-		got := slices.Clone(r.changes)
-		r.mu.Unlock()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: never received; got %+v", what, got)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer r.mu.Unlock()
+		return cond(r.changes)
+	})
 }
 
 func ids(cs []Change, kind string) map[string]bool {
@@ -86,7 +99,7 @@ func resynced(cs []Change, kind string) bool {
 }
 
 func start(t *testing.T, dsn string, opts NotifierOptions) (*Notifier, *recorder) {
-	n := NewNotifier(pool(t, dsn), slog.New(slog.DiscardHandler), opts)
+	n := NewNotifier(open(t, dsn), slog.New(slog.DiscardHandler), opts)
 	r := &recorder{}
 	n.Start()
 	listening(t, n)
@@ -116,7 +129,7 @@ func TestNotifierBatchesToOthers(t *testing.T) {
 		a.Publish(KindAgents, id)
 	}
 	a.Publish(KindTokens)
-	rb.waitFor(t, "every id", func(cs []Change) bool {
+	rb.received(t, "every id", func(cs []Change) bool {
 		return len(ids(cs, KindAgents)) == len(want) && slices.ContainsFunc(cs, func(c Change) bool { return c.Kind == KindTokens })
 	})
 	rb.mu.Lock()
@@ -143,11 +156,11 @@ func TestNotifierStormsBecomeResyncs(t *testing.T) {
 		many = append(many, fmt.Sprint(i))
 	}
 	a.Publish(KindAgents, many...) // one round
-	rb.waitFor(t, "a resync for 150 ids over a bound of 100", func(cs []Change) bool { return resynced(cs, KindAgents) })
+	rb.received(t, "a resync for 150 ids over a bound of 100", func(cs []Change) bool { return resynced(cs, KindAgents) })
 
 	blocked := make(chan struct{})
 	release := make(chan struct{})
-	c := NewNotifier(pool(t, dsn), slog.New(slog.DiscardHandler), NotifierOptions{Queue: 4})
+	c := NewNotifier(open(t, dsn), slog.New(slog.DiscardHandler), NotifierOptions{Queue: 4})
 	rc := &recorder{}
 	var once sync.Once
 	c.Start()
@@ -157,11 +170,9 @@ func TestNotifierStormsBecomeResyncs(t *testing.T) {
 	})
 	defer c.Close()
 	listening(t, c)
-	p := pool(t, dsn)
+	p := open(t, dsn)
 	for i := range 50 {
-		if _, err := p.Exec(context.Background(), `SELECT pg_notify($1, $2)`, Channel, fmt.Sprintf("x|%s|%d", KindAgents, i)); err != nil {
-			t.Fatal(err)
-		}
+		notify(t, p, fmt.Sprintf("x|%s|%d", KindAgents, i))
 	}
 	<-blocked
 	// The queue (4) overflows while the handler is blocked.
@@ -176,7 +187,7 @@ func TestNotifierStormsBecomeResyncs(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	close(release)
-	rc.waitFor(t, "a resync after the queue overflowed", func(cs []Change) bool { return resynced(cs, KindAgents) })
+	rc.received(t, "a resync after the queue overflowed", func(cs []Change) bool { return resynced(cs, KindAgents) })
 }
 
 // Changes that queue up while the handler is busy reach it as one change
@@ -185,7 +196,7 @@ func TestNotifierStormsBecomeResyncs(t *testing.T) {
 func TestNotifierCoalescesABacklog(t *testing.T) {
 	dsn := testenv.Postgres(t)
 	blocked, release := make(chan struct{}), make(chan struct{})
-	c := NewNotifier(pool(t, dsn), slog.New(slog.DiscardHandler), NotifierOptions{Queue: 256})
+	c := NewNotifier(open(t, dsn), slog.New(slog.DiscardHandler), NotifierOptions{Queue: 256})
 	rc := &recorder{}
 	var once sync.Once
 	c.Start()
@@ -195,17 +206,13 @@ func TestNotifierCoalescesABacklog(t *testing.T) {
 	})
 	defer c.Close()
 	<-c.listening
-	p := pool(t, dsn)
-	notify := func(kind string, id int) {
-		if _, err := p.Exec(context.Background(), `SELECT pg_notify($1, $2)`, Channel, fmt.Sprintf("x|%s|%d", kind, id)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	notify(KindAgents, -1) // taken by the handler, which blocks
+	p := open(t, dsn)
+	send := func(kind string, id int) { notify(t, p, fmt.Sprintf("x|%s|%d", kind, id)) }
+	send(KindAgents, -1) // taken by the handler, which blocks
 	<-blocked
 	for i := range 40 {
-		notify(KindOffers, i%10)
-		notify(KindAgents, i)
+		send(KindOffers, i%10)
+		send(KindAgents, i)
 	}
 	// Every notification is queued before the handler goes on.
 	deadline := time.Now().Add(20 * time.Second)
@@ -216,7 +223,7 @@ func TestNotifierCoalescesABacklog(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	close(release)
-	rc.waitFor(t, "the backlog", func(cs []Change) bool { return len(ids(cs, KindAgents)) == 41 && len(ids(cs, KindOffers)) == 10 })
+	rc.received(t, "the backlog", func(cs []Change) bool { return len(ids(cs, KindAgents)) == 41 && len(ids(cs, KindOffers)) == 10 })
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if len(rc.changes) != 3 || rc.changes[1].Kind != KindAgents || rc.changes[2].Kind != KindOffers ||
@@ -259,12 +266,8 @@ func TestNotifierReconnectsAndResyncs(t *testing.T) {
 	dsn := testenv.Postgres(t)
 	a, _ := start(t, dsn, NotifierOptions{})
 	_, rb := start(t, dsn, NotifierOptions{})
-	p := pool(t, dsn)
-	if _, err := p.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()`); err != nil {
-		t.Fatal(err)
-	}
-	rb.waitFor(t, "resyncs after the connection was lost", func(cs []Change) bool {
+	terminate(t, dsn, `SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND datname = current_database()`)
+	rb.received(t, "resyncs after the connection was lost", func(cs []Change) bool {
 		return resynced(cs, KindAgents) && resynced(cs, KindTokens)
 	})
 	// Listening again: A's and B's (both were terminated).

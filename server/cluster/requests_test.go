@@ -25,7 +25,7 @@ func TestRequestsReachTheLeader(t *testing.T) {
 	mk := func(lead bool) (*Requests, *atomic.Bool) {
 		leading := new(atomic.Bool)
 		leading.Store(lead)
-		n := NewNotifier(pool(t, dsn), slog.New(slog.DiscardHandler), NotifierOptions{})
+		n := NewNotifier(open(t, dsn), slog.New(slog.DiscardHandler), NotifierOptions{})
 		r := NewRequests(n, slog.New(slog.DiscardHandler), leading.Load, func() { flushed.Add(1) })
 		r.timeout = 2 * time.Second
 		r.Handle("double", func(_ context.Context, args []string) (string, error) {

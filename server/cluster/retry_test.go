@@ -62,7 +62,7 @@ func TestRetriesOweAResyncUntilOneSucceeds(t *testing.T) {
 func TestNotifierReadsAgainWhatFailed(t *testing.T) {
 	dsn := testenv.Postgres(t)
 	a, _ := start(t, dsn, NotifierOptions{})
-	b := NewNotifier(pool(t, dsn), slog.New(slog.DiscardHandler), NotifierOptions{Retry: 20 * time.Millisecond})
+	b := NewNotifier(open(t, dsn), slog.New(slog.DiscardHandler), NotifierOptions{Retry: 20 * time.Millisecond})
 	var mu sync.Mutex
 	var handled []Change
 	fails := 3

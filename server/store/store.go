@@ -1,6 +1,8 @@
-// Package store defines what myriarchd persists and the small interface the
-// rest of the server uses to persist it, so that the embedded SQLite
-// implementation (store/sqlite) can be joined by a PostgreSQL one.
+// Package store defines what myriarchd persists and the interface the rest
+// of the server persists it through (Store), with two implementations: the
+// embedded SQLite store (store/sqlite), one instance's own, and the
+// PostgreSQL store (store/postgres), which several instances share and
+// which offers what they need of each other besides (Shared).
 package store
 
 import (
@@ -18,7 +20,7 @@ var ErrNotFound = errors.New("not found")
 var ErrConflict = errors.New("conflict")
 
 // ErrNotLeader refuses a write of decisions from an instance that does not
-// lead the instances sharing the store (see postgres.DB.SetFence).
+// lead the instances sharing the store (see Leadership.Campaign).
 var ErrNotLeader = errors.New("this instance does not lead the instances sharing the store")
 
 // Credential is what an agent authenticated with.

@@ -31,7 +31,7 @@ func (d *DB) LoadConfigs(ctx context.Context) (map[[16]byte][]byte, map[string][
 
 // WriteConfigs implements store.Configs: bodies are added (a hash already
 // stored keeps its body), assignments upserted, then bodies deleted
-// (fenced: see SetFence).
+// (fenced: see Campaign).
 func (d *DB) WriteConfigs(ctx context.Context, b store.ConfigBatch) error {
 	if len(b.Assignments) == 0 && len(b.Bodies) == 0 && len(b.DeleteBodies) == 0 {
 		return nil

@@ -5,38 +5,43 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/myriarch/myriarch/internal/testenv"
 	"github.com/myriarch/myriarch/server/store"
 )
 
-// Decisions are written only while the fence's session holds its lock:
-// once that session ends (its instance died, or lost its connection) the
-// same writes fail with ErrNotLeader and change nothing; writes of agents
-// are not fenced.
+// Decisions are written only while this instance's candidacy holds the
+// lead: once its session ends (its instance died, or lost its connection)
+// the same writes fail with ErrNotLeader and change nothing; so do they
+// once it gives the lead up; writes of agents are not fenced.
 func TestFencedWrites(t *testing.T) {
 	ctx := context.Background()
 	dsn := testenv.Postgres(t)
 	db := open(t, dsn)
 	defer db.Close()
-	const key int64 = 0x6d79_7261_7e57
-	holder, err := pgx.Connect(ctx, dsn)
+	c, err := db.Campaign(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var held bool
-	if err := holder.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&held); err != nil || !held {
-		t.Fatalf("lock: %v %v", held, err)
+	defer c.Close()
+	if held, err := c.Hold(ctx); err != nil || !held {
+		t.Fatalf("the only candidate does not lead: %v %v", held, err)
 	}
-	var leading atomic.Bool
-	leading.Store(true)
-	pid := holder.PgConn().PID()
-	db.SetFence(func() (uint32, int64, bool) { return pid, key, leading.Load() })
+	if held, err := c.Hold(ctx); err != nil || !held {
+		t.Fatalf("the leader does not keep the lead: %v %v", held, err)
+	}
+	other := open(t, dsn)
+	defer other.Close()
+	rival, err := other.Campaign(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rival.Close()
+	if held, err := rival.Hold(ctx); err != nil || held {
+		t.Fatalf("a second candidate leads too: %v %v", held, err)
+	}
 	uid := [16]byte{1}
 	writes := map[string]func(v string) error{
 		"offers": func(v string) error { return db.WriteOffers(ctx, map[[16]byte][]byte{uid: []byte(v)}) },
@@ -50,7 +55,14 @@ func TestFencedWrites(t *testing.T) {
 			t.Fatalf("%s while holding the lock: %v", name, err)
 		}
 	}
-	holder.Close(ctx) // the session ends; this instance has not noticed yet
+	if err := other.WriteOffers(ctx, map[[16]byte][]byte{uid: []byte("rival")}); !errors.Is(err, store.ErrNotLeader) {
+		t.Fatalf("a write of the instance that does not lead: %v, want ErrNotLeader", err)
+	}
+	// The session ends; this instance has not noticed yet.
+	pid := db.leadPID.Load()
+	if _, err := other.pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, int64(pid)); err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for ended := false; !ended; {
 		if time.Now().After(deadline) {
@@ -65,7 +77,9 @@ func TestFencedWrites(t *testing.T) {
 			t.Errorf("%s after the lock's session ended: %v, want ErrNotLeader", name, err)
 		}
 	}
-	leading.Store(false)
+	if held, err := c.Hold(ctx); err == nil || held {
+		t.Fatalf("Hold after the session ended: %v %v, want an error", held, err)
+	}
 	if err := db.DeleteState(ctx, "rollout/edge"); !errors.Is(err, store.ErrNotLeader) {
 		t.Errorf("delete state while not leading: %v", err)
 	}
@@ -77,6 +91,13 @@ func TestFencedWrites(t *testing.T) {
 	}
 	if err := db.Write(ctx, store.Batch{Reports: []store.Report{{UID: uid, Feature: "packages", Data: []byte("x")}}}); err != nil {
 		t.Fatalf("an agent's write is not fenced: %v", err)
+	}
+	// The rival takes the lead over.
+	if held, err := rival.Hold(ctx); err != nil || !held {
+		t.Fatalf("the rival after the leader's session ended: %v %v", held, err)
+	}
+	if err := other.PutState(ctx, "rollout/edge", []byte("next leader")); err != nil {
+		t.Fatalf("a write of the next leader: %v", err)
 	}
 }
 

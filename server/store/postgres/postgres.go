@@ -21,12 +21,16 @@ import (
 
 // DB is a store.Store backed by a PostgreSQL database.
 type DB struct {
-	pool  *pgxpool.Pool
-	dsn   string // redacted, for messages
-	fence atomic.Pointer[Fence]
+	pool *pgxpool.Pool
+	dsn  string // redacted, for messages
+	// campaigned: this instance has campaigned for the lead, so decisions
+	// are written only while leadPID, the backend of its candidacy's
+	// session, holds the leader's lock (0: it does not).
+	campaigned atomic.Bool
+	leadPID    atomic.Uint32
 }
 
-var _ store.Store = (*DB)(nil)
+var _ store.Shared = (*DB)(nil)
 
 // IsDSN reports whether s names a PostgreSQL database (a postgres:// or
 // postgresql:// URL).
@@ -91,9 +95,14 @@ func (d *DB) Close() error {
 	return nil
 }
 
-// Pool is the connection pool, for features that share the database
-// (notifications, locks).
-func (d *DB) Pool() *pgxpool.Pool { return d.pool }
+// PoolStats implements store.Shared.
+func (d *DB) PoolStats() store.PoolStats {
+	st := d.pool.Stat()
+	return store.PoolStats{
+		Acquired: st.AcquiredConns(), Idle: st.IdleConns(), Max: st.MaxConns(),
+		Acquires: st.AcquireCount(), Waited: st.EmptyAcquireCount(), Wait: st.EmptyAcquireWaitTime(),
+	}
+}
 
 // String names the database (without a password).
 func (d *DB) String() string { return d.dsn }

@@ -31,7 +31,7 @@ func (d *DB) scanRecords(ctx context.Context, q string, args ...any) (map[[16]by
 	return store.ScanMap(rows, store.UIDKey)
 }
 
-// WriteOffers implements store.Offers (fenced: see SetFence).
+// WriteOffers implements store.Offers (fenced: see Campaign).
 func (d *DB) WriteOffers(ctx context.Context, records map[[16]byte][]byte) error {
 	if len(records) == 0 {
 		return nil

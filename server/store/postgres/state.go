@@ -10,9 +10,9 @@ import (
 	"github.com/myriarch/myriarch/server/store"
 )
 
-// PutState implements store.State (fenced: see SetFence).
+// PutState implements store.State (fenced: see Campaign).
 func (d *DB) PutState(ctx context.Context, key string, value []byte) error {
-	if d.fence.Load() != nil {
+	if d.campaigned.Load() {
 		return d.fenced(ctx, func(tx pgx.Tx) error {
 			_, err := tx.Exec(ctx, `INSERT INTO state(key, value) VALUES($1,$2) ON CONFLICT(key) DO UPDATE SET value=excluded.value`, key, nonNil(value))
 			return err
@@ -31,7 +31,7 @@ func (d *DB) GetState(ctx context.Context, key string) ([]byte, error) {
 	return v, err
 }
 
-// DeleteState implements store.State (fenced: see SetFence).
+// DeleteState implements store.State (fenced: see Campaign).
 func (d *DB) DeleteState(ctx context.Context, key string) error {
 	return d.fenced(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `DELETE FROM state WHERE key = $1`, key)
