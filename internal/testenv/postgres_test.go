@@ -9,13 +9,9 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/myriarch/myriarch/internal/testkit"
 )
 
-func TestMain(m *testing.M) {
-	os.Exit(testkit.RunChecked(func() int { return RunWithPostgres(m) }))
-}
+func TestMain(m *testing.M) { os.Exit(MainWithPostgres(m)) }
 
 func TestPostgresGivesAnEmptyDatabase(t *testing.T) {
 	dsn := Postgres(t)

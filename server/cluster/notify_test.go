@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"go.uber.org/goleak"
 
 	"github.com/myriarch/myriarch/internal/testenv"
 	"github.com/myriarch/myriarch/internal/testkit"
@@ -19,12 +19,7 @@ import (
 
 // TestMain fails the package when a test leaves a goroutine running, and
 // stops the private PostgreSQL the tests started.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(withPostgres{m}) }
-
-// withPostgres runs the tests with testenv.RunWithPostgres.
-type withPostgres struct{ m *testing.M }
-
-func (w withPostgres) Run() int { return testenv.RunWithPostgres(w.m) }
+func TestMain(m *testing.M) { os.Exit(testenv.MainWithPostgres(m)) }
 
 // open opens the shared store at dsn for one instance of a test.
 func open(t *testing.T, dsn string) *postgres.DB {

@@ -3,12 +3,12 @@ package postgres
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"go.uber.org/goleak"
 
 	"github.com/myriarch/myriarch/internal/testenv"
 	"github.com/myriarch/myriarch/server/store"
@@ -18,12 +18,7 @@ import (
 
 // TestMain fails the package when a test leaves a goroutine running (a
 // pool not closed), and stops the private PostgreSQL the tests started.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(withPostgres{m}) }
-
-// withPostgres runs the tests with testenv.RunWithPostgres.
-type withPostgres struct{ m *testing.M }
-
-func (w withPostgres) Run() int { return testenv.RunWithPostgres(w.m) }
+func TestMain(m *testing.M) { os.Exit(testenv.MainWithPostgres(m)) }
 
 func open(t *testing.T, dsn string) *DB {
 	t.Helper()
