@@ -31,7 +31,7 @@ func TestContract(t *testing.T) {
 
 var fixture = &installtest.Fixture{
 	Name: "container", Package: pkgName, Type: protobufs.PackageType_PackageType_Addon,
-	CrashPoints: ctr.CrashPoints, StatePrefix: ctr.StatePrefix, Serial: true,
+	CrashPoints: ctr.CrashPoints, StatePrefix: ctr.StatePrefix,
 	NewSite: func(t *testing.T) installtest.Site { return newSite(t) },
 	Engine: func(cfg json.RawMessage, log *slog.Logger, _ func(string), mod func(*install.Options)) (*install.Engine, error) {
 		var c siteConfig
@@ -77,7 +77,7 @@ type site struct {
 func newSite(t *testing.T) *site {
 	cli := testenv.Docker(t)
 	s := &site{cli: cli, repo: randName("myriarch-ct-img-"), srv: installtest.NewServer(t), arts: map[string][]byte{}}
-	loadImage(t, cli, fakeImage(t, imageSpec{version: "0.1.0"}), s.repo+":0.1.0")
+	loadImage(t, cli, fakeImage(t, imageSpec{version: "0.1.0", owner: s.repo}), s.repo+":0.1.0")
 	s.c = startCollector(t, cli, s.repo+":0.1.0", true)
 	before, _ := inspect(t, cli, s.c.name)
 	s.uid, s.pol = instanceUID(t, cli, before.ID), string(before.HostConfig.RestartPolicy.Name)
@@ -107,7 +107,7 @@ func (s *site) Artifact(t testing.TB, version string, broken bool) []byte {
 		ref += "-broken"
 	}
 	path := filepath.Join(t.TempDir(), "image.tar")
-	writeTarball(t, fakeImage(t, imageSpec{version: version, exit: broken}), ref, path)
+	writeTarball(t, fakeImage(t, imageSpec{version: version, exit: broken, owner: s.repo}), ref, path)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

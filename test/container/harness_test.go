@@ -80,6 +80,10 @@ type imageSpec struct {
 	healthcheck bool // the image has a HEALTHCHECK
 	unhealthy   bool // the image has a HEALTHCHECK that always fails
 	volume      bool // the image declares VOLUME storageDir
+	// owner, when set, makes the image (and its ID) its owner's own:
+	// removeImage removes the containers of an image ID, and tests running
+	// in parallel must not remove each other's.
+	owner string
 }
 
 // fakeImage builds a FROM scratch image holding only the fake collector.
@@ -111,6 +115,9 @@ func fakeImage(t testing.TB, s imageSpec) v1.Image {
 		cf.Config.Env = append(cf.Config.Env, "FAKE_EXIT=1")
 	}
 	cf.Config.Labels = map[string]string{ctr.VersionLabel: s.version, "dev.myriarch.test.image-only": s.version}
+	if s.owner != "" {
+		cf.Config.Labels["dev.myriarch.test.owner"] = s.owner
+	}
 	if s.healthcheck {
 		cf.Config.Healthcheck = &v1.HealthConfig{Test: []string{"CMD", "/fakecollector", "healthcheck"},
 			Interval: 300 * time.Millisecond, Timeout: time.Second, Retries: 3}

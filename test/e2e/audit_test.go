@@ -34,6 +34,7 @@ type auditRecord struct {
 // reloads by SIGHUP and by the API, naming the Git commit and its author.
 // The CLI exports the records as JSON lines and verifies their chain.
 func TestEveryChannelIsAudited(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	est := filepath.Join(root, "estate")
 	git := func(args ...string) string {

@@ -24,6 +24,7 @@ func syncState(want string) func(site.Agent) bool {
 // configuration cached is brought back by the server; retry offers the
 // failed configuration again.
 func TestConfigurationFromTheEstate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.configure()
 	e.install(peerbuild.VersionM1)

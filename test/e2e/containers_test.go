@@ -59,6 +59,7 @@ pipelines:
 // updater's providers re-renders; environment variables it does not allow
 // never reach the server.
 func TestConfigurationFollowsContainers(t *testing.T) {
+	t.Parallel()
 	cli := testenv.Docker(t)
 	ctx := context.Background()
 	image := "myriarch-e2e-logger:1"

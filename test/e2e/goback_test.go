@@ -19,6 +19,7 @@ import (
 // replaced it. Once m.1 is no longer in the record, the same offer is
 // refused with the versions the host confirmed, and m.2 keeps running.
 func TestGoBackToAConfirmedVersion(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.install(peerbuild.VersionM1)
 	e.waitCollector("linked on m.1", 90*time.Second, func(a site.Agent) bool {

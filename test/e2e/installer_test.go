@@ -27,6 +27,7 @@ import (
 // with the updater in process control running the generated supervisor
 // config, and checks that the server sees the site attributes and the pairing.
 func TestScriptInstalledSite(t *testing.T) {
+	t.Parallel()
 	testenv.Tool(t, "minisign", "minisign")
 	e := newEnv(t)
 	arts := filepath.Join(e.root, "artifacts")

@@ -16,6 +16,7 @@ import (
 // Scenario 4: the updater is killed (SIGKILL) in the middle of activation;
 // restarted, it finishes or rolls back and the server agrees with the host.
 func TestCrashDuringInstall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.install(peerbuild.VersionM1)
 	e.waitCollector("linked", 90*time.Second, func(a site.Agent) bool { return a.Pairing.State == "linked" })
@@ -60,6 +61,7 @@ func TestCrashDuringInstall(t *testing.T) {
 // Scenario 5: a second updater with the same token claims the same collector:
 // offers are held; when it stops, they resume.
 func TestAmbiguousUpdatersHoldOffers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.install(peerbuild.VersionM1)
 	e.waitCollector("linked", 90*time.Second, func(a site.Agent) bool { return a.Pairing.State == "linked" })
@@ -100,6 +102,7 @@ func TestAmbiguousUpdatersHoldOffers(t *testing.T) {
 
 // Scenario 6: myriarchd restarts in the middle of a rollout; nothing is lost.
 func TestServerRestartMidRollout(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.install(peerbuild.VersionM1)
 	e.waitCollector("linked", 90*time.Second, func(a site.Agent) bool { return a.Pairing.State == "linked" })
@@ -125,6 +128,7 @@ func TestServerRestartMidRollout(t *testing.T) {
 // Scenario 7: an artifact signed with a key the updater does not trust is
 // refused and the collector is untouched.
 func TestUntrustedSignatureRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, rogue, err := minisign.GenerateKey(nil)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 // Scenario 1: pairing of a real supervisor-run collector and a real updater.
 func TestPairing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.install(peerbuild.VersionM1)
 	col := e.waitCollector("linked collector", 90*time.Second, func(a site.Agent) bool {
@@ -39,6 +40,7 @@ func TestPairing(t *testing.T) {
 // Scenario 2 and 3: upgrade to m.2, then a broken release rolls back; the
 // fleet configures its collectors, and the configuration survives the swaps.
 func TestUpgradeThenBrokenReleaseRollsBack(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.configure()
 	e.install(peerbuild.VersionM1)

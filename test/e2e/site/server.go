@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,15 +24,10 @@ type Server struct {
 	adminToken                    string
 }
 
-// FreeAddr returns a loopback address with a port that was free a moment ago.
-func FreeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
+// FreeAddr returns a loopback address with a port that was free a moment
+// ago, below the ephemeral port range (peerrun.LocalAddr), so the busy test
+// run's outgoing connections do not take it before myriarchd listens.
+func FreeAddr() (string, error) { return peerrun.LocalAddr() }
 
 // StartServer starts myriarchd and waits until its admin API answers.
 // Empty addresses get free loopback ports.

@@ -38,6 +38,11 @@ type SupervisorConfig struct {
 	// defaults (3 s and 5 s) when non-zero.
 	BootstrapTimeout   time.Duration
 	ConfigApplyTimeout time.Duration
+	// OpAMPServerPort is agent.opamp_server_port, the port of the
+	// supervisor's own OpAMP server for its collector. When 0, YAML takes
+	// one from LocalPort rather than letting the supervisor pick a port
+	// that a busy test run's outgoing connections may take first.
+	OpAMPServerPort int
 }
 
 // Validate reports every problem with c.
@@ -67,6 +72,9 @@ func (c SupervisorConfig) Validate() error {
 	}
 	if c.BootstrapTimeout < 0 {
 		errs = append(errs, fmt.Errorf("supervisor config: BootstrapTimeout %v is negative", c.BootstrapTimeout))
+	}
+	if c.OpAMPServerPort < 0 || c.OpAMPServerPort > 65535 {
+		errs = append(errs, fmt.Errorf("supervisor config: OpAMPServerPort %d is not a port", c.OpAMPServerPort))
 	}
 	if c.ConfigApplyTimeout < 0 {
 		errs = append(errs, fmt.Errorf("supervisor config: ConfigApplyTimeout %v is negative", c.ConfigApplyTimeout))
@@ -109,6 +117,14 @@ func (c SupervisorConfig) YAML() ([]byte, error) {
 	if c.ConfigApplyTimeout > 0 {
 		agent["config_apply_timeout"] = c.ConfigApplyTimeout.String()
 	}
+	port := c.OpAMPServerPort
+	if port == 0 {
+		var err error
+		if port, err = LocalPort(); err != nil {
+			return nil, fmt.Errorf("supervisor config: %w", err)
+		}
+	}
+	agent["opamp_server_port"] = port
 	doc := map[string]any{
 		"server": server,
 		"capabilities": map[string]bool{
