@@ -32,9 +32,17 @@ tidy:
 
 # Docker tests run against DOCKER_HOST when it answers, else against a private engine
 # that test/docker/up.sh starts. A test whose tool or engine is missing fails.
+#
+# go test runs TEST_PACKAGES packages at once: most of the slow ones wait on processes,
+# containers and timers more than they use a core. The slowest are named first so that
+# they start first instead of running alone at the end (`go test -json` gives each
+# package's time; see BENCHMARKS.md, make test).
+TEST_PACKAGES ?= 4
+SLOW_TESTS = ./test/container ./test/e2e ./server ./test/attack ./agent/install/binary \
+  ./server/store/sqlite ./server/console
 unit:
 	DOCKER_HOST=$$(bash test/setup.sh docker) && export DOCKER_HOST && \
-	  $(GO) test -race -count=1 -timeout 20m ./...
+	  $(GO) test -race -count=1 -p $(TEST_PACKAGES) -timeout 20m $(TEST_FLAGS) $(SLOW_TESTS) ./...
 	cd packaging/nfpm/build && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # Windows must keep compiling even though the tests run on Linux.

@@ -11,8 +11,26 @@ import (
 
 // Docker returns a client of the engine named by DOCKER_HOST, failing the
 // test when none answers. `make test` starts a private engine when needed
-// (test/docker/up.sh); the client is closed when the test ends.
+// (test/docker/up.sh); the client is closed when the test ends. Tests of
+// every package share the engine; the test holds it shared (see
+// DockerAlone) until it ends.
 func Docker(t testing.TB) *client.Client {
+	t.Helper()
+	holdEngine(t, false)
+	return dockerClient(t)
+}
+
+// DockerAlone is Docker for a test that watches every container on the
+// engine (a docker provider following the whole engine): it waits until no
+// other test, in this process or another, holds the engine, and keeps it
+// to itself until it ends.
+func DockerAlone(t testing.TB) *client.Client {
+	t.Helper()
+	holdEngine(t, true)
+	return dockerClient(t)
+}
+
+func dockerClient(t testing.TB) *client.Client {
 	t.Helper()
 	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err == nil {

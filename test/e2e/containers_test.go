@@ -60,7 +60,9 @@ pipelines:
 // never reach the server.
 func TestConfigurationFollowsContainers(t *testing.T) {
 	t.Parallel()
-	cli := testenv.Docker(t)
+	// The updater follows every container on the engine: no other test's
+	// containers may come and go meanwhile.
+	cli := testenv.DockerAlone(t)
 	ctx := context.Background()
 	image := "myriarch-e2e-logger:1"
 	if err := site.LoadLoggerImage(ctx, cli, image); err != nil {
