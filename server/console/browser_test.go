@@ -100,12 +100,24 @@ func (c *chrome) text(sel string) string {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
 	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => { const el = document.querySelector(`+js(sel)+`); return el ? el.innerText : undefined })()`,
-		chromedp.WithPollingInterval(50*time.Millisecond)))
-	if err != nil {
-		c.t.Fatalf("text of %s: %v", sel, err)
+	for {
+		s, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => { const el = document.querySelector(`+js(sel)+`); return el ? el.innerText : undefined })()`,
+			chromedp.WithPollingInterval(50*time.Millisecond)))
+		if err == nil {
+			return s
+		}
+		if ctx.Err() != nil || !navigating(err) {
+			c.t.Fatalf("text of %s: %v", sel, err)
+		}
+		// The page went on to another (a redirect) while it was read: read the new one.
 	}
-	return s
+}
+
+// navigating reports whether err is the browser's answer to a script that
+// ran in a page being replaced by the next.
+func navigating(err error) bool {
+	m := err.Error()
+	return strings.Contains(m, "Cannot find context with specified id") || strings.Contains(m, "Execution context was destroyed")
 }
 
 func (c *chrome) eval(what, js string) json.RawMessage {

@@ -23,9 +23,10 @@ import (
 // back-end on a real Docker engine: a real updater process SIGKILLed at
 // every crash point of a swap, every bad offer (image tarballs: wrong
 // SHA-256, bad or untrusted signatures, bad servers…) refused with the
-// collector container untouched.
+// collector container untouched. Each site holds the engine (newSite), not
+// the whole suite, so a test that needs the engine alone gets its turn.
 func TestContract(t *testing.T) {
-	testenv.Docker(t)
+	t.Parallel()
 	installtest.Run(t, fixture)
 }
 
@@ -77,7 +78,7 @@ type site struct {
 func newSite(t *testing.T) *site {
 	cli := testenv.Docker(t)
 	s := &site{cli: cli, repo: randName("myriarch-ct-img-"), srv: installtest.NewServer(t), arts: map[string][]byte{}}
-	loadImage(t, cli, fakeImage(t, imageSpec{version: "0.1.0", owner: s.repo}), s.repo+":0.1.0")
+	loadImage(t, cli, fakeImage(t, imageSpec{version: "0.1.0"}), s.repo+":0.1.0")
 	s.c = startCollector(t, cli, s.repo+":0.1.0", true)
 	before, _ := inspect(t, cli, s.c.name)
 	s.uid, s.pol = instanceUID(t, cli, before.ID), string(before.HostConfig.RestartPolicy.Name)
@@ -107,7 +108,7 @@ func (s *site) Artifact(t testing.TB, version string, broken bool) []byte {
 		ref += "-broken"
 	}
 	path := filepath.Join(t.TempDir(), "image.tar")
-	writeTarball(t, fakeImage(t, imageSpec{version: version, exit: broken, owner: s.repo}), ref, path)
+	writeTarball(t, fakeImage(t, imageSpec{version: version, exit: broken}), ref, path)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 // an older image it never ran is refused, naming the confirmed versions,
 // without a download.
 func TestGoBackToAConfirmedImage(t *testing.T) {
+	t.Parallel()
 	cli := testenv.Docker(t)
 	ctx := context.Background()
 	k := newKeys(t)

@@ -16,7 +16,6 @@ import (
 	"encoding/hex"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -44,6 +43,7 @@ import (
 	"github.com/myriarch/myriarch/agent/install/installtest"
 	"github.com/myriarch/myriarch/agent/supervisorstate"
 	"github.com/myriarch/myriarch/internal/testkit"
+	"github.com/myriarch/myriarch/test/peers/peerrun"
 )
 
 const (
@@ -80,10 +80,6 @@ type imageSpec struct {
 	healthcheck bool // the image has a HEALTHCHECK
 	unhealthy   bool // the image has a HEALTHCHECK that always fails
 	volume      bool // the image declares VOLUME storageDir
-	// owner, when set, makes the image (and its ID) its owner's own:
-	// removeImage removes the containers of an image ID, and tests running
-	// in parallel must not remove each other's.
-	owner string
 }
 
 // fakeImage builds a FROM scratch image holding only the fake collector.
@@ -114,10 +110,12 @@ func fakeImage(t testing.TB, s imageSpec) v1.Image {
 	if s.exit {
 		cf.Config.Env = append(cf.Config.Env, "FAKE_EXIT=1")
 	}
-	cf.Config.Labels = map[string]string{ctr.VersionLabel: s.version, "dev.myriarch.test.image-only": s.version}
-	if s.owner != "" {
-		cf.Config.Labels["dev.myriarch.test.owner"] = s.owner
-	}
+	// The test's name makes the image, and its ID, the test's own (the same
+	// spec built twice in one test is one image): removeImage removes the
+	// containers of an image ID, and tests running in parallel must not
+	// remove each other's.
+	cf.Config.Labels = map[string]string{ctr.VersionLabel: s.version, "dev.myriarch.test.image-only": s.version,
+		"dev.myriarch.test.owner": t.Name()}
 	if s.healthcheck {
 		cf.Config.Healthcheck = &v1.HealthConfig{Test: []string{"CMD", "/fakecollector", "healthcheck"},
 			Interval: 300 * time.Millisecond, Timeout: time.Second, Retries: 3}
@@ -176,13 +174,14 @@ func randName(prefix string) string {
 	return prefix + hex.EncodeToString(b)
 }
 
+// freePort is a free loopback port below the ephemeral range, which the
+// other tests' outgoing connections cannot take before it is listened on.
 func freePort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := peerrun.LocalPort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // collector is a running test collector container.

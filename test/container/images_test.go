@@ -216,6 +216,7 @@ func serverCertificate(t *testing.T) (string, *x509.CertPool) {
 // refuses to start without a TLS certificate; with one mounted it serves OpAMP over TLS
 // and /healthz on the admin port, as uid 65532, writing its state into the volume.
 func TestMyriarchdImage(t *testing.T) {
+	t.Parallel()
 	cli := testenv.Docker(t)
 	ctx := imageContext(t, "myriarchd", map[string]string{"myriarchd.yaml": "../../packaging/config/myriarchd.yaml"})
 	tag := buildImage(t, cli, "Dockerfile.myriarchd", ctx)
@@ -311,6 +312,7 @@ func TestMyriarchdImage(t *testing.T) {
 // The updater image: its declared user, labels and volume, the CA bundle, state and /tmp
 // owned by its user, and its version.
 func TestUpdaterImage(t *testing.T) {
+	t.Parallel()
 	cli := testenv.Docker(t)
 	tag := buildImage(t, cli, "Dockerfile.updater", imageContext(t, "myriarch-updater", nil))
 	checkImageConfig(t, cli, tag, "myriarch-updater", "/var/lib/myriarch-updater",

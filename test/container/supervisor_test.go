@@ -84,6 +84,7 @@ func collectorRuns(t testing.TB, cli *client.Client, id string) bool {
 // tarball keeps the supervisor's instance UID; the broken m.3 (the
 // supervisor cannot bootstrap it and exits) is rolled back to m.2.
 func TestRealSupervisorImage(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the upstream OpAMP Supervisor image; not in -short mode")
 	}

@@ -80,6 +80,7 @@ func basicAuth() map[string]string {
 // credentials from the offer, started before the old container is removed,
 // with every setting carried over and the supervisor instance UID kept.
 func TestUpgradeByDigestPull(t *testing.T) {
+	t.Parallel()
 	cli := testenv.Docker(t)
 	ctx := context.Background()
 	host, _ := testRegistry(t)
@@ -263,6 +264,7 @@ func publishTarball(t testing.TB, k keys, img v1.Image, ref, dir, file string) (
 // then ImageLoad and the version label check. The storage dir here is the
 // image's anonymous VOLUME: the engine re-attaches it by name.
 func TestUpgradeFromSignedTarball(t *testing.T) {
+	t.Parallel()
 	cli := testenv.Docker(t)
 	ctx := context.Background()
 	k := newKeys(t)
@@ -313,6 +315,7 @@ func TestUpgradeFromSignedTarball(t *testing.T) {
 // A tarball whose image says another version is refused after loading,
 // before anything runs.
 func TestTarballVersionLabelMismatch(t *testing.T) {
+	t.Parallel()
 	cli := testenv.Docker(t)
 	ctx := context.Background()
 	k := newKeys(t)
@@ -344,11 +347,13 @@ func TestTarballVersionLabelMismatch(t *testing.T) {
 // container is removed, the old one runs again (with its restart policy
 // back), the hash is quarantined.
 func TestRollbackWhenNewImageExits(t *testing.T) {
+	t.Parallel()
 	testRollback(t, imageSpec{version: "0.5.0", exit: true}, "is broken: exiting")
 }
 
 // A new image whose Docker HEALTHCHECK reports unhealthy is rolled back.
 func TestRollbackWhenNewImageUnhealthy(t *testing.T) {
+	t.Parallel()
 	testRollback(t, imageSpec{version: "0.5.0", unhealthy: true}, "HEALTHCHECK reports unhealthy")
 }
 
@@ -412,6 +417,7 @@ func testRollback(t *testing.T, bad imageSpec, want string) {
 // any pull), and a digest the registry does not have fails the pull; in
 // both cases the running container is untouched.
 func TestDigestMismatchRefused(t *testing.T) {
+	t.Parallel()
 	cli := testenv.Docker(t)
 	ctx := context.Background()
 	host, pulls := testRegistry(t)
@@ -463,6 +469,7 @@ func TestDigestMismatchRefused(t *testing.T) {
 // Containers using settings the updater cannot reproduce are refused with
 // the setting named, before anything is downloaded or touched.
 func TestUnsupportedSettingRefused(t *testing.T) {
+	t.Parallel()
 	cli := testenv.Docker(t)
 	ctx := context.Background()
 	k := newKeys(t)

@@ -65,6 +65,9 @@ func TestConfigurationFollowsContainers(t *testing.T) {
 	cli := testenv.DockerAlone(t)
 	ctx := context.Background()
 	image := "myriarch-e2e-logger:1"
+	if err := site.RemoveLoggers(ctx, cli); err != nil {
+		t.Fatal(err)
+	}
 	if err := site.LoadLoggerImage(ctx, cli, image); err != nil {
 		t.Fatal(err)
 	}
@@ -102,10 +105,11 @@ func TestConfigurationFollowsContainers(t *testing.T) {
 	// The server learns of both containers (the updater reports on change).
 	var firstSeen time.Duration
 	e.waitContext(30*time.Second, "both containers in the render context", func(doc contextDoc) bool {
-		if len(doc.Dynamic["docker"]) >= 1 && firstSeen == 0 {
+		own := doc.mappingsOf("docker", ids)
+		if own >= 1 && firstSeen == 0 {
 			firstSeen = time.Since(start)
 		}
-		return len(doc.Dynamic["docker"]) == 2
+		return own == 2
 	})
 	t.Logf("containers started → the server has the first container's mapping: %v", firstSeen)
 
@@ -198,6 +202,20 @@ type contextDoc struct {
 		ID string `json:"id"`
 	} `json:"dynamic"`
 	Source string `json:"source"`
+}
+
+// mappingsOf counts the provider's mappings of the containers in ids (by
+// name): the engine may hold containers of other tests or runs.
+func (doc contextDoc) mappingsOf(provider string, ids map[string]string) int {
+	n := 0
+	for _, m := range doc.Dynamic[provider] {
+		for _, id := range ids {
+			if m.ID == id {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // waitContext polls the collector's render context until cond holds.

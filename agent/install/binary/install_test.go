@@ -184,7 +184,7 @@ func TestHealthcheckEndpoint(t *testing.T) {
 		e := newEnv(t)
 		bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "unhealthy", 500) }))
 		defer bad.Close()
-		eng, rec := e.engine(func(s *engineSetup) { s.binary.HealthcheckURL = bad.URL; s.install.StartTimeout = time.Second })
+		eng, rec := e.engine(func(s *engineSetup) { s.binary.HealthcheckURL = bad.URL; s.install.StartTimeout = 5 * time.Second })
 		offer(eng, rec, e.signedOffer("0.149.0", "/v", collectorBinary("0.149.0", "ok")))
 		st := rec.Wait(t, pkg, 30*time.Second, func(s *protobufs.PackageStatus) bool { return s.Status == stFailed })
 		if !strings.Contains(st.ErrorMessage, "supervisor healthcheck") || e.current() != e.initialDir {

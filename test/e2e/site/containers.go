@@ -120,3 +120,18 @@ func RemoveContainer(ctx context.Context, cli *client.Client, id string) error {
 	_, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
 	return err
 }
+
+// RemoveLoggers removes every logger container on the engine: those of a
+// run that was killed before its cleanup. Call it holding the engine alone.
+func RemoveLoggers(ctx context.Context, cli *client.Client) error {
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", "dev.myriarch.test=logger")})
+	if err != nil {
+		return fmt.Errorf("list logger containers: %w", err)
+	}
+	for _, c := range list.Items {
+		if err := RemoveContainer(ctx, cli, c.ID); err != nil {
+			return fmt.Errorf("remove logger container %s: %w", c.ID, err)
+		}
+	}
+	return nil
+}
