@@ -113,6 +113,15 @@ func (c *chrome) text(sel string) string {
 	}
 }
 
+// logOut clicks the console's log out button and waits for the login page
+// it leads to: a navigation started earlier would abort the logout's
+// answer and leave its cookie behind.
+func (c *chrome) logOut() {
+	c.t.Helper()
+	c.load("log out", chromedp.Click(chromedp.CSS(`form.logout button`)))
+	c.text(`main form#password-form, main #oidc`) // the login page, read once it is there
+}
+
 // navigating reports whether err is the browser's answer to a script that
 // ran in a page being replaced by the next.
 func navigating(err error) bool {
@@ -351,7 +360,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	c.do("viewport reset", chromedp.EmulateReset())
 
 	// Log out; the console is closed again; a one-time link logs in once.
-	c.load("log out", chromedp.Click(chromedp.CSS(`form.logout button`)))
+	c.logOut()
 	if msg := c.text("p.flash"); msg != "Logged out." {
 		t.Fatalf("after logout: %q", msg)
 	}

@@ -96,7 +96,7 @@ func TestOIDCInBrowser(t *testing.T) {
 	if got := e.audit.last(t); got.Outcome != admin.OutcomeOK || got.Actor != "oidc:ada@example.com" || got.Role != "operator" {
 		t.Fatalf("audited %+v", got)
 	}
-	c.load("log out", chromedp.Click(chromedp.CSS(`form.logout button`)))
+	c.logOut()
 
 	// A viewer: no pause button.
 	c.signInWith(e, "viewer", member("vic", "staff"))
@@ -106,7 +106,7 @@ func TestOIDCInBrowser(t *testing.T) {
 	if n := c.eval("pause buttons", `document.querySelectorAll('form[action^="/fleets/"]').length`); string(n) != "0" {
 		t.Fatalf("a viewer is offered %s fleet actions", n)
 	}
-	c.load("log out", chromedp.Click(chromedp.CSS(`form.logout button`)))
+	c.logOut()
 
 	for _, tc := range []struct {
 		name  string

@@ -27,6 +27,7 @@ func (b *Backend) waitStable(ctx context.Context, exe string, window time.Durati
 	var since time.Time
 	lastOther := ""
 	supMissing := 0
+	var refused error // the healthcheck endpoint's last answer once the collector was up for window
 	for {
 		sup := b.ctl.PID()
 		if sup == 0 {
@@ -65,6 +66,7 @@ func (b *Backend) waitStable(ctx context.Context, exe string, window time.Durati
 				if err == nil {
 					return nil
 				}
+				refused = err
 				if now.After(deadline) {
 					return fmt.Errorf("%w: supervisor healthcheck %s: %v", ErrUnhealthy, b.o.HealthcheckURL, err)
 				}
@@ -72,6 +74,9 @@ func (b *Backend) waitStable(ctx context.Context, exe string, window time.Durati
 		}
 		if time.Now().After(deadline) {
 			switch {
+			case refused != nil:
+				// The collector stayed up long enough; the endpoint said no.
+				return fmt.Errorf("%w: supervisor healthcheck %s: %v", ErrUnhealthy, b.o.HealthcheckURL, refused)
 			case len(seen) == 0 && lastOther != "":
 				return fmt.Errorf("%w: no collector process runs %s within %s (the supervisor runs %s)", ErrUnhealthy, exe, b.env.StartTimeout, lastOther)
 			case len(seen) == 0:
