@@ -1,8 +1,10 @@
 package testkit
 
 import (
+	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -17,11 +19,30 @@ import (
 //     started, or one those started, that is still alive once run returns is
 //     found even when its parent has exited. It is killed and reported.
 //
+// A test binary that reaches go test's -timeout panics without running
+// cleanups; shortly before that (a tenth of the timeout, at most 30 s),
+// RunChecked kills every process descended from it, so a hung test leaves
+// no peers, supervisors or collectors running.
+//
 // Use it as: func TestMain(m *testing.M) { os.Exit(testkit.RunChecked(m.Run)) }
 func RunChecked(run func() int, opts ...goleak.Option) int {
 	if err := adoptOrphans(); err != nil {
 		fmt.Fprintln(os.Stderr, "testkit: cannot adopt orphaned processes:", err)
 		return 1
+	}
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	if f := flag.Lookup("test.timeout"); f != nil {
+		if d, ok := f.Value.(flag.Getter).Get().(time.Duration); ok && d > 0 {
+			watchdog := time.AfterFunc(d-min(d/10, 30*time.Second), func() {
+				fmt.Fprintln(os.Stderr, "testkit: the test timeout is near; killing every process the tests started:")
+				for _, p := range killDescendants() {
+					fmt.Fprintln(os.Stderr, "  ", p)
+				}
+			})
+			defer watchdog.Stop()
+		}
 	}
 	code := run()
 	if left := killSurvivors(); len(left) > 0 {

@@ -48,6 +48,34 @@ func killSurvivors() []string {
 	return left
 }
 
+// killDescendants kills every process descended from this one (children,
+// adopted orphans and theirs), with their process groups, and describes
+// them.
+func killDescendants() []string {
+	self := os.Getpid()
+	parent := map[int]int{}
+	all := map[int]child{}
+	for _, p := range processes() {
+		parent[p.pid] = p.ppid
+		all[p.pid] = p.child
+	}
+	var out []string
+	for pid := range parent {
+		for a := parent[pid]; a > 1; a = parent[a] {
+			if a != self {
+				continue
+			}
+			out = append(out, fmt.Sprintf("pid %d: %s", pid, all[pid].cmdline))
+			if pgid, err := syscall.Getpgid(pid); err == nil && pgid != syscall.Getpgrp() {
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			}
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			break
+		}
+	}
+	return out
+}
+
 type child struct {
 	pid     int
 	state   string
@@ -57,8 +85,24 @@ type child struct {
 // children lists the processes whose parent is this process, from /proc.
 func children() []child {
 	self := os.Getpid()
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var out []child
+	for _, p := range processes() {
+		if p.ppid == self {
+			out = append(out, p.child)
+		}
+	}
+	return out
+}
+
+type process struct {
+	child
+	ppid int
+}
+
+// processes lists every process of the host, from /proc.
+func processes() []process {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []process
 	for _, p := range stats {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -75,12 +119,9 @@ func children() []child {
 			continue
 		}
 		ppid, _ := strconv.Atoi(f[1])
-		if ppid != self {
-			continue
-		}
 		pid, _ := strconv.Atoi(strings.Fields(s)[0])
 		cmd, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
-		out = append(out, child{pid: pid, state: f[0], cmdline: strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " "))})
+		out = append(out, process{child: child{pid: pid, state: f[0], cmdline: strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " "))}, ppid: ppid})
 	}
 	return out
 }

@@ -32,3 +32,35 @@ func TestKillSurvivorsFindsAdoptedOrphans(t *testing.T) {
 		t.Fatalf("after the kill, survivors = %q", again)
 	}
 }
+
+// A grandchild whose parent still runs is found and killed with it.
+func TestKillDescendantsFindsGrandchildren(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 301 & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	WaitFor(t, "the grandchild sleep", func() bool {
+		for _, p := range processes() {
+			if p.ppid == cmd.Process.Pid && strings.HasPrefix(p.cmdline, "sleep 301") {
+				return true
+			}
+		}
+		return false
+	})
+	killed := killDescendants()
+	if len(killed) != 2 {
+		t.Fatalf("killed %q, want the shell and its sleep", killed)
+	}
+	<-done
+	WaitFor(t, "the sleep to be gone", func() bool {
+		for _, p := range processes() {
+			if strings.HasPrefix(p.cmdline, "sleep 301") && p.state != "Z" {
+				return false
+			}
+		}
+		return true
+	})
+	killSurvivors() // reap the adopted sleep
+}
