@@ -21,7 +21,10 @@ func TestOneLeaderAndTakeover(t *testing.T) {
 		leaders[i].Start(func(bool) { changes[i].Add(1) })
 		defer leaders[i].Close()
 	}
-	// exactly one leads, stably
+	// exactly one leads, stably. A deposed leader (its session ended) may
+	// believe it leads until its next check finds out: it is waited for, not
+	// counted; fencing keeps its writes out meanwhile.
+	deposed := -1
 	one := func(what string) int {
 		t.Helper()
 		deadline := time.Now().Add(20 * time.Second)
@@ -31,6 +34,13 @@ func TestOneLeaderAndTakeover(t *testing.T) {
 				if l != nil && l.Leading() {
 					who, count = i, count+1
 				}
+			}
+			if deposed >= 0 && leaders[deposed] != nil && leaders[deposed].Leading() {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: the deposed leader still leads", what)
+				}
+				time.Sleep(10 * time.Millisecond)
+				continue
 			}
 			if count == 1 {
 				time.Sleep(200 * time.Millisecond) // and no second one appears
@@ -58,6 +68,7 @@ func TestOneLeaderAndTakeover(t *testing.T) {
 	// The only session advisory lock held on the test's database is the lead.
 	terminate(t, dsn, `SELECT l.pid FROM pg_locks l JOIN pg_database d ON d.oid = l.database
 		WHERE l.locktype = 'advisory' AND l.granted AND d.datname = current_database()`)
+	deposed = first
 	second := one("after the leader's session ended")
 	if changes[first].Load() < 2 {
 		t.Errorf("the first leader was not told it lost the lead")
