@@ -234,10 +234,25 @@ func (e *env) waitContext(timeout time.Duration, what string, cond func(contextD
 func (e *env) waitEffective(timeout time.Duration, what string, cond func(string) bool) string {
 	e.t.Helper()
 	var cfg string
-	testkit.WaitWithin(e.t, timeout, what, func() bool {
+	if !testkit.Poll(timeout, func() bool {
 		data, err := os.ReadFile(filepath.Join(e.site.StorageDir, "effective.yaml"))
 		cfg = string(data)
 		return err == nil && cond(cfg)
-	})
+	}) {
+		// What the server made of the collector and its updater meanwhile.
+		var seen []string
+		for uid := &e.colUID; uid != nil; {
+			a, ok, err := e.srv.GetAgent(*uid)
+			if err != nil || !ok {
+				break
+			}
+			b, _ := json.MarshalIndent(a, "", "  ")
+			seen = append(seen, string(b))
+			if uid = a.Pairing.Updater; a.Kind != "collector" {
+				uid = nil // the updater, after its collector
+			}
+		}
+		e.t.Fatalf("timed out after %s waiting for %s in the effective configuration; the server's view:\n%s", timeout, what, strings.Join(seen, "\n"))
+	}
 	return cfg
 }

@@ -27,7 +27,6 @@ type env struct {
 	site    *site.Site
 	updater *peerrun.Process
 	colUID  string
-	updUID  string
 	// Set by configure: the fleet's Blueprint and where its data goes.
 	sink     *site.Sink
 	otlpAddr string // the collector's OTLP/HTTP receiver
