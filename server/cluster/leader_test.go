@@ -70,6 +70,7 @@ func TestOneLeaderAndTakeover(t *testing.T) {
 		WHERE l.locktype = 'advisory' AND l.granted AND d.datname = current_database()`)
 	deposed = first
 	second := one("after the leader's session ended")
+	deposed = -1 // it may campaign again, and lead once the second closes
 	if changes[first].Load() < 2 {
 		t.Errorf("the first leader was not told it lost the lead")
 	}
