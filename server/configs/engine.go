@@ -738,6 +738,9 @@ func (e *Engine) shouldSend(r *record) bool {
 	if r.reported.Hash == r.desired && r.reported.Status != StatusFailed && !r.notEffective() {
 		return false // it runs it, or is applying it
 	}
+	if r.reported.Hash == r.desired && interrupted(r.reported) && !r.tracking().unhealthySince.IsZero() {
+		return false // sent again once the collector is healthy
+	}
 	if _, ok := e.bodies[r.desired]; !ok {
 		return false
 	}

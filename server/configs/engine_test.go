@@ -3,6 +3,7 @@ package configs
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -555,5 +556,96 @@ func TestFailedWithoutRollback(t *testing.T) {
 	h.status(col, "", protobufs.RemoteConfigStatuses_RemoteConfigStatuses_UNSET, "")
 	if s := h.rec(col).syncState(); s != SyncFailed {
 		t.Fatalf("after an empty report: %s", s)
+	}
+}
+
+// The Supervisor reports FAILED "Agent exited unexpectedly with exit code
+// N while applying configuration" for an exit the configuration did not
+// cause too (its updater stopping it; the late exit of the collector it
+// stopped itself). Exit codes 0 and -1 are judged by the collector's
+// health: sent again once healthy, failed when unhealthy for StuckAfter;
+// a code of the collector's own fails at once.
+func TestInterruptedApplyIsJudgedByHealth(t *testing.T) {
+	const exited = "Agent exited unexpectedly with exit code %s while applying configuration"
+	unhealthy := &protobufs.AgentToServer{Health: &protobufs.ComponentHealth{Healthy: false, LastError: "Agent process PID=7 exited unexpectedly, exit code=-1. Will restart in a bit..."}}
+	healthy := &protobufs.AgentToServer{Health: &protobufs.ComponentHealth{Healthy: true}}
+	for _, tc := range []struct {
+		code        string
+		recovers    bool // healthy again after the exit
+		failsAtOnce bool
+	}{
+		{code: "-1", recovers: true},
+		{code: "0", recovers: true},
+		{code: "-1", recovers: false},
+		{code: "0", recovers: false},
+		{code: "1", failsAtOnce: true},
+		{code: "2", failsAtOnce: true},
+	} {
+		t.Run(fmt.Sprintf("exit %s recovers %v", tc.code, tc.recovers), func(t *testing.T) {
+			h, col := startedWithEdgeCollector(t)
+			d := h.rec(col).desired
+			h.message(col, unhealthy, false)
+			sentBefore := len(h.eventMessages(col, "config_sent"))
+			resp := h.status(col, d, failedSt, fmt.Sprintf(exited, tc.code))
+			r := h.rec(col)
+			if tc.failsAtOnce {
+				if !r.isFailed(d) || r.syncState() == SyncPending {
+					t.Fatalf("exit %s: failed %v sync %s", tc.code, r.failed, r.syncState())
+				}
+				return
+			}
+			if r.isFailed(d) || r.syncState() != SyncPending || r.desired != d {
+				t.Fatalf("judged at once: failed %v sync %s", r.failed, r.syncState())
+			}
+			if m := h.eventMessages(col, "config_apply_interrupted"); len(m) != 1 || !strings.Contains(m[0], "exit code "+tc.code) {
+				t.Fatalf("events %q", m)
+			}
+			if resp.GetRemoteConfig() != nil || len(h.eventMessages(col, "config_sent")) != sentBefore {
+				t.Fatal("sent again while the collector is unhealthy")
+			}
+			// The same report again (a reconnect) changes nothing.
+			h.status(col, d, failedSt, fmt.Sprintf(exited, tc.code))
+			if m := h.eventMessages(col, "config_apply_interrupted"); len(m) != 1 {
+				t.Fatalf("the same report twice gave %d events", len(m))
+			}
+			if tc.recovers {
+				h.clk.add(5 * time.Second)
+				resp := h.message(col, healthy, false)
+				if rc := resp.GetRemoteConfig(); rc == nil || hex.EncodeToString(rc.ConfigHash) != d {
+					if h.snd.waitSent(t, col, d) != d || len(h.eventMessages(col, "config_sent")) == sentBefore {
+						t.Fatal("not sent again once healthy")
+					}
+				}
+				// Unchanged for the Supervisor: it answers APPLIED.
+				h.status(col, d, applied, "")
+				h.clk.add(time.Hour)
+				h.message(col, heartbeat(), false)
+				if r := h.rec(col); r.isFailed(d) || r.syncState() != SyncInSync {
+					t.Fatalf("after recovery: failed %v sync %s", r.failed, r.syncState())
+				}
+				fleet := h.rec(col).fleet
+				h.e.mu.Lock()
+				spent := 0
+				if f := h.e.fleets[fleet]; f != nil {
+					spent = f.Spent()
+				}
+				h.e.mu.Unlock()
+				if spent != 0 {
+					t.Fatalf("the failure budget spent %d", spent)
+				}
+				return
+			}
+			h.clk.add(10 * time.Second)
+			h.message(col, heartbeat(), false)
+			if h.rec(col).isFailed(d) {
+				t.Fatal("failed before StuckAfter")
+			}
+			h.clk.add(25 * time.Second)
+			h.message(col, heartbeat(), false)
+			r = h.rec(col)
+			if !r.isFailed(d) || !strings.Contains(r.failedWhy, "exit code "+tc.code) || !strings.Contains(r.failedWhy, "unhealthy for") {
+				t.Fatalf("still unhealthy: failed %v why %q", r.failed, r.failedWhy)
+			}
+		})
 	}
 }

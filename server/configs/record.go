@@ -324,7 +324,7 @@ func (r *record) syncState() string {
 	switch {
 	case r.assigned == "":
 		return SyncNone
-	case r.desired != "" && (r.isFailed(r.desired) || r.reported.Status == StatusFailed && r.reported.Hash == r.desired):
+	case r.desired != "" && (r.isFailed(r.desired) || r.reported.Status == StatusFailed && r.reported.Hash == r.desired && !interrupted(r.reported)):
 		return SyncFailed
 	case r.desired != r.assigned:
 		return SyncDrift

@@ -143,3 +143,54 @@ func TestFollowerTakesTheStateOfAFleetNewToIt(t *testing.T) {
 		t.Fatalf("the follower shows %+v, want the leader's rollout paused after 2 failures", got.Summary)
 	}
 }
+
+// An interrupted apply (the Supervisor's FAILED for an exit code 0 or -1)
+// reported to a follower is judged where the collector is connected: sent
+// again by the follower once the collector is healthy, never counted as a
+// failure by the leader; one whose collector stays unhealthy is reported
+// stuck and failed by the leader.
+func TestFollowerJudgesAnInterruptedApply(t *testing.T) {
+	const exited = "Agent exited unexpectedly with exit code -1 while applying configuration"
+	for _, recovers := range []bool{true, false} {
+		leader, follower := newHarness(t), newHarness(t)
+		leader.start()
+		follower.startFollowing()
+		col := uuid.New()
+		attrs := []string{"site.type=edge", "site.id=par-01", "wave=1"}
+		leader.connect(col, attrs...)
+		follower.connect(col, attrs...)
+		desired := leader.rec(col).desired
+		share(t, leader, follower)
+		follower.snd.waitSent(t, col, desired)
+		sent := follower.snd.n.Load()
+		follower.message(col, &protobufs.AgentToServer{Health: &protobufs.ComponentHealth{Healthy: false, LastError: "exited"}}, false)
+		if resp := follower.status(col, desired, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_FAILED, exited); resp.GetRemoteConfig() != nil {
+			t.Fatal("sent again while the collector is unhealthy")
+		}
+		report(t, follower, leader)
+		if r := leader.rec(col); r.isFailed(desired) || r.syncState() != SyncPending {
+			t.Fatalf("the leader judged at once: failed %v sync %s", r.failed, r.syncState())
+		}
+		if !recovers {
+			follower.clk.add(time.Minute)
+			follower.message(col, &protobufs.AgentToServer{}, false)
+			report(t, follower, leader)
+			if r := leader.rec(col); !r.isFailed(desired) || r.failedWhy == "" {
+				t.Fatalf("unhealthy for a minute: failed %v why %q", r.failed, r.failedWhy)
+			}
+			continue
+		}
+		resp := follower.message(col, &protobufs.AgentToServer{Health: &protobufs.ComponentHealth{Healthy: true}}, false)
+		if resp.GetRemoteConfig() == nil {
+			waitSends(t, follower.snd, sent+1)
+		}
+		follower.status(col, desired, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED, "")
+		report(t, follower, leader)
+		if r := leader.rec(col); r.isFailed(desired) || r.syncState() != SyncInSync {
+			t.Fatalf("recovered: failed %v sync %s", r.failed, r.syncState())
+		}
+		if m := leader.eventMessages(col, "config_apply_interrupted"); len(m) != 1 {
+			t.Fatalf("leader events %q", m)
+		}
+	}
+}

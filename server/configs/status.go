@@ -3,6 +3,7 @@ package configs
 import (
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -111,6 +112,9 @@ func (e *Engine) observeStatus(r *record, next reported) {
 		r.sendAgain()
 	}
 	switch {
+	case interrupted(next) && next.Hash == r.desired:
+		// Judged by the collector's health: sent again once it is healthy.
+		r.sendAgain()
 	case next.Status == StatusFailed && next.Hash == r.desired && !r.isFailed(next.Hash):
 		d := r.own()
 		d.failing, d.failingSeen, d.stuckWhy = next.Hash, false, ""
@@ -163,7 +167,7 @@ func (e *Engine) health(r *record, hl *protobufs.ComponentHealth) {
 // it starts crash-looping on a rejected configuration it cached before a
 // restart. Caller holds e.mu.
 func (e *Engine) stuck(r *record) (string, bool) {
-	if r.reported.Status != StatusApplying || r.reported.Hash == "" {
+	if r.reported.Status != StatusApplying && !interrupted(r.reported) || r.reported.Hash == "" {
 		if r.tr != nil {
 			r.tr.applyingSince = time.Time{}
 		}
@@ -186,6 +190,10 @@ func (e *Engine) stuck(r *record) (string, bool) {
 	}
 	why := "no FAILED report; the collector has been unhealthy for " + now.Sub(since).Round(time.Second).String() +
 		" while applying it (a configuration APPLYING while unhealthy for " + e.opts.StuckAfter.String() + " fails)"
+	if r.reported.Status == StatusFailed {
+		why = r.reported.Error + "; the collector has been unhealthy for " + now.Sub(since).Round(time.Second).String() +
+			" since (a collector that stays unhealthy for " + e.opts.StuckAfter.String() + " after such an exit fails its configuration)"
+	}
 	if tr.healthErr != "" {
 		why += ": " + tr.healthErr
 	}
@@ -203,7 +211,8 @@ func (e *Engine) remoteConfigStatus(r *record, next reported) {
 	if (next.Status != r.reported.Status || next.Hash != r.reported.Hash) && r.tr != nil {
 		r.tr.applyingSince = time.Time{}
 	}
-	again := status == StatusFailed && h == r.desired && !r.isFailed(h) // failed again after a retry
+	// failed again after a retry
+	again := status == StatusFailed && h == r.desired && !r.isFailed(h) && !interrupted(next)
 	if next == r.reported && !again {
 		return
 	}
@@ -229,6 +238,11 @@ func (e *Engine) remoteConfigStatus(r *record, next reported) {
 		if sent {
 			r.own().applied = h
 		}
+	case interrupted(next) && h == r.desired && !r.isFailed(h):
+		r.sendAgain()
+		e.event(r, "config_apply_interrupted", "the Supervisor reported configuration "+short(h)+" FAILED: "+next.Error+
+			"; an exit the collector did not choose is not the configuration's failure by itself: it is sent again once the collector is healthy, "+
+			"and fails if the collector stays unhealthy for "+e.opts.StuckAfter.String())
 	case status == StatusFailed:
 		e.failed(r, h, next.Error)
 	}
@@ -289,4 +303,27 @@ func statusName(s protobufs.RemoteConfigStatuses) string {
 	default:
 		return StatusUnset
 	}
+}
+
+// interruptedRE is the upstream Supervisor's FAILED message for a collector
+// process that exited while a configuration was being applied.
+var interruptedRE = regexp.MustCompile(`^Agent exited unexpectedly with exit code (-?[0-9]+) while applying configuration$`)
+
+// interrupted reports whether a status is a FAILED that does not say the
+// configuration failed: the Supervisor saw the collector exit while
+// applying it, with exit code 0 (it was stopped and exited cleanly) or -1
+// (a signal ended it). Both happen without any fault of the
+// configuration: the Supervisor stopped (its host's updater restarting
+// it), or the Supervisor saw, late, the exit of the collector process it
+// had itself stopped to apply the configuration while the new one runs.
+// A collector that rejects its configuration exits with a code of its own
+// (1), which is a failure at once. An interrupted apply is judged by what
+// follows: sent again once the collector is healthy (the Supervisor then
+// answers APPLIED), failed when it stays unhealthy for StuckAfter.
+func interrupted(rep reported) bool {
+	if rep.Status != StatusFailed {
+		return false
+	}
+	m := interruptedRE.FindStringSubmatch(rep.Error)
+	return m != nil && (m[1] == "0" || m[1] == "-1")
 }
