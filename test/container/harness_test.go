@@ -52,9 +52,9 @@ const (
 )
 
 var (
-	fakeOnce sync.Once
-	fakeBin  []byte
-	fakeErr  error
+	fakeOnce  sync.Once
+	fakeLayer v1.Layer
+	fakeErr   error
 )
 
 func TestMain(m *testing.M) {
@@ -65,13 +65,27 @@ func TestMain(m *testing.M) {
 }
 
 // fakeCollector builds ./fakecollector once, statically (CGO_ENABLED=0),
-// for FROM scratch images.
-func fakeCollector(t testing.TB) []byte {
-	fakeOnce.Do(func() { fakeBin, fakeErr = installtest.BuildStatic("fakecollector") })
+// for FROM scratch images, and the one image layer that holds it: every
+// fake image shares that layer (they differ in their config only), so it
+// is compressed and digested once per run, not once per image.
+func fakeCollector(t testing.TB) v1.Layer {
+	fakeOnce.Do(func() {
+		var bin []byte
+		if bin, fakeErr = installtest.BuildStatic("fakecollector"); fakeErr != nil {
+			return
+		}
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		tw.WriteHeader(&tar.Header{Name: "fakecollector", Mode: 0o755, Size: int64(len(bin)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg})
+		tw.Write(bin)
+		tw.Close()
+		fakeLayer, fakeErr = tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil },
+			tarball.WithCompressedCaching)
+	})
 	if fakeErr != nil {
 		t.Fatal(fakeErr)
 	}
-	return fakeBin
+	return fakeLayer
 }
 
 type imageSpec struct {
@@ -85,16 +99,7 @@ type imageSpec struct {
 // fakeImage builds a FROM scratch image holding only the fake collector.
 func fakeImage(t testing.TB, s imageSpec) v1.Image {
 	t.Helper()
-	bin := fakeCollector(t)
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	tw.WriteHeader(&tar.Header{Name: "fakecollector", Mode: 0o755, Size: int64(len(bin)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg})
-	tw.Write(bin)
-	tw.Close()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
+	layer := fakeCollector(t)
 	img, err := mutate.AppendLayers(empty.Image, layer)
 	if err != nil {
 		t.Fatal(err)
