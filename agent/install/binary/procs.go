@@ -25,7 +25,7 @@ func children(ctx context.Context, pid int) []child {
 	if err != nil {
 		return nil
 	}
-	kids, err := p.ChildrenWithContext(ctx)
+	kids, err := childProcesses(ctx, p)
 	if err != nil {
 		return nil
 	}
