@@ -3,8 +3,8 @@ package binary
 import (
 	"context"
 	"os/exec"
-	"strconv"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
