@@ -17,3 +17,5 @@ func (c *Cluster) Stop() error  { return errNoCluster }
 func (c *Cluster) Kill() error  { return errNoCluster }
 
 func (c *Cluster) stopAndRemove() error { return errNoCluster }
+
+func removeTemplate() error { return nil }

@@ -38,7 +38,8 @@ var (
 
 // RunWithPostgres runs a package's tests (call it from TestMain: os.Exit(
 // testenv.RunWithPostgres(m))) and afterwards stops the private cluster
-// that Postgres started for them, if any.
+// that Postgres started for them, if any, and removes the data directory
+// every private cluster of the package was copied from.
 func RunWithPostgres(m *testing.M) int {
 	hooked.Store(true)
 	code := m.Run()
@@ -46,6 +47,9 @@ func RunWithPostgres(m *testing.M) int {
 		if err := sharedServer.stopAndRemove(); err != nil {
 			fmt.Fprintln(os.Stderr, "testenv: stopping the private PostgreSQL:", err)
 		}
+	}
+	if err := removeTemplate(); err != nil {
+		fmt.Fprintln(os.Stderr, "testenv: removing the PostgreSQL template data directory:", err)
 	}
 	return code
 }
