@@ -39,6 +39,17 @@ func (c *Console) session(r *http.Request) (*session, bool) {
 	return c.sessions.get(r.Context(), ck.Value)
 }
 
+// dropStale clears the session cookie r carries when the session it names
+// has ended (logged out, perhaps by a logout whose answer the browser
+// dropped for a navigation of its own, or expired): the browser keeps no
+// cookie of a session that is no more. One the store cannot be asked about
+// stays.
+func (c *Console) dropStale(w http.ResponseWriter, r *http.Request) {
+	if ck, err := r.Cookie(sessionCookie); err == nil && c.sessions.gone(r.Context(), ck.Value) {
+		clearCookie(w, r, sessionCookie, "/")
+	}
+}
+
 // rule returns pattern's rule of access.Rules and records the route; a
 // route without a rule fails at start.
 func (c *Console) rule(pattern string) access.Rule {
@@ -71,6 +82,9 @@ func (c *Console) read(pattern string, h pageHandler, toLogin bool) {
 	rule := c.rule(pattern)
 	c.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		s, ok := c.session(r)
+		if !ok {
+			c.dropStale(w, r)
+		}
 		switch {
 		case !ok && toLogin:
 			http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
@@ -95,6 +109,7 @@ func (c *Console) action(pattern string, h pageHandler) {
 	c.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		s, ok := c.session(r)
 		if !ok {
+			c.dropStale(w, r)
 			http.Error(w, "not logged in", http.StatusUnauthorized)
 			return
 		}
@@ -193,6 +208,7 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
 		return
 	}
+	c.dropStale(w, r)
 	d := loginData{CSRF: secret(), Next: safeNext(r.URL.Query().Get("next"))}
 	if r.URL.Query().Has("out") {
 		d.Message = "Logged out."

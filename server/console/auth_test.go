@@ -254,6 +254,7 @@ func TestLogoutEndsTheSessionAndItsLiveStreams(t *testing.T) {
 	e := newEnv(t)
 	b := e.browser()
 	b.login(e.srv.AdminToken())
+	ended := b.c.Jar.Cookies(mustURL(t, e.base))
 	req, _ := http.NewRequest("GET", e.base+"/events", nil)
 	resp, err := b.c.Do(req)
 	if err != nil || resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
@@ -281,4 +282,41 @@ func TestLogoutEndsTheSessionAndItsLiveStreams(t *testing.T) {
 	if r, _ := b.do("GET", "/", nil); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("the session still works after logout: %d", r.StatusCode)
 	}
+	// A browser that dropped the logout's answer (another navigation of its
+	// own began meanwhile) still sends the ended session's cookie: each
+	// page, action and the login page clear it.
+	for _, path := range []string{"/fleets", "/login", "/logout"} {
+		method := "GET"
+		if path == "/logout" {
+			method = "POST"
+		}
+		req, _ := http.NewRequest(method, e.base+path, nil)
+		for _, ck := range ended {
+			req.AddCookie(ck)
+		}
+		if len(ended) == 0 {
+			t.Fatal("no session cookie was kept before the logout")
+		}
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		cleared := false
+		for _, ck := range resp.Cookies() {
+			cleared = cleared || ck.Name == "myriarch_console" && ck.MaxAge < 0
+		}
+		if !cleared {
+			t.Errorf("%s %s with an ended session's cookie: %d, the cookie is not cleared (%v)", method, path, resp.StatusCode, resp.Header["Set-Cookie"])
+		}
+	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

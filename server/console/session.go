@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
@@ -141,6 +142,23 @@ func (s *sessions) get(ctx context.Context, id string) (*session, bool) {
 		s.local[h.key] = h
 	}
 	return &session{held: h, csrf: st.CSRF, who: who, expires: st.ExpiresAt}, true
+}
+
+// gone reports whether the store holds no live session of id: none at all
+// (ended) or an expired one. A store that cannot be read says neither.
+func (s *sessions) gone(ctx context.Context, id string) bool {
+	if id == "" {
+		return true
+	}
+	st, err := s.st.GetSession(ctx, keyOf(id))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return true
+	case err != nil:
+		return false
+	default:
+		return !s.now().Before(st.ExpiresAt)
+	}
 }
 
 // valid reports whether x still lives in the store (a live stream asks
