@@ -42,9 +42,11 @@ tidy:
 # product as separate processes, built as shipped, and their own code is the harness
 # (sinks, hostile clients, fixtures), so instrumenting it checks only the harness and
 # costs a CPU-minute. They run beside the others, started first, as the slowest.
-TEST_PACKAGES ?= 3
+TEST_PACKAGES ?= 4
 RACE_FREE = ./test/e2e ./test/attack
-SLOW_TESTS = ./test/container ./server ./agent/install/binary ./server/store/sqlite ./server/console
+SLOW_TESTS = ./test/container ./server ./agent/install/binary ./server/console ./installer ./server/wsconn \
+  ./server/store/sqlite ./server/configs ./agent/install/selfupdate ./server/store/postgres ./test/peers/peerrun \
+  ./server/audit ./server/cluster ./internal/blueprint ./agent/providers
 unit:
 	DOCKER_HOST=$$(bash test/setup.sh docker) && export DOCKER_HOST && \
 	  { $(GO) test -count=1 -p 2 -timeout 20m $(TEST_FLAGS) $(RACE_FREE) & plain=$$!; \
