@@ -88,6 +88,12 @@ type Backend struct {
 	ctl Controller
 	env install.Env
 	log *slog.Logger
+	// crashLog is the tail of agent.log the health gate last read when a
+	// collector process of the version it judges ended: the Supervisor
+	// truncates agent.log at each collector start, so a rollback that
+	// stops it just after a restart finds the file empty. Used by the
+	// transaction's one goroutine (Gate, then Rollback).
+	crashLog []byte
 }
 
 var _ install.Backend = (*Backend)(nil)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -49,8 +51,14 @@ func (b *Backend) waitStable(ctx context.Context, exe string, window time.Durati
 			now := time.Now()
 			switch {
 			case found == nil:
+				if cur != 0 {
+					b.rememberCrashLog()
+				}
 				cur = 0
 			case found.PID != cur:
+				if cur != 0 {
+					b.rememberCrashLog()
+				}
 				cur, since = found.PID, now
 				if !seen[cur] {
 					seen[cur] = true
@@ -90,6 +98,30 @@ func (b *Backend) waitStable(ctx context.Context, exe string, window time.Durati
 			return context.Cause(ctx)
 		case <-tick.C:
 		}
+	}
+}
+
+// maxCrashLog bounds the agent.log tail the gate keeps in memory.
+const maxCrashLog = 64 << 10
+
+// rememberCrashLog keeps the tail of agent.log, which holds the output of
+// the collector process that just ended until the Supervisor starts the
+// next one.
+func (b *Backend) rememberCrashLog() {
+	f, err := os.Open(filepath.Join(b.o.StorageDir, "agent.log"))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return
+	}
+	if st.Size() > maxCrashLog {
+		f.Seek(st.Size()-maxCrashLog, io.SeekStart)
+	}
+	if b2, err := io.ReadAll(io.LimitReader(f, maxCrashLog)); err == nil && len(b2) > 0 {
+		b.crashLog = b2
 	}
 }
 

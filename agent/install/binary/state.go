@@ -47,7 +47,8 @@ func writeInstalled(stateDir string, in *installed) error {
 
 // keepFailedLog copies the supervisor's agent.log (the failed collector's
 // output, truncated at the next collector start) to
-// state_dir/failed/<version>/, once.
+// state_dir/failed/<version>/, once; an empty one gives way to the tail the
+// health gate read when the last collector process ended.
 func (b *Backend) keepFailedLog(rec *journal.Record) {
 	dir := filepath.Join(b.env.StateDir, failedDir, rec.Version)
 	dst := filepath.Join(dir, "agent.log")
@@ -81,7 +82,13 @@ func (b *Backend) keepFailedLog(rec *journal.Record) {
 		b.log.Warn("keeping the failed collector log", "err", err)
 		return
 	}
-	_, cerr := io.Copy(out, src)
+	n, cerr := io.Copy(out, src)
+	if cerr == nil && n == 0 && len(b.crashLog) > 0 {
+		// Stopped just after a restart truncated it: what the gate read
+		// when the last collector process ended.
+		_, cerr = out.Write(b.crashLog)
+	}
+	b.crashLog = nil
 	serr := out.Sync()
 	out.Close()
 	if cerr != nil || serr != nil {
