@@ -97,6 +97,16 @@ func desiredBody(t *testing.T, ts *testServer, col string) string {
 	return string(body)
 }
 
+// desiredBodyHere is the desired configuration's body once ts holds it, ""
+// before: an instance that does not lead learns a new desired hash from
+// the store before the body it names.
+func desiredBodyHere(ts *testServer, col string) string {
+	if code, body := ts.api("GET", "/api/v1/agents/"+col+"/config", nil); code == 200 {
+		return string(body)
+	}
+	return ""
+}
+
 // The linked updater's providers feed the collector's render: a receiver
 // per container, its context variables, and a re-render when they change.
 func TestHostContextFollowsTheUpdater(t *testing.T) {

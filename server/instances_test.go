@@ -394,6 +394,6 @@ func TestHostContextAcrossInstances(t *testing.T) {
 	b.waitAgent(col.uid, "linked on B to the updater on A", func(x admin.Agent) bool { return pairingOf(x)["state"] == "linked" })
 	upd.sendSnapshot(snapshot(1, "c1"))
 	b.waitAgent(col.uid, "rendered on B with the providers sent to A", func(x admin.Agent) bool {
-		return deref(assignmentOf(t, x).Context) == configs.ContextAttributesUpdater && strings.Contains(desiredBody(t, b, col.uid.String()), "filelog")
+		return deref(assignmentOf(t, x).Context) == configs.ContextAttributesUpdater && strings.Contains(desiredBodyHere(b, col.uid.String()), "filelog")
 	})
 }
