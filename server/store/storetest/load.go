@@ -11,11 +11,12 @@ import (
 
 // loadAgents is the number of agents of the load path:
 // MYRIARCH_LOAD_AGENTS when set (BENCHMARKS.md measures 100 000), else
-// 20 000: two batches, a flush of all and a restart.
+// 4 000: two batches, a flush of all and a restart, the same statements as
+// at any size (the store sends a batch as one statement of arrays).
 func loadAgents(t *testing.T) int {
 	s := os.Getenv("MYRIARCH_LOAD_AGENTS")
 	if s == "" {
-		return 20000
+		return 4000
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 {
@@ -24,17 +25,19 @@ func loadAgents(t *testing.T) int {
 	return n
 }
 
-// testLoadPath is what a start of a large fleet does to the store: registrations flushed in batches of 10 000 (each agent with its
-// first events), one heartbeat flush of every agent, then a restart that
+// testLoadPath is what a start of a large fleet does to the store:
+// registrations flushed in batches of 10 000 (or two halves when fewer;
+// each agent with its first events), one heartbeat flush of every agent, then a restart that
 // loads them all. The durations are logged (no thresholds: BENCHMARKS.md
 // records the figures).
 func testLoadPath(t *testing.T, h *handle) {
 	n := loadAgents(t)
 	now := time.Unix(1700000000, 0).UTC()
 	start := time.Now()
-	for lo := 0; lo < n; lo += 10000 {
+	size := min(10000, max(1, (n+1)/2))
+	for lo := 0; lo < n; lo += size {
 		b := store.Batch{Events: map[[16]byte][]store.Event{}, KeepEvent: 200}
-		for i := lo; i < min(lo+10000, n); i++ {
+		for i := lo; i < min(lo+size, n); i++ {
 			a := agent(i, now)
 			b.Agents = append(b.Agents, a)
 			b.Events[a.UID] = events(i, 1, 2, now)
