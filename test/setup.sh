@@ -20,6 +20,7 @@ need=(
   unshare:util-linux
   git:git
   curl:curl
+  openssl:openssl
   dockerd:docker.io
   docker:docker.io
   chromium:chromium

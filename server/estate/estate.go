@@ -29,6 +29,8 @@ type Estate struct {
 	Packages map[string][]PackageVersion
 	// Blueprints is the Blueprint tree (teams/…); nil without one.
 	Blueprints *blueprint.Estate
+	// Webhooks are where notifications are sent (notifications/*.yaml).
+	Webhooks []Webhook
 	// Findings are what blueprint-check reports of the Blueprints
 	// (references, ordering, variables no context has): they never block
 	// the load.

@@ -14,7 +14,8 @@ import (
 	"github.com/myriarch/myriarch/server/tokens"
 )
 
-func init() { extensions = append(extensions, loadPackages, loadFleets) }
+// Fleets name packages of the catalog; webhooks name fleets.
+func init() { extensions = append(extensions, loadPackages, loadFleets, loadNotifications) }
 
 // Fleet assigns a target version of a package to the collectors its selector matches.
 type Fleet struct {
