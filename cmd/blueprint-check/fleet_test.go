@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -60,19 +59,7 @@ pipelines:
 		t.Fatal(err)
 	}
 	dataDir := t.TempDir()
-	s, err := server.New(context.Background(), server.Options{DataDir: dataDir, Estate: est, Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0",
-		Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { // after the agents' (cleanups run last first)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Close(ctx)
-	})
+	s := servertest.StartServer(t, server.Options{DataDir: dataDir, Estate: est})
 	_, secret, err := s.Tokens().Create(context.Background(), "gw", nil)
 	if err != nil {
 		t.Fatal(err)

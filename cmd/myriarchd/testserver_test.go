@@ -2,13 +2,11 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/myriarch/myriarch/server"
+	"github.com/myriarch/myriarch/server/servertest"
 )
 
 // testServer is a real myriarchd on loopback for the commands' tests,
@@ -24,20 +22,7 @@ type testServer struct {
 func startTestServer(t *testing.T, estate string) testServer {
 	t.Helper()
 	ts := testServer{dataDir: t.TempDir()}
-	s, err := server.New(context.Background(), server.Options{DataDir: ts.dataDir, Estate: estate, Listen: "127.0.0.1:0",
-		AdminListen: "127.0.0.1:0", Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Close(ctx)
-	})
-	ts.Server = s
+	ts.Server = servertest.StartServer(t, server.Options{DataDir: ts.dataDir, Estate: estate})
 	return ts
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server"
+	"github.com/myriarch/myriarch/server/servertest"
 )
 
 const contextBlueprint = `name: gw
@@ -107,14 +108,7 @@ func TestRenderContextFromAgentIsWhatTheServerSends(t *testing.T) {
 	est := t.TempDir()
 	writeFiles(t, est, map[string]string{"teams/df/blueprints/gw.yaml": contextBlueprint,
 		"fleets/edge.yaml": "name: edge\nselector: {site.type: edge}\nconfig:\n  blueprint: df/gw\n"})
-	srv, err := server.New(context.Background(), server.Options{DataDir: t.TempDir(), Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0", Estate: est})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close(context.Background()) })
+	srv := servertest.StartServer(t, server.Options{Estate: est})
 	_, secret, err := srv.Tokens().Create(context.Background(), "edge", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package console_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/server"
+	"github.com/myriarch/myriarch/server/servertest"
 )
 
 const pkg = "otelcol-contrib"
@@ -50,21 +50,8 @@ func newEnv(t *testing.T, with ...func(*server.Options)) *env {
 	for _, f := range with {
 		f(&o)
 	}
-	srv, err := server.New(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
+	srv := servertest.StartServer(t, o)
 	e.srv, e.base = srv, "http://"+srv.AdminAddr().String()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Close(ctx); err != nil {
-			t.Errorf("server close: %v", err)
-		}
-	})
 	return e
 }
 

@@ -1,7 +1,8 @@
-// Package servertest runs real opamp-go agents against a running myriarchd
-// for tests: collectors as the upstream Supervisor presents them and
-// look-alikes of myriarch-updater that receive package offers and report
-// statuses when the test says so.
+// Package servertest starts a real myriarchd for the tests of other
+// packages (StartServer) and runs real opamp-go agents against it:
+// collectors as the upstream Supervisor presents them and look-alikes of
+// myriarch-updater that receive package offers and report statuses when
+// the test says so.
 package servertest
 
 import (

@@ -21,25 +21,12 @@ import (
 	"github.com/myriarch/myriarch/agent/config"
 	"github.com/myriarch/myriarch/agent/updater"
 	"github.com/myriarch/myriarch/server"
+	"github.com/myriarch/myriarch/server/servertest"
 )
 
 func startServer(t *testing.T) *server.Server {
 	t.Helper()
-	s, err := server.New(context.Background(), server.Options{
-		DataDir: t.TempDir(), Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0", Log: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Close(ctx)
-	})
-	return s
+	return servertest.StartServer(t, server.Options{})
 }
 
 func api(t *testing.T, s *server.Server, method, path, body string) (int, []byte) {
