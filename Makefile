@@ -44,7 +44,7 @@ tidy:
 # costs a CPU-minute. They run beside the others, started first, as the slowest.
 # Test binaries are linked without DWARF (-ldflags=-w; stack traces keep their lines):
 # a quarter less link time for each of the ~85 a changed tree relinks.
-TEST_PACKAGES ?= 4
+TEST_PACKAGES ?= 3
 RACE_FREE = ./test/e2e ./test/attack
 SLOW_TESTS = ./test/container ./server ./agent/install/binary ./server/console ./installer ./server/wsconn \
   ./server/store/sqlite ./server/configs ./agent/install/selfupdate ./server/store/postgres ./test/peers/peerrun \
