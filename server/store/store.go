@@ -155,5 +155,6 @@ type Store interface {
 	History
 	Accounts
 	Audit
+	Deliveries
 	Close() error
 }

@@ -189,6 +189,24 @@ var migrations = []string{
 		FOR EACH ROW EXECUTE FUNCTION audit_anchor_forward();
 	CREATE TRIGGER audit_anchor_never_truncated BEFORE TRUNCATE ON audit_anchor
 		FOR EACH STATEMENT EXECUTE FUNCTION audit_anchor_forward();`,
+	// 8: the notifications' outbox: a body per webhook, kept until it is
+	// delivered or given up; next_at is 0 once settled, so the due ones
+	// are a partial index away.
+	`CREATE TABLE deliveries (
+		id TEXT PRIMARY KEY,
+		webhook TEXT NOT NULL,
+		event TEXT NOT NULL,
+		fleet TEXT NOT NULL,
+		body BYTEA NOT NULL,
+		created_at BIGINT NOT NULL,
+		attempts INT NOT NULL,
+		next_at BIGINT NOT NULL,
+		delivered_at BIGINT NOT NULL,
+		gave_up_at BIGINT NOT NULL,
+		last_error TEXT NOT NULL
+	);
+	CREATE INDEX deliveries_due ON deliveries(next_at, id) WHERE next_at > 0;
+	CREATE INDEX deliveries_created ON deliveries(created_at, id);`,
 }
 
 // SchemaVersion is the schema version this binary migrates a database to.

@@ -166,6 +166,24 @@ var migrations = []string{
 	BEGIN SELECT RAISE(ABORT, 'the audit anchor only moves forward'); END;
 	CREATE TRIGGER audit_anchor_kept BEFORE DELETE ON audit_anchor
 	BEGIN SELECT RAISE(ABORT, 'the audit anchor is never removed'); END;`,
+	// 8: the notifications' outbox: a body per webhook, kept until it is
+	// delivered or given up; next_at is 0 once settled, so the due ones
+	// are a partial index away.
+	`CREATE TABLE deliveries (
+		id TEXT PRIMARY KEY,
+		webhook TEXT NOT NULL,
+		event TEXT NOT NULL,
+		fleet TEXT NOT NULL,
+		body BLOB NOT NULL,
+		created_at INTEGER NOT NULL,
+		attempts INTEGER NOT NULL,
+		next_at INTEGER NOT NULL,
+		delivered_at INTEGER NOT NULL,
+		gave_up_at INTEGER NOT NULL,
+		last_error TEXT NOT NULL
+	);
+	CREATE INDEX deliveries_due ON deliveries(next_at, id) WHERE next_at > 0;
+	CREATE INDEX deliveries_created ON deliveries(created_at, id);`,
 }
 
 // SchemaVersion is the schema version this binary migrates a database to;

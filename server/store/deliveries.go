@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Delivery is one webhook body to send, kept until it is delivered or
+// given up, so that no notification is lost across a restart or a
+// failover between instances.
+type Delivery struct {
+	ID      string
+	Webhook string
+	Event   string
+	Fleet   string
+	Body    []byte
+	Created time.Time
+	// Attempts counts the attempts made; NextAt is when the next is due,
+	// zero once the delivery is settled (delivered or given up).
+	Attempts  int
+	NextAt    time.Time
+	Delivered time.Time
+	GaveUp    time.Time
+	// LastError is why the last attempt failed ("" when it did not).
+	LastError string
+}
+
+// Settlement is the outcome of one attempt at a delivery: delivered, due
+// again at NextAt, or (neither) given up.
+type Settlement struct {
+	At        time.Time
+	Delivered bool
+	Err       string
+	NextAt    time.Time
+}
+
+// DeliveryQuery selects deliveries to list, newest first: of one webhook
+// (or all), only those whose last attempt failed, only those not settled.
+type DeliveryQuery struct {
+	Webhook string
+	Failed  bool
+	Pending bool
+	Limit   int
+}
+
+// Deliveries keeps the notifications' outbox.
+type Deliveries interface {
+	// AddDeliveries stores new deliveries, due at their NextAt, in one
+	// transaction; an ID already stored is ErrConflict.
+	AddDeliveries(ctx context.Context, ds []Delivery) error
+	// DueDeliveries returns at most limit deliveries due at now, the
+	// earliest due first.
+	DueDeliveries(ctx context.Context, now time.Time, limit int) ([]Delivery, error)
+	// SettleDelivery records an attempt; a delivery not stored is
+	// ErrNotFound, one already settled is not changed (ErrConflict).
+	SettleDelivery(ctx context.Context, id string, s Settlement) error
+	ListDeliveries(ctx context.Context, q DeliveryQuery) ([]Delivery, error)
+}
+
+// What both backends' deliveries tables share. Times are Unix nanoseconds,
+// 0 for none.
+
+// DeliveryColumns are a delivery's columns, in ScanDeliveries' order.
+const DeliveryColumns = `id, webhook, event, fleet, body, created_at, attempts, next_at, delivered_at, gave_up_at, last_error`
+
+// DeliveryArgs are d's values for an INSERT of DeliveryColumns.
+func DeliveryArgs(d Delivery) []any {
+	return []any{d.ID, d.Webhook, d.Event, d.Fleet, d.Body, nanos(d.Created), d.Attempts, nanos(d.NextAt),
+		nanos(d.Delivered), nanos(d.GaveUp), d.LastError}
+}
+
+// ScanDeliveries reads rows of DeliveryColumns.
+func ScanDeliveries(rows Rows) ([]Delivery, error) {
+	var out []Delivery
+	for rows.Next() {
+		var d Delivery
+		var created, next, delivered, gaveUp int64
+		if err := rows.Scan(&d.ID, &d.Webhook, &d.Event, &d.Fleet, &d.Body, &created, &d.Attempts, &next, &delivered, &gaveUp,
+			&d.LastError); err != nil {
+			return nil, fmt.Errorf("delivery: %w", err)
+		}
+		d.Created, d.NextAt, d.Delivered, d.GaveUp = fromNanos(created), fromNanos(next), fromNanos(delivered), fromNanos(gaveUp)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// DueDeliveriesSQL is DueDeliveries' query; arg writes the n-th
+// placeholder ("?n" or "$n"): now, then the limit.
+func DueDeliveriesSQL(arg func(n int) string) string {
+	return `SELECT ` + DeliveryColumns + ` FROM deliveries WHERE next_at > 0 AND next_at <= ` + arg(1) +
+		` ORDER BY next_at, id LIMIT ` + arg(2)
+}
+
+// SettleDeliverySQL is SettleDelivery's update and its arguments: it
+// changes only a delivery not yet settled.
+func SettleDeliverySQL(id string, s Settlement, arg func(n int) string) (string, []any) {
+	var next, delivered, gaveUp int64
+	switch {
+	case s.Delivered:
+		delivered = nanos(s.At)
+	case s.NextAt.IsZero():
+		gaveUp = nanos(s.At)
+	default:
+		next = nanos(s.NextAt)
+	}
+	return `UPDATE deliveries SET attempts = attempts + 1, next_at = ` + arg(1) + `, delivered_at = ` + arg(2) +
+			`, gave_up_at = ` + arg(3) + `, last_error = ` + arg(4) + ` WHERE id = ` + arg(5) + ` AND next_at > 0`,
+		[]any{next, delivered, gaveUp, s.Err, id}
+}
+
+// DeliveryListSQL is ListDeliveries' query, newest first.
+func DeliveryListSQL(q DeliveryQuery, arg func(n int) string) (string, []any) {
+	var where []string
+	var args []any
+	if q.Webhook != "" {
+		args = append(args, q.Webhook)
+		where = append(where, "webhook = "+arg(len(args)))
+	}
+	if q.Failed {
+		where = append(where, "last_error <> ''")
+	}
+	if q.Pending {
+		where = append(where, "next_at > 0")
+	}
+	sql := `SELECT ` + DeliveryColumns + ` FROM deliveries`
+	if len(where) > 0 {
+		sql += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	args = append(args, limit)
+	return sql + ` ORDER BY created_at DESC, id DESC LIMIT ` + arg(len(args)), args
+}

@@ -1,0 +1,70 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+func pgArg(n int) string { return "$" + strconv.Itoa(n) }
+
+func (d *DB) AddDeliveries(ctx context.Context, ds []store.Delivery) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		for _, dl := range ds {
+			_, err := tx.Exec(ctx, `INSERT INTO deliveries(`+store.DeliveryColumns+`) VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
+				store.DeliveryArgs(dl)...)
+			if isUniqueViolation(err) {
+				return fmt.Errorf("delivery %s: %w", dl.ID, store.ErrConflict)
+			}
+			if err != nil {
+				return fmt.Errorf("delivery %s: %w", dl.ID, err)
+			}
+		}
+		return nil
+	})
+}
+
+func (d *DB) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]store.Delivery, error) {
+	rows, err := d.pool.Query(ctx, store.DueDeliveriesSQL(pgArg), now.UnixNano(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("due deliveries: %w", err)
+	}
+	defer rows.Close()
+	return store.ScanDeliveries(rows)
+}
+
+func (d *DB) SettleDelivery(ctx context.Context, id string, s store.Settlement) error {
+	query, args := store.SettleDeliverySQL(id, s, pgArg)
+	tag, err := d.pool.Exec(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("delivery %s: %w", id, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	var one int
+	err = d.pool.QueryRow(ctx, `SELECT 1 FROM deliveries WHERE id = $1`, id).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("delivery %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("delivery %s: %w", id, err)
+	}
+	return fmt.Errorf("delivery %s is settled already: %w", id, store.ErrConflict)
+}
+
+func (d *DB) ListDeliveries(ctx context.Context, q store.DeliveryQuery) ([]store.Delivery, error) {
+	query, args := store.DeliveryListSQL(q, pgArg)
+	rows, err := d.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	defer rows.Close()
+	return store.ScanDeliveries(rows)
+}

@@ -1,0 +1,71 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/myriarch/myriarch/server/store"
+)
+
+func sqliteArg(n int) string { return "?" + strconv.Itoa(n) }
+
+func (d *DB) AddDeliveries(ctx context.Context, ds []store.Delivery) error {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, dl := range ds {
+		_, err := tx.ExecContext(ctx, `INSERT INTO deliveries(`+store.DeliveryColumns+`) VALUES(?,?,?,?,?,?,?,?,?,?,?)`, store.DeliveryArgs(dl)...)
+		if isUniqueViolation(err) {
+			return fmt.Errorf("delivery %s: %w", dl.ID, store.ErrConflict)
+		}
+		if err != nil {
+			return fmt.Errorf("delivery %s: %w", dl.ID, err)
+		}
+	}
+	return tx.Commit()
+}
+
+func (d *DB) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]store.Delivery, error) {
+	rows, err := d.db.QueryContext(ctx, store.DueDeliveriesSQL(sqliteArg), now.UnixNano(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("due deliveries: %w", err)
+	}
+	defer rows.Close()
+	return store.ScanDeliveries(rows)
+}
+
+func (d *DB) SettleDelivery(ctx context.Context, id string, s store.Settlement) error {
+	query, args := store.SettleDeliverySQL(id, s, sqliteArg)
+	res, err := d.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("delivery %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil
+	}
+	var one int
+	err = d.db.QueryRowContext(ctx, `SELECT 1 FROM deliveries WHERE id = ?`, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("delivery %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("delivery %s: %w", id, err)
+	}
+	return fmt.Errorf("delivery %s is settled already: %w", id, store.ErrConflict)
+}
+
+func (d *DB) ListDeliveries(ctx context.Context, q store.DeliveryQuery) ([]store.Delivery, error) {
+	query, args := store.DeliveryListSQL(q, sqliteArg)
+	rows, err := d.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	defer rows.Close()
+	return store.ScanDeliveries(rows)
+}
