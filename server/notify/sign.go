@@ -11,10 +11,14 @@ import (
 	"time"
 )
 
-// Headers of a signed request.
+// Headers of a signed request, and of every delivery: its id (the same
+// on every attempt, for a receiver to drop a body it already has) and its
+// event.
 const (
 	TimestampHeader = "X-Myriarch-Timestamp"
 	SignatureHeader = "X-Myriarch-Signature"
+	DeliveryHeader  = "X-Myriarch-Delivery"
+	EventHeader     = "X-Myriarch-Event"
 )
 
 // ReplayWindow is how far from a receiver's clock a timestamp may be.
