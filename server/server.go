@@ -423,6 +423,11 @@ func (s *Server) applyEstate(e *estate.Estate) {
 	s.estate = e
 	s.estateErr, s.triedRev = nil, ""
 	s.estateLoaded.Store(true)
+	if len(e.Webhooks) > 0 {
+		// Said, not silently dropped: notifications/ is checked at load,
+		// and this myriarchd does not send to webhooks yet.
+		s.log.Warn("webhooks in notifications/ are checked but not sent by this myriarchd", "webhooks", len(e.Webhooks))
+	}
 	inv := registry.Inventory{ByUID: map[uuid.UUID]map[string]string{}, ByToken: map[string]map[string]string{}}
 	for _, it := range e.Inventory {
 		if it.Token != "" {
