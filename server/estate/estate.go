@@ -181,6 +181,26 @@ func parseFile(ps *problems, path string) ([]byte, *yaml.Node, bool) {
 	return data, doc.Content[0], true
 }
 
+// decodeMapping reads path, one YAML mapping, strictly into a new T and
+// returns it with its root node (for the lines of its keys); notMapping
+// is the problem said of a file that is not a mapping. False when a
+// problem was added.
+func decodeMapping[T any](ps *problems, path, notMapping string) (*T, *yaml.Node, bool) {
+	data, root, ok := parseFile(ps, path)
+	if !ok {
+		return nil, nil, false
+	}
+	if root.Kind != yaml.MappingNode {
+		ps.add(path, root.Line, "%s", notMapping)
+		return nil, nil, false
+	}
+	v := new(T)
+	if !decodeStrict(ps, path, data, v) {
+		return nil, nil, false
+	}
+	return v, root, true
+}
+
 // decodeStrict decodes a file's bytes into v, reporting unknown fields and
 // type errors with their lines. When only unknown fields are wrong, v is still
 // filled so the caller's own checks can report their problems too (the load

@@ -68,18 +68,11 @@ func (f *Fleet) WaveOf(view attributes.View) int {
 func loadFleets(ps *problems, e *Estate) {
 	byName := map[string]string{}
 	for _, path := range yamlFiles(ps, filepath.Join(e.Dir, "fleets")) {
-		data, root, ok := parseFile(ps, path)
+		fp, root, ok := decodeMapping[Fleet](ps, path, "a fleet file is a mapping (name, priority, selector, package, targetVersion, rollout, config)")
 		if !ok {
 			continue
 		}
-		if root.Kind != yaml.MappingNode {
-			ps.add(path, root.Line, "a fleet file is a mapping (name, priority, selector, package, targetVersion, rollout, config)")
-			continue
-		}
-		var f Fleet
-		if !decodeStrict(ps, path, data, &f) {
-			continue
-		}
+		f := *fp
 		f.File, f.Line = path, root.Line
 		line := func(key string) int { return keyLine(root, key) }
 		bad := len(ps.list)

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // Notification events: what a webhook may ask to be told.
@@ -67,18 +65,11 @@ func loadNotifications(ps *problems, e *Estate) {
 		fleets[f.Name] = true
 	}
 	for _, path := range yamlFiles(ps, filepath.Join(e.Dir, "notifications")) {
-		data, root, ok := parseFile(ps, path)
+		wp, root, ok := decodeMapping[Webhook](ps, path, "a notifications file is a mapping (url, secretFile, events, fleets)")
 		if !ok {
 			continue
 		}
-		if root.Kind != yaml.MappingNode {
-			ps.add(path, root.Line, "a notifications file is a mapping (url, secretFile, events, fleets)")
-			continue
-		}
-		var w Webhook
-		if !decodeStrict(ps, path, data, &w) {
-			continue
-		}
+		w := *wp
 		base := filepath.Base(path)
 		w.Name, w.File, w.Line = strings.TrimSuffix(base, filepath.Ext(base)), path, root.Line
 		line := func(key string) int { return keyLine(root, key) }

@@ -103,18 +103,11 @@ func loadPackages(ps *problems, e *Estate) {
 }
 
 func loadPackage(ps *problems, root, dirName, path string) (PackageVersion, bool) {
-	data, node, ok := parseFile(ps, path)
+	pvp, node, ok := decodeMapping[PackageVersion](ps, path, "a package file is a mapping (name, version, artifacts, image)")
 	if !ok {
 		return PackageVersion{}, false
 	}
-	if node.Kind != yaml.MappingNode {
-		ps.add(path, node.Line, "a package file is a mapping (name, version, artifacts, image)")
-		return PackageVersion{}, false
-	}
-	var pv PackageVersion
-	if !decodeStrict(ps, path, data, &pv) {
-		return PackageVersion{}, false
-	}
+	pv := *pvp
 	pv.File = path
 	bad := len(ps.list)
 	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
