@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -86,7 +85,7 @@ func auditAnchor(ctx context.Context, tx pgx.Tx) (store.AuditHead, error) {
 
 // ListAudit answers one page of the listing, by the index of its filter.
 func (d *DB) ListAudit(ctx context.Context, q store.AuditQuery) ([]store.AuditRecord, error) {
-	query, args := store.AuditListSQL(q, func(n int) string { return "$" + strconv.Itoa(n) })
+	query, args := store.AuditListSQL(q, pgArg)
 	rows, err := d.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list audit records: %w", err)

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/myriarch/myriarch/server/store"
 )
-
-func pgArg(n int) string { return "$" + strconv.Itoa(n) }
 
 func (d *DB) AddDeliveries(ctx context.Context, ds []store.Delivery) error {
 	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -160,3 +161,6 @@ func (d *DB) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	}
 	return err
 }
+
+// pgArg writes the n-th placeholder of a query the store package builds.
+func pgArg(n int) string { return "$" + strconv.Itoa(n) }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/myriarch/myriarch/server/store"
@@ -79,7 +78,7 @@ func auditAnchor(ctx context.Context, q querier) (store.AuditHead, error) {
 
 // ListAudit answers one page of the listing, by the index of its filter.
 func (d *DB) ListAudit(ctx context.Context, q store.AuditQuery) ([]store.AuditRecord, error) {
-	query, args := store.AuditListSQL(q, func(n int) string { return "?" + strconv.Itoa(n) })
+	query, args := store.AuditListSQL(q, sqliteArg)
 	rows, err := d.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list audit records: %w", err)

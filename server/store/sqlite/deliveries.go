@@ -5,13 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/myriarch/myriarch/server/store"
 )
-
-func sqliteArg(n int) string { return "?" + strconv.Itoa(n) }
 
 func (d *DB) AddDeliveries(ctx context.Context, ds []store.Delivery) error {
 	tx, err := d.db.BeginTx(ctx, nil)

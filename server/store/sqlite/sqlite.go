@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -354,3 +355,6 @@ func nonNil(b []byte) []byte {
 	}
 	return b
 }
+
+// sqliteArg writes the n-th placeholder of a query the store package builds.
+func sqliteArg(n int) string { return "?" + strconv.Itoa(n) }
