@@ -68,7 +68,7 @@ func imageContext(t *testing.T, binary string, files map[string]string) string {
 func buildImage(t *testing.T, cli *client.Client, dockerfile, ctx string) string {
 	t.Helper()
 	tag := randName("myriarch-ct-img-") + ":" + imageVersion
-	dockerCLI(t, "build", "-q", "-f", filepath.Join(packagingDir, dockerfile), "--build-arg", "VERSION="+imageVersion, "-t", tag, ctx)
+	dockerBuild(t, dockerfile, imageVersion, tag, ctx)
 	t.Cleanup(func() { removeImage(cli, tag) })
 	return tag
 }

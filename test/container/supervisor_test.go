@@ -39,6 +39,16 @@ func dockerCLI(t testing.TB, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// dockerBuild builds packaging/docker/<dockerfile> from ctx as tag with the
+// legacy builder and without its cache. Tests build images in parallel and
+// remove them with their untagged parents: a cached intermediate image shared
+// between two builds (every Dockerfile here starts FROM scratch with the same
+// ARG) could be removed by one test while another build reuses it.
+func dockerBuild(t testing.TB, dockerfile, version, tag, ctx string) {
+	t.Helper()
+	dockerCLI(t, "build", "-q", "--no-cache", "-f", filepath.Join(packagingDir, dockerfile), "--build-arg", "VERSION="+version, "-t", tag, ctx)
+}
+
 func copyFile(t testing.TB, src, dst string, mode os.FileMode) {
 	t.Helper()
 	data, err := os.ReadFile(src)
@@ -60,7 +70,7 @@ func buildSupervisorImage(t testing.TB, p *peerbuild.Peers, c peerbuild.Collecto
 		t.Fatal(err)
 	}
 	copyFile(t, filepath.Join(packagingDir, "supervisor.yaml"), filepath.Join(dir, "supervisor.yaml"), 0o644)
-	dockerCLI(t, "build", "-q", "-f", filepath.Join(packagingDir, "Dockerfile.collector"), "--build-arg", "VERSION="+c.Version, "-t", tag, dir)
+	dockerBuild(t, "Dockerfile.collector", c.Version, tag, dir)
 }
 
 // collectorRuns reports whether the container runs the collector's real
