@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/myriarch/myriarch/internal/attributes"
 	"github.com/myriarch/myriarch/internal/testenv"
@@ -51,7 +52,15 @@ func TestFleetConfig(t *testing.T) {
 	}{
 		{name: "config only", files: map[string]string{
 			"teams/df/blueprints/gw.yaml": blueprintYAML,
-			"fleets/edge.yaml":            "name: edge\nselector: {site.type: edge}\nconfig:\n  blueprint: df/gw\n  bridges: true\n"}},
+			"fleets/edge.yaml":            "name: edge\nselector: {site.type: edge}\nofflineAfter: 10m\nconfig:\n  blueprint: df/gw\n  bridges: true\n"}},
+		{name: "offlineAfter too short", files: map[string]string{
+			"teams/df/blueprints/gw.yaml": blueprintYAML,
+			"fleets/edge.yaml":            "name: edge\nofflineAfter: 500ms\nconfig:\n  blueprint: df/gw\n"},
+			want: []string{"fleets/edge.yaml:2: offlineAfter 500ms is shorter than 1s"}},
+		{name: "offlineAfter not a duration", files: map[string]string{
+			"teams/df/blueprints/gw.yaml": blueprintYAML,
+			"fleets/edge.yaml":            "name: edge\nofflineAfter: soon\nconfig:\n  blueprint: df/gw\n"},
+			want: []string{"fleets/edge.yaml:2:", "soon"}},
 		{name: "unknown blueprint", files: map[string]string{
 			"teams/df/blueprints/gw.yaml": blueprintYAML,
 			"fleets/edge.yaml":            "name: edge\nconfig:\n  blueprint: df/nope\n"},
@@ -87,7 +96,7 @@ func TestFleetConfig(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if f := e.Fleets[0]; f.Config == nil || f.Config.Blueprint != "df/gw" || !f.Config.Bridges || e.Blueprints == nil {
+				if f := e.Fleets[0]; f.Config == nil || f.Config.Blueprint != "df/gw" || !f.Config.Bridges || e.Blueprints == nil || f.OfflineAfter != 10*time.Minute {
 					t.Fatalf("fleet %+v", f)
 				}
 				return

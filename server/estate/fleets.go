@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -27,9 +28,16 @@ type Fleet struct {
 	Rollout       *Rollout          `yaml:"rollout"`
 	// Config, when set, configures the fleet's collectors from a Blueprint.
 	Config *FleetConfig `yaml:"config"`
-	File   string       `yaml:"-"`
+	// OfflineAfter, when set, is how long a collector of the fleet may be
+	// offline before it counts as offline (agent_offline notifications,
+	// the myriarch_agents_offline gauge).
+	OfflineAfter time.Duration `yaml:"offlineAfter"`
+	File         string        `yaml:"-"`
 	Line   int          `yaml:"-"`
 }
+
+// MinOfflineAfter is the shortest offlineAfter a fleet may set.
+const MinOfflineAfter = time.Second
 
 // Rollout orders a fleet's agents into waves.
 type Rollout struct {
@@ -129,6 +137,9 @@ func loadFleets(ps *problems, e *Estate) {
 			if r.MaxFailures < 0 {
 				ps.add(path, rl, "rollout.maxFailures must be 0 or more")
 			}
+		}
+		if f.OfflineAfter != 0 && f.OfflineAfter < MinOfflineAfter {
+			ps.add(path, line("offlineAfter"), "offlineAfter %s is shorter than %s (a missed heartbeat is not an outage)", f.OfflineAfter, MinOfflineAfter)
 		}
 		if len(ps.list) == bad {
 			e.Fleets = append(e.Fleets, f)
