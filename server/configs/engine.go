@@ -66,6 +66,8 @@ type Options struct {
 	// the leading instance; without it they act here.
 	Requests admin.Requests
 	Now      func() time.Time
+	// Notice is told when a fleet's rollout pauses or resumes.
+	Notice rollout.Notice
 	// Estate, when set, is in force from the start.
 	Estate *estate.Estate
 	// Host, when set, adds the host's providers to render inputs; the

@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/offers"
 	"github.com/myriarch/myriarch/server/rollout"
 )
@@ -55,6 +56,7 @@ func (e *Engine) ResumeFleet(name string) bool {
 		f.Resume()
 		f.dirty = true
 		e.log.Info("configuration rollout resumed", "fleet", name)
+		e.opts.Notice.Say(estate.EventRolloutResumed, name, "configuration rollout resumed by an operator")
 	}
 	e.evaluate(f.waves.MemberSet())
 	e.saveFleets()

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/myriarch/myriarch/server/admin"
+	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/offers"
 )
 
@@ -24,6 +25,7 @@ func (e *Engine) PauseFleet(name string) bool {
 	if f.Pause() {
 		f.dirty = true
 		e.log.Info("configuration rollout paused by an operator", "fleet", name)
+		e.opts.Notice.Say(estate.EventRolloutPaused, name, "configuration rollout paused by an operator")
 		e.saveFleets()
 	}
 	return true

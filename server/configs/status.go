@@ -11,6 +11,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/internal/stamp"
+	"github.com/myriarch/myriarch/server/estate"
 )
 
 // ContentType is the content type of every configuration sent.
@@ -266,6 +267,7 @@ func (e *Engine) failed(r *record, h, why string) {
 		f.dirty = true
 		if f.Fail(f.def) {
 			e.log.Warn("configuration rollout paused", "fleet", f.def.Name, "failures", f.Spent(), "maxFailures", f.def.Rollout.MaxFailures)
+			e.opts.Notice.Say(estate.EventRolloutPaused, f.def.Name, fmt.Sprintf("configuration rollout paused after %d failed configurations (maxFailures %d)", f.Spent(), f.def.Rollout.MaxFailures))
 		}
 	}
 }

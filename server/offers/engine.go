@@ -74,6 +74,8 @@ type Options struct {
 	// Senders is how many goroutines deliver offers (default 8).
 	Senders int
 	Now     func() time.Time
+	// Notice is told when a fleet's rollout pauses or resumes.
+	Notice rollout.Notice
 	// Estate, when set, is in force from the start, so the agents loaded
 	// from the store are evaluated once, against it, instead of first
 	// without fleets and again on SetEstate.

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/myriarch/myriarch/server/admin"
+	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/pairing"
 	"github.com/myriarch/myriarch/server/registry"
 )
@@ -39,6 +40,7 @@ func (e *Engine) Pause(name string) error {
 	if f.Pause() {
 		f.dirty = true
 		e.log.Info("rollout paused by an operator", "fleet", name)
+		e.opts.Notice.Say(estate.EventRolloutPaused, name, "package rollout paused by an operator")
 		e.evaluateLocked(f.waves.MemberSet())
 	}
 	dirty := e.dirtyFleetsLocked()

@@ -10,6 +10,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/internal/stamp"
+	"github.com/myriarch/myriarch/server/estate"
 )
 
 // OnAgentMessage implements opampsrv.Hook: it tracks an updater's package
@@ -26,6 +27,7 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 		// Status compression: agents resend statuses only when they change,
 		// so remember what each updater last acknowledged.
 		e.acked[uid] = ps.GetServerProvidedAllPackagesHash()
+		e.selfUpdateLocked(uid, ps)
 		now := e.opts.Now().UTC()
 		e.reportLocked(uid, ps, now)
 		if e.role.Leads() {
@@ -129,6 +131,7 @@ func (e *Engine) packageStatusesLocked(updaterUID uuid.UUID, ps *protobufs.Packa
 		f.dirty = true
 		if f.Fail(f.def) {
 			e.log.Warn("rollout paused", "fleet", f.def.Name, "failures", f.Spent(), "maxFailures", f.def.Rollout.MaxFailures)
+			e.opts.Notice.Say(estate.EventRolloutPaused, f.def.Name, fmt.Sprintf("package rollout paused after %d failed offers (maxFailures %d)", f.Spent(), f.def.Rollout.MaxFailures))
 			work = f.waves.MemberSet()
 		}
 	}
@@ -164,6 +167,9 @@ func (e *Engine) Resume(name string) error {
 	if !ok || f.def.Package == "" {
 		e.mu.Unlock()
 		return fmt.Errorf("no fleet %q", name)
+	}
+	if f.Paused {
+		e.opts.Notice.Say(estate.EventRolloutResumed, name, "package rollout resumed by an operator")
 	}
 	f.Resume()
 	f.dirty = true

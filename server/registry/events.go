@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -69,3 +70,26 @@ func (a *agent) setHistory(evs []store.Event) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// AddEventOnce is AddEvent, unless the newest event of typ in uid's
+// history held here already says msg (a report sent again after a
+// reconnect or a restart); it reports whether it added the event.
+func (r *Registry) AddEventOnce(uid uuid.UUID, typ, msg string) bool {
+	r.mu.RLock()
+	a, ok := r.agents[uid]
+	said := false
+	if ok {
+		evs := a.history()
+		for i := len(evs) - 1; i >= 0; i-- {
+			if evs[i].Type == typ {
+				said = evs[i].Message == limitMessage(msg)
+				break
+			}
+		}
+	}
+	r.mu.RUnlock()
+	if !ok || said {
+		return false
+	}
+	return r.AddEvent(uid, typ, msg)
+}

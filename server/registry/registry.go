@@ -7,6 +7,7 @@ import (
 	"maps"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -79,6 +80,8 @@ type Registry struct {
 	// history reads histories kept in the store only (nil: every history
 	// is in memory).
 	history store.History
+	// onEvent sees the events AddEvent records (see OnEvent).
+	onEvent atomic.Pointer[func(uid uuid.UUID, typ, msg string, at time.Time)]
 
 	// mu guards the fields marked so and every agent record; helpers that
 	// need it held end in Locked. Load fills them before the registry is
@@ -414,14 +417,27 @@ func (r *Registry) Disconnected(uid uuid.UUID) {
 func (r *Registry) AddEvent(uid uuid.UUID, typ, msg string) bool {
 	r.mu.Lock()
 	a, ok := r.agents[uid]
+	now := r.opts.Now()
 	if ok {
-		r.addEventLocked(a, r.opts.Now(), typ, msg)
+		r.addEventLocked(a, now, typ, msg)
 	}
 	r.mu.Unlock()
 	if ok {
 		r.notifyWatchers(uid)
+		if fn := r.onEvent.Load(); fn != nil {
+			(*fn)(uid, typ, msg, now)
+		}
 	}
 	return ok
+}
+
+// OnEvent makes fn see every event AddEvent records from now on: the
+// events this instance observes (not those merged from other instances'
+// records). fn is called after the registry's lock is released, on the
+// caller's goroutine, which may hold its own locks: fn must not block or
+// call back into the caller.
+func (r *Registry) OnEvent(fn func(uid uuid.UUID, typ, msg string, at time.Time)) {
+	r.onEvent.Store(&fn)
 }
 
 // SetExtra replaces the feature-owned JSON of uid (persisted with the agent).

@@ -1,5 +1,13 @@
 package registry
 
+import (
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/myriarch/myriarch/internal/attributes"
+)
+
 // EachKindVersion calls fn once for every registered agent, online or not,
 // with its kind and reported service.version (empty when not reported), under
 // the read lock and without copying the agent: counting 100 000 agents costs
@@ -9,5 +17,19 @@ func (r *Registry) EachKindVersion(fn func(kind Kind, version string)) {
 	defer r.mu.RUnlock()
 	for _, a := range r.agents {
 		fn(a.kind.Kind(), a.desc.Identifying().Value("service.version"))
+	}
+}
+
+// EachOffline calls fn once for every agent of kind that is offline at
+// now (no connection here or elsewhere, no recent plain-HTTP poll), with
+// its attribute view and when it was last seen, under the read lock. fn
+// must not call back into the registry.
+func (r *Registry) EachOffline(kind Kind, now time.Time, fn func(uid uuid.UUID, view attributes.View, lastSeen time.Time)) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, a := range r.agents {
+		if a.kind.Kind() == kind && !a.online(now, r.opts.HTTPOnlineWindow) {
+			fn(a.uid, a.desc.View, a.lastSeen.Time())
+		}
 	}
 }
