@@ -57,7 +57,12 @@ type Deliveries interface {
 	// ErrNotFound, one already settled is not changed (ErrConflict).
 	SettleDelivery(ctx context.Context, id string, s Settlement) error
 	ListDeliveries(ctx context.Context, q DeliveryQuery) ([]Delivery, error)
+	// PendingDeliveries counts the deliveries not settled yet.
+	PendingDeliveries(ctx context.Context) (int, error)
 }
+
+// PendingDeliveriesSQL is PendingDeliveries' query.
+const PendingDeliveriesSQL = `SELECT count(*) FROM deliveries WHERE next_at > 0`
 
 // What both backends' deliveries tables share. Times are Unix nanoseconds,
 // 0 for none.

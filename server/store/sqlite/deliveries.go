@@ -66,3 +66,11 @@ func (d *DB) ListDeliveries(ctx context.Context, q store.DeliveryQuery) ([]store
 	defer rows.Close()
 	return store.ScanDeliveries(rows)
 }
+
+func (d *DB) PendingDeliveries(ctx context.Context) (int, error) {
+	var n int
+	if err := d.db.QueryRowContext(ctx, store.PendingDeliveriesSQL).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count pending deliveries: %w", err)
+	}
+	return n, nil
+}

@@ -70,6 +70,9 @@ func testDeliveries(t *testing.T, h *handle) {
 		if c.Attempts != 1 || !c.NextAt.IsZero() || !c.GaveUp.Equal(t0.Add(time.Second)) || c.LastError != "HTTP 410" {
 			t.Fatalf("c: %+v", c)
 		}
+		if n, err := db.PendingDeliveries(ctx); err != nil || n != 1 {
+			t.Fatalf("pending: %d, %v; want 1", n, err)
+		}
 		for _, tc := range []struct {
 			q    store.DeliveryQuery
 			want []string
