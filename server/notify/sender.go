@@ -59,6 +59,8 @@ type Sender struct {
 	GiveUpAfter time.Duration
 	Timeout     time.Duration
 	Workers     int
+	// Settled, when set, is told each attempt's recorded outcome.
+	Settled func(webhook string, s store.Settlement)
 }
 
 // DefaultBackoff waits 5 s after the first failure, doubling to an hour.
@@ -110,10 +112,13 @@ func (s *Sender) Send(ctx context.Context, limit int) (int, error) {
 	for range min(s.Workers, len(due)) {
 		wg.Go(func() {
 			for d := range work {
-				if err := s.Outbox.SettleDelivery(ctx, d.ID, s.attempt(ctx, d)); err != nil {
+				out := s.attempt(ctx, d)
+				if err := s.Outbox.SettleDelivery(ctx, d.ID, out); err != nil {
 					mu.Lock()
 					errs = append(errs, fmt.Errorf("notify: recording delivery %s: %w", d.ID, err))
 					mu.Unlock()
+				} else if s.Settled != nil {
+					s.Settled(d.Webhook, out)
 				}
 			}
 		})

@@ -1,0 +1,324 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/myriarch/myriarch/server/estate"
+	"github.com/myriarch/myriarch/server/store"
+)
+
+// Store is the part of the store a Notifier uses: it adds deliveries and
+// its Sender sends them.
+type Store interface {
+	Outbox
+	AddDeliveries(ctx context.Context, ds []store.Delivery) error
+}
+
+// Defaults of a Notifier.
+const (
+	DefaultWindow = 30 * time.Second
+	DefaultPoll   = time.Second
+	// MaxQueued bounds the occurrences waiting for the next pass; more
+	// are counted as dropped (and logged), never block their caller.
+	MaxQueued = 100_000
+	// sendBatch is how many due deliveries one Send takes.
+	sendBatch = 100
+	// closeWrite bounds the last write of open batches at Close.
+	closeWrite = 10 * time.Second
+)
+
+// Config configures a Notifier.
+type Config struct {
+	Store Store
+	// Window is the debounce window: an event of a fleet is sent at most
+	// once per window, listing every occurrence in it (default 30 s).
+	Window time.Duration
+	// Poll is how often occurrences are gathered and due deliveries sent
+	// (default 1 s).
+	Poll time.Duration
+	// Leads reports whether this instance sends the deliveries (nil:
+	// always). With several instances on one store, only the leader
+	// sends; every instance adds the batches of what it observed.
+	Leads func() bool
+	// FleetOf names the fleet of an agent (its instance UID), "" for none;
+	// asked without any lock of the caller of Add, for occurrences that
+	// name an agent and no fleet.
+	FleetOf func(agent string) string
+	// Sender's settings (its Outbox and Hooks are the Notifier's).
+	Sender Sender
+	Log    *slog.Logger
+	Now    func() time.Time
+}
+
+// Body is what a webhook receives: one batch, with the delivery's id
+// (also in X-Myriarch-Delivery) and the webhook's name.
+type Body struct {
+	ID      string `json:"id"`
+	Webhook string `json:"webhook"`
+	Batch
+}
+
+// Stats are what a Notifier counted since it started.
+type Stats struct {
+	// Events counts occurrences by event, Dropped those not kept because
+	// MaxQueued were waiting.
+	Events  map[string]uint64
+	Dropped uint64
+	// By webhook: attempts delivered, failed (to be retried) and given up.
+	Delivered, Failed, GivenUp map[string]uint64
+}
+
+// Notifier turns occurrences into webhook deliveries: it gathers them per
+// event and fleet for Window (one body for a fleet-wide failure), stores a
+// delivery for every webhook that wants the batch, and, where it leads,
+// sends the stored deliveries with a Sender. Deliveries are kept in the
+// store from the moment a batch is due until they are delivered or given
+// up, so a restart or a failover to another instance loses none; a batch
+// still open when the Notifier closes is stored at Close.
+//
+// Add may be called from any goroutine, with the caller's locks held: it
+// never blocks. SetWebhooks may be called at any time. Start once, then
+// Close once; after Close, Add drops what it is given.
+type Notifier struct {
+	c      Config
+	sender Sender
+	deb    Debouncer // owned by the gathering goroutine (and Close after it)
+
+	mu       sync.Mutex
+	incoming []Occurrence               // guarded by mu
+	hooks    map[string]estate.Webhook // guarded by mu
+	stats    Stats                     // guarded by mu
+	closed   bool                      // guarded by mu
+	unsaved  []store.Delivery          // deliveries the store refused, written again; guarded by mu
+
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+}
+
+// New makes a Notifier; nothing runs until Start.
+func New(c Config) *Notifier {
+	if c.Window <= 0 {
+		c.Window = DefaultWindow
+	}
+	if c.Poll <= 0 {
+		c.Poll = DefaultPoll
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.Leads == nil {
+		c.Leads = func() bool { return true }
+	}
+	n := &Notifier{c: c, deb: Debouncer{Window: c.Window}, hooks: map[string]estate.Webhook{},
+		stats: Stats{Events: map[string]uint64{}, Delivered: map[string]uint64{}, Failed: map[string]uint64{}, GivenUp: map[string]uint64{}}}
+	n.sender = c.Sender
+	n.sender.Outbox, n.sender.Hooks, n.sender.Log, n.sender.Now = c.Store, n.hook, c.Log, c.Now
+	n.sender.Settled = n.settled
+	return n
+}
+
+// SetWebhooks makes ws the webhooks in force (the estate's).
+func (n *Notifier) SetWebhooks(ws []estate.Webhook) {
+	m := make(map[string]estate.Webhook, len(ws))
+	for _, w := range ws {
+		m[w.Name] = w
+	}
+	n.mu.Lock()
+	n.hooks = m
+	n.mu.Unlock()
+}
+
+func (n *Notifier) hook(name string) (Hook, bool) {
+	n.mu.Lock()
+	w, ok := n.hooks[name]
+	n.mu.Unlock()
+	return Hook{URL: w.URL, Secret: w.Secret}, ok
+}
+
+func (n *Notifier) settled(webhook string, s store.Settlement) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch {
+	case s.Delivered:
+		n.stats.Delivered[webhook]++
+	case s.NextAt.IsZero():
+		n.stats.GivenUp[webhook]++
+	default:
+		n.stats.Failed[webhook]++
+	}
+}
+
+// Add takes one occurrence; it never blocks.
+func (n *Notifier) Add(o Occurrence) {
+	if o.Time.IsZero() {
+		o.Time = n.c.Now()
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return
+	}
+	n.stats.Events[o.Event]++
+	if len(n.incoming) >= MaxQueued {
+		n.stats.Dropped++
+		if n.stats.Dropped == 1 || n.stats.Dropped%10_000 == 0 {
+			n.c.Log.Error("notification occurrences dropped: too many waiting", "dropped", n.stats.Dropped, "event", o.Event)
+		}
+		return
+	}
+	n.incoming = append(n.incoming, o)
+}
+
+// Stats returns a copy of what was counted.
+func (n *Notifier) Stats() Stats {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return Stats{Events: maps.Clone(n.stats.Events), Dropped: n.stats.Dropped, Delivered: maps.Clone(n.stats.Delivered),
+		Failed: maps.Clone(n.stats.Failed), GivenUp: maps.Clone(n.stats.GivenUp)}
+}
+
+// Start runs the gathering and the sending in the background.
+func (n *Notifier) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	n.done.Add(2)
+	go func() {
+		defer n.done.Done()
+		n.every(ctx, func() { n.gather(ctx, n.c.Now()) })
+	}()
+	go func() {
+		defer n.done.Done()
+		n.every(ctx, func() { n.send(ctx) })
+	}()
+}
+
+func (n *Notifier) every(ctx context.Context, fn func()) {
+	t := time.NewTicker(n.c.Poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn()
+		}
+	}
+}
+
+// Close stops the background work and stores every batch still open, so
+// what was observed is sent by whichever instance sends next.
+func (n *Notifier) Close() error {
+	if n.cancel != nil {
+		n.cancel()
+		n.done.Wait()
+	}
+	n.mu.Lock()
+	n.closed = true
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), closeWrite)
+	defer cancel()
+	return n.gather(ctx, time.Time{})
+}
+
+// gather debounces what came in and stores the batches due at now (every
+// open batch when now is zero).
+func (n *Notifier) gather(ctx context.Context, now time.Time) error {
+	n.mu.Lock()
+	in := n.incoming
+	n.incoming = nil
+	hooks := n.hooks
+	n.mu.Unlock()
+	for _, o := range in {
+		if o.Fleet == "" && o.Agent != "" && n.c.FleetOf != nil {
+			o.Fleet = n.c.FleetOf(o.Agent)
+		}
+		if wanted(hooks, o.Event, o.Fleet) {
+			n.deb.Add(o)
+		}
+	}
+	var due []Batch
+	if now.IsZero() {
+		due = n.deb.Due(time.Unix(1<<40, 0))
+	} else {
+		due = n.deb.Due(now)
+	}
+	ds, err := n.deliveries(due, hooks)
+	n.mu.Lock()
+	ds = append(n.unsaved, ds...)
+	n.unsaved = nil
+	n.mu.Unlock()
+	if len(ds) == 0 {
+		return err
+	}
+	if werr := n.c.Store.AddDeliveries(ctx, ds); werr != nil {
+		n.mu.Lock()
+		if len(n.unsaved) < MaxQueued {
+			n.unsaved = append(ds, n.unsaved...)
+		}
+		n.mu.Unlock()
+		n.c.Log.Error("notifications not stored yet; trying again", "deliveries", len(ds), "err", werr)
+		return errors.Join(err, fmt.Errorf("notify: storing %d deliveries: %w", len(ds), werr))
+	}
+	return err
+}
+
+func wanted(hooks map[string]estate.Webhook, event, fleet string) bool {
+	for _, w := range hooks {
+		if w.Wants(event, fleet) {
+			return true
+		}
+	}
+	return false
+}
+
+// deliveries makes a delivery of every batch for every webhook wanting it.
+func (n *Notifier) deliveries(due []Batch, hooks map[string]estate.Webhook) ([]store.Delivery, error) {
+	var out []store.Delivery
+	var errs []error
+	now := n.c.Now().UTC()
+	for _, b := range due {
+		for name, w := range hooks {
+			if !w.Wants(b.Event, b.Fleet) {
+				continue
+			}
+			id, err := uuid.NewV7()
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			body, err := json.Marshal(Body{ID: id.String(), Webhook: name, Batch: b})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("notify: encoding a %s batch: %w", b.Event, err))
+				continue
+			}
+			out = append(out, store.Delivery{ID: id.String(), Webhook: name, Event: b.Event, Fleet: b.Fleet, Body: body,
+				Created: now, NextAt: now})
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// send makes one attempt at every due delivery, where this instance leads.
+func (n *Notifier) send(ctx context.Context) {
+	for ctx.Err() == nil && n.c.Leads() {
+		sent, err := n.sender.Send(ctx, sendBatch)
+		if err != nil && ctx.Err() == nil {
+			n.c.Log.Error("notifications: sending", "err", err)
+		}
+		if sent < sendBatch || err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/internal/testkit"
+	"github.com/myriarch/myriarch/server/estate"
+	"github.com/myriarch/myriarch/server/store"
+	"github.com/myriarch/myriarch/server/store/sqlite"
+)
+
+// bodies is a receiver keeping the bodies it accepted, checked as Verify does.
+type bodies struct {
+	secret []byte
+	mu     sync.Mutex
+	got    []Body // guarded by mu
+	bad    int    // guarded by mu
+}
+
+func (b *bodies) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	var body Body
+	err := Verify(b.secret, r.Header.Get(TimestampHeader), r.Header.Get(SignatureHeader), raw, time.Now())
+	if err == nil {
+		err = json.Unmarshal(raw, &body)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err != nil || body.ID != r.Header.Get(DeliveryHeader) || body.Event != r.Header.Get(EventHeader) {
+		b.bad++
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	b.got = append(b.got, body)
+}
+
+func (b *bodies) list() ([]Body, int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]Body(nil), b.got...), b.bad
+}
+
+// 500 collectors of one fleet failing within the window are one body per
+// webhook that wants them; a webhook limited to another fleet gets none;
+// an event nobody wants is not stored; a follower stores what it saw and
+// sends nothing; a batch open at Close is stored and sent by the next.
+func TestNotifierBatchesAndDelivers(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	secret := []byte("a-secret-of-enough-bytes")
+	rc := &bodies{secret: secret}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	hooks := []estate.Webhook{
+		{Name: "ops", URL: srv.URL, Secret: secret, Events: []string{estate.EventOfferFailed, estate.EventRolloutPaused}},
+		{Name: "core-only", URL: srv.URL, Secret: secret, Events: []string{estate.EventOfferFailed}, Fleets: []string{"core"}},
+	}
+	var leads atomic.Bool
+	fleets := func(agent string) string { return "edge" }
+	mk := func() *Notifier {
+		n := New(Config{Store: db, Window: 300 * time.Millisecond, Poll: 20 * time.Millisecond, Leads: leads.Load, FleetOf: fleets})
+		n.SetWebhooks(hooks)
+		n.Start()
+		return n
+	}
+
+	// A follower: it stores the batch and sends nothing.
+	n := mk()
+	for i := range 500 {
+		n.Add(Occurrence{Event: estate.EventOfferFailed, Agent: fmt.Sprintf("agent-%03d", i), Message: "checksum mismatch"})
+	}
+	n.Add(Occurrence{Event: estate.EventConfigWarning, Agent: "agent-000", Message: "nobody listens"})
+	testkit.WaitWithin(t, 10*time.Second, "the batch stored", func() bool {
+		k, err := db.PendingDeliveries(ctx)
+		return err == nil && k == 1
+	})
+	// A batch still open when the instance stops is stored at Close.
+	n.Add(Occurrence{Event: estate.EventRolloutPaused, Fleet: "edge", Message: "paused after 5 failed offers"})
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if k, _ := db.PendingDeliveries(ctx); k != 2 {
+		t.Fatalf("after Close: %d pending, want 2", k)
+	}
+	if got, _ := rc.list(); len(got) != 0 {
+		t.Fatalf("a follower sent %d bodies", len(got))
+	}
+	if st := n.Stats(); st.Events[estate.EventOfferFailed] != 500 || st.Events[estate.EventConfigWarning] != 1 {
+		t.Fatalf("stats: %+v", st)
+	}
+
+	// The next instance leads: it sends both.
+	leads.Store(true)
+	n = mk()
+	defer n.Close()
+	testkit.WaitWithin(t, 10*time.Second, "both delivered", func() bool {
+		got, _ := rc.list()
+		return len(got) == 2
+	})
+	got, bad := rc.list()
+	if bad != 0 {
+		t.Fatalf("%d bodies failed the receiver's checks", bad)
+	}
+	byEvent := map[string]Body{}
+	for _, b := range got {
+		byEvent[b.Event] = b
+	}
+	f := byEvent[estate.EventOfferFailed]
+	if f.Webhook != "ops" || f.Fleet != "edge" || f.Count != 500 || len(f.Items) != 500 || f.Omitted != 0 || f.Items[0].Message != "checksum mismatch" {
+		t.Fatalf("offer_failed body: webhook %q fleet %q count %d items %d", f.Webhook, f.Fleet, f.Count, len(f.Items))
+	}
+	if p := byEvent[estate.EventRolloutPaused]; p.Count != 1 || p.Items[0].Message != "paused after 5 failed offers" {
+		t.Fatalf("rollout_paused body: %+v", p)
+	}
+	testkit.WaitWithin(t, 10*time.Second, "the outbox settled", func() bool {
+		k, err := db.PendingDeliveries(ctx)
+		return err == nil && k == 0
+	})
+	ds, err := db.ListDeliveries(ctx, store.DeliveryQuery{})
+	if err != nil || len(ds) != 2 {
+		t.Fatalf("deliveries: %d, %v", len(ds), err)
+	}
+	for _, d := range ds {
+		if d.Delivered.IsZero() || d.Attempts != 1 {
+			t.Errorf("delivery %s: %+v", d.ID, d)
+		}
+	}
+	testkit.WaitWithin(t, 5*time.Second, "the delivered counted", func() bool { return n.Stats().Delivered["ops"] == 2 })
+}
+
+// Add never blocks: past MaxQueued waiting, occurrences are counted dropped.
+func TestNotifierBoundsWhatWaits(t *testing.T) {
+	n := New(Config{Store: nil})
+	n.SetWebhooks([]estate.Webhook{{Name: "ops", Events: []string{estate.EventOfferFailed}}})
+	for range MaxQueued + 10 {
+		n.Add(Occurrence{Event: estate.EventOfferFailed, Fleet: "edge"})
+	}
+	if st := n.Stats(); st.Dropped != 10 || st.Events[estate.EventOfferFailed] != MaxQueued+10 {
+		t.Fatalf("stats: dropped %d, events %d", st.Dropped, st.Events[estate.EventOfferFailed])
+	}
+}
