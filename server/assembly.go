@@ -44,6 +44,7 @@ func (s *Server) components() []component {
 		{name: "metrics", start: s.startMetrics},
 		{name: "OpAMP", start: s.startOpAMP, stop: s.stopOpAMP},
 		{name: "admin API", start: s.startAdmin},
+		{name: "notifications", start: s.startNotifications, stop: s.stopNotifications},
 		{name: "estate", start: s.startEstate},
 		{name: "offers", start: s.startOffers, stop: s.stopOffers},
 		{name: "host contexts", start: s.startHosts, stop: s.stopHosts},
@@ -217,7 +218,7 @@ func (s *Server) startEstate(context.Context) error {
 
 func (s *Server) startOffers(ctx context.Context) (err error) {
 	s.offers, err = offers.New(ctx, s.registry, s.store, s.opamp, s.log.With("component", "offers"),
-		offers.Options{BaseURL: s.BaseURL, Estate: s.estate, Shared: s.shared(), Requests: s.actionRequests()})
+		offers.Options{BaseURL: s.BaseURL, Estate: s.estate, Notice: s.notifyRollout, Shared: s.shared(), Requests: s.actionRequests()})
 	if err != nil {
 		return err
 	}
@@ -244,7 +245,7 @@ func (s *Server) stopHosts(context.Context) error {
 
 func (s *Server) startConfigs(ctx context.Context) (err error) {
 	s.configs, err = configs.New(ctx, s.registry, s.store, s.opamp, s.log.With("component", "configs"),
-		configs.Options{Estate: s.estate, Host: hostLink{offers: s.offers, book: s.hosts}, Shared: s.shared(), Requests: s.actionRequests()})
+		configs.Options{Estate: s.estate, Notice: s.notifyRollout, Host: hostLink{offers: s.offers, book: s.hosts}, Shared: s.shared(), Requests: s.actionRequests()})
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,7 @@ import (
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/hostcontext"
 	"github.com/myriarch/myriarch/server/metrics"
+	"github.com/myriarch/myriarch/server/notify"
 	"github.com/myriarch/myriarch/server/offers"
 	"github.com/myriarch/myriarch/server/oidclogin"
 	"github.com/myriarch/myriarch/server/opampsrv"
@@ -82,6 +83,10 @@ type Options struct {
 	// then hourly; 0 keeps them forever.
 	AuditRetention time.Duration
 
+	// NotificationWindow is how long occurrences of an event of a fleet
+	// are gathered into one webhook body (default 30 s).
+	NotificationWindow time.Duration
+
 	// OIDC signs console operators in with an OpenID Connect provider
 	// (none without an issuer).
 	OIDC oidclogin.Settings
@@ -126,6 +131,9 @@ func (o *Options) Validate() error {
 	}
 	if o.PruneAfter < 0 {
 		errs = append(errs, fmt.Errorf("--prune-after must not be negative, got %s", o.PruneAfter))
+	}
+	if o.NotificationWindow < 0 {
+		errs = append(errs, fmt.Errorf("--notification-window must not be negative, got %s", o.NotificationWindow))
 	}
 	if o.AuditRetention < 0 {
 		errs = append(errs, fmt.Errorf("--audit-retention must not be negative, got %s", o.AuditRetention))
@@ -216,6 +224,8 @@ type Server struct {
 	audit     *audit.Trail
 	retention *audit.Retention // nil unless started with an audit retention
 	oidc      *oidclogin.RP    // nil without a provider
+
+	notify *notifications
 
 	notifier  *cluster.Notifier // nil without a PostgreSQL store
 	publisher *cluster.Publisher
@@ -319,6 +329,10 @@ func (s *Server) reloadEstate() (string, error) {
 		s.estateErr, s.triedRev = err, rev
 		s.estateMu.Unlock()
 		s.log.Error("estate reload failed; keeping the previous estate", "revision", rev, "err", err)
+		if s.leads() { // every instance reads the same estate: the leader says it
+			s.notify.Add(notify.Occurrence{Event: estate.EventEstateReloadFailed,
+				Message: revisionText(rev, estate.CommitAuthor(s.opts.Estate, rev)) + ": " + err.Error()})
+		}
 		return revisionText(rev, estate.CommitAuthor(s.opts.Estate, rev)), err
 	}
 	s.applyEstate(e)
@@ -423,11 +437,7 @@ func (s *Server) applyEstate(e *estate.Estate) {
 	s.estate = e
 	s.estateErr, s.triedRev = nil, ""
 	s.estateLoaded.Store(true)
-	if len(e.Webhooks) > 0 {
-		// Said, not silently dropped: notifications/ is checked at load,
-		// and this myriarchd does not send to webhooks yet.
-		s.log.Warn("webhooks in notifications/ are checked but not sent by this myriarchd", "webhooks", len(e.Webhooks))
-	}
+	s.notify.SetWebhooks(e.Webhooks)
 	inv := registry.Inventory{ByUID: map[uuid.UUID]map[string]string{}, ByToken: map[string]map[string]string{}}
 	for _, it := range e.Inventory {
 		if it.Token != "" {

@@ -114,6 +114,9 @@ var Rules = map[string]Rule{
 	"GET /api/v1/audit":        read(Viewer),
 	"GET /api/v1/audit/verify": read(Viewer),
 
+	// The notifications' outbox: what was sent to the webhooks, and why not.
+	"GET /api/v1/notifications/deliveries": read(Viewer),
+
 	// The console: its pages read, its actions call the admin API.
 	"GET /static/":                    public,
 	"GET /login":                      public,
@@ -135,6 +138,7 @@ var Rules = map[string]Rule{
 	"GET /estate":                     read(Viewer),
 	"POST /estate/reload":             console(Operator, Global, "estate.reload"),
 	"GET /audit":                      read(Viewer),
+	"GET /notifications":              read(Viewer),
 	"GET /events":                     read(Viewer),
 	"/":                               read(Viewer),
 }
