@@ -24,6 +24,7 @@ need=(
   dockerd:docker.io
   docker:docker.io
   chromium:chromium
+  promtool:prometheus
   /usr/share/zoneinfo/iso3166.tab:tzdata
   /usr/share/zoneinfo/zone1970.tab:tzdata
   /etc/ssl/certs/ca-certificates.crt:ca-certificates
