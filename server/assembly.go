@@ -22,6 +22,7 @@ import (
 	"github.com/myriarch/myriarch/server/offers"
 	"github.com/myriarch/myriarch/server/opampsrv"
 	"github.com/myriarch/myriarch/server/registry"
+	"github.com/myriarch/myriarch/server/rollout"
 )
 
 // components are the parts of the server in the order New starts them;
@@ -136,6 +137,29 @@ func (s *Server) startMetrics(context.Context) error {
 			byKind, _ := s.configs.WarningCounts()
 			return byKind
 		},
+		Ready: func() bool { return len(s.notReady()) == 0 },
+		Configs: func() map[string]map[string]int {
+			if s.configs == nil {
+				return nil
+			}
+			return s.configs.SyncCountsByFleet()
+		},
+		Rollouts: metrics.Rollouts{
+			"offers": func() []rollout.Gauge {
+				if s.offers == nil {
+					return nil
+				}
+				return s.offers.Gauges()
+			},
+			"configs": func() []rollout.Gauge {
+				if s.configs == nil {
+					return nil
+				}
+				return s.configs.Gauges()
+			},
+		},
+		Offline:       s.OfflineCounts,
+		Notifications: s.notificationMetrics(),
 	}
 	if s.notifier != nil {
 		src.Cluster, src.ClusterKinds = s.clusterStats, cluster.Kinds()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/myriarch/myriarch/internal/attributes"
 	"github.com/myriarch/myriarch/server/estate"
+	"github.com/myriarch/myriarch/server/metrics"
 	"github.com/myriarch/myriarch/server/notify"
 	"github.com/myriarch/myriarch/server/offers"
 	"github.com/myriarch/myriarch/server/registry"
@@ -186,4 +187,33 @@ func (o *Options) notificationPoll() time.Duration {
 		w = notify.DefaultWindow
 	}
 	return min(max(w/10, 50*time.Millisecond), time.Second)
+}
+
+// notificationMetrics samples the notifier and the outbox for /metrics.
+func (s *Server) notificationMetrics() *metrics.Notifications {
+	return &metrics.Notifications{
+		Stats: func() notify.Stats {
+			if s.notify == nil {
+				return notify.Stats{}
+			}
+			return s.notify.Stats()
+		},
+		Queued: func() (int, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			return s.store.PendingDeliveries(ctx)
+		},
+		Webhooks: func() []string {
+			s.estateMu.Lock()
+			defer s.estateMu.Unlock()
+			if s.estate == nil {
+				return nil
+			}
+			names := make([]string, 0, len(s.estate.Webhooks))
+			for _, w := range s.estate.Webhooks {
+				names = append(names, w.Name)
+			}
+			return names
+		},
+	}
 }

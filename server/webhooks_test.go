@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -177,6 +178,30 @@ func TestWebhooksTellWhatHappens(t *testing.T) {
 	}
 	if events["estate_reload_failed"] {
 		t.Errorf("a webhook limited to fleets was sent an event of no fleet")
+	}
+	// What /metrics says of it.
+	want := []string{
+		`myriarch_ready 1`,
+		`myriarch_notification_events_total{event="offer_failed"} 1`,
+		`myriarch_notification_events_total{event="agent_offline"} 1`,
+		`myriarch_notifications_delivered_total{webhook="ops"} ` + strconv.Itoa(len(got.Deliveries)),
+		`myriarch_notifications_given_up_total{webhook="ops"} 0`,
+		`myriarch_notifications_queued 0`,
+		`myriarch_rollout_members{fleet="edge",rollout="offers",wave="(no wave)"} 2`,
+		`myriarch_rollout_failed{fleet="edge",rollout="offers",wave="(no wave)"} 1`,
+		`myriarch_rollout_done{fleet="edge",rollout="offers",wave="(no wave)"} 1`,
+		`myriarch_rollout_paused{fleet="edge",rollout="offers"} 0`,
+		`myriarch_rollout_failures{fleet="edge",rollout="offers"} 0`,
+		`myriarch_agents_offline{fleet="edge"} 1`,
+	}
+	_, text := getNoToken(t, ts, "/metrics")
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("metrics lack %q", w)
+		}
+	}
+	if t.Failed() {
+		t.Logf("scrape:\n%s", grepLines(text, "myriarch_"))
 	}
 	if code, body := ts.api("GET", "/api/v1/notifications/deliveries?limit=0", nil); code != 400 || !strings.Contains(string(body), "limit must be a number from 1 to 1000") {
 		t.Errorf("a bad limit: %d %s", code, body)

@@ -2,12 +2,15 @@ package configs
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 
 	"github.com/myriarch/myriarch/server/admin"
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/offers"
+	"github.com/myriarch/myriarch/server/rollout"
 )
 
 var _ offers.FleetPauser = (*Engine)(nil)
@@ -64,18 +67,27 @@ func (e *Engine) RetryFleet(name string) (int, error) {
 func (e *Engine) SyncCounts() map[string]int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := map[string]int{SyncInSync: 0, SyncPending: 0, SyncFailed: 0, SyncDrift: 0}
+	out := zeroSyncCounts()
 	for _, f := range e.fleets {
-		for w := range f.waves.Len() {
-			for st, n := range f.waves.Counts(w) {
-				if st == waveRolledBack {
-					st = SyncDrift
-				}
-				out[st] += n
-			}
-		}
+		f.addSyncCounts(out)
 	}
 	return out
+}
+
+func zeroSyncCounts() map[string]int {
+	return map[string]int{SyncInSync: 0, SyncPending: 0, SyncFailed: 0, SyncDrift: 0}
+}
+
+// addSyncCounts adds f's members to m by sync state. Caller holds e.mu.
+func (f *fleetRollout) addSyncCounts(m map[string]int) {
+	for w := range f.waves.Len() {
+		for st, n := range f.waves.Counts(w) {
+			if st == waveRolledBack {
+				st = SyncDrift
+			}
+			m[st] += n
+		}
+	}
 }
 
 // operatorRoutes adds the fleet-wide retry of failed configurations and the
@@ -87,4 +99,29 @@ func (e *Engine) operatorRoutes(api *admin.API) {
 		byKind, collectors := e.WarningCounts()
 		return map[string]any{"collectors": collectors, "byKind": byKind}
 	})
+}
+
+// Gauges shows every configuration rollout, by fleet name.
+func (e *Engine) Gauges() []rollout.Gauge {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]rollout.Gauge, 0, len(e.fleets))
+	for _, f := range e.fleets {
+		out = append(out, rollout.GaugeOf(f.def, f.State, f.waves, func(st string) bool { return st == SyncFailed || st == waveRolledBack }))
+	}
+	slices.SortFunc(out, func(a, b rollout.Gauge) int { return strings.Compare(a.Fleet, b.Fleet) })
+	return out
+}
+
+// SyncCountsByFleet is SyncCounts per fleet.
+func (e *Engine) SyncCountsByFleet() map[string]map[string]int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string]map[string]int, len(e.fleets))
+	for name, f := range e.fleets {
+		m := zeroSyncCounts()
+		f.addSyncCounts(m)
+		out[name] = m
+	}
+	return out
 }

@@ -32,6 +32,17 @@ type Sources struct {
 	// ConfigWarnings returns the configurations' warnings by kind
 	// (configs.Engine.WarningCounts); nil leaves the gauge out.
 	ConfigWarnings func() map[string]int
+	// Ready reports whether the instance is ready (GET /readyz).
+	Ready func() bool
+	// Configs counts configured collectors by fleet and sync state.
+	Configs func() map[string]map[string]int
+	// Rollouts shows the rollouts of each rolled-out thing.
+	Rollouts Rollouts
+	// Offline counts collectors offline longer than their fleet's
+	// offlineAfter, per fleet that sets one.
+	Offline func() map[string]int
+	// Notifications samples the notifier (nil: none).
+	Notifications *Notifications
 }
 
 // Metrics holds the server's instruments.
@@ -82,6 +93,27 @@ func New(src Sources) *Metrics {
 	}
 	if src.ConfigWarnings != nil {
 		m.reg.MustRegister(&configWarningsCollector{fn: src.ConfigWarnings})
+	}
+	if src.Ready != nil {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "myriarch_ready",
+			Help: "1 while the instance is ready (GET /readyz answers 200), else 0."}, func() float64 {
+			if src.Ready() {
+				return 1
+			}
+			return 0
+		}))
+	}
+	if src.Configs != nil {
+		m.reg.MustRegister(configsCollector(src.Configs))
+	}
+	if len(src.Rollouts) > 0 {
+		m.reg.MustRegister(rolloutsCollector(src.Rollouts))
+	}
+	if src.Offline != nil {
+		m.reg.MustRegister(offlineCollector(src.Offline))
+	}
+	if src.Notifications != nil {
+		m.reg.MustRegister(notificationsCollector(*src.Notifications))
 	}
 	return m
 }
