@@ -32,7 +32,7 @@ func envOf(m map[string]string) func(string) (string, bool) {
 // The keys the packaged default config is written with.
 func TestSettingKeysAreFixed(t *testing.T) {
 	want := []string{"data_dir", "store", "listen", "admin_listen", "estate", "estate_poll", "tls_cert", "tls_key", "client_ca",
-		"admin_token_file", "public_url", "heartbeat", "registrations_per_minute", "prune_after", "audit_retention", "log_format", "log_level", "insecure_listen",
+		"admin_token_file", "public_url", "heartbeat", "registrations_per_minute", "prune_after", "audit_retention", "notification_window", "log_format", "log_level", "insecure_listen",
 		"oidc_issuer", "oidc_client_id", "oidc_client_secret_file", "oidc_role_claim", "oidc_name", "oidc_redirect_url", "oidc_roles"}
 	fileOnly := []string{"oidc_roles"}
 	var keys, envs []string

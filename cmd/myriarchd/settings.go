@@ -37,6 +37,7 @@ func defaultServeConfig() serveConfig {
 			// registered over a few minutes.
 			RegistrationsPerMinute: 1000,
 			PruneAfter:             30 * 24 * time.Hour,
+			NotificationWindow:     30 * time.Second,
 			OIDC:                   oidclogin.Settings{RoleClaim: oidclogin.DefaultRoleClaim, Name: oidclogin.DefaultName},
 		},
 		LogFormat: "text",
@@ -112,6 +113,9 @@ var settings = []setting{
 	{flag: "audit-retention", arg: "DURATION",
 		usage: "cut audit records older than this (whole prefixes, each cut recorded in the trail), at start and then hourly; 0: keep them forever",
 		field: func(c *serveConfig) any { return &c.AuditRetention }},
+	{flag: "notification-window", arg: "DURATION",
+		usage: "gather the occurrences of an event of a fleet this long into one webhook body",
+		field: func(c *serveConfig) any { return &c.NotificationWindow }},
 	{flag: "log-format", arg: "FORMAT", choices: []string{"text", "json"},
 		usage: "log format",
 		field: func(c *serveConfig) any { return &c.LogFormat }},
