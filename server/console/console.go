@@ -155,6 +155,7 @@ func (c *Console) routes() {
 	c.page("GET /estate", c.estatePage)
 	c.action("POST /estate/reload", c.estateReload)
 	c.page("GET /audit", c.audit)
+	c.page("GET /notifications", c.notifications)
 	c.live("GET /events", c.events)
 	c.page("/", func(w http.ResponseWriter, r *http.Request, s *session) {
 		c.fail(w, r, s, http.StatusNotFound, "No such page: "+r.URL.Path)
