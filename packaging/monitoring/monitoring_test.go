@@ -538,7 +538,8 @@ pipelines:
 `
 
 // fixture is a myriarchd whose estate gives every metric a sample: a fleet
-// with a package target, two waves and a Blueprint its collector refuses
+// with a package target, two waves, an offlineAfter (fleets without one have
+// no myriarch_agents_offline) and a Blueprint its collector refuses
 // (configurations fail, the rollout may pause, events are raised), and two
 // webhooks told of them, one that takes the notifications and one that
 // refuses them.
@@ -573,7 +574,7 @@ func startEstate(t *testing.T) *fixture {
 		"artifacts/otelcol-contrib_0.149.1.tar.gz": string(artifact),
 		"packages/otelcol-contrib/0.149.1.yaml":    "name: otelcol-contrib\nversion: 0.149.1\nartifacts:\n  - {os: linux, arch: amd64, file: artifacts/otelcol-contrib_0.149.1.tar.gz, sha256: " + hex.EncodeToString(sum[:]) + ", signature: \"untrusted comment: sig\", executable: otelcol-contrib}\n",
 		"teams/ops/blueprints/gw.yaml":             blueprint,
-		"fleets/edge.yaml":                         "name: edge\nselector: {site.type: edge}\npackage: otelcol-contrib\ntargetVersion: 0.149.1\nrollout: {waveLabel: ring, waves: [canary, main]}\nconfig: {blueprint: ops/gw}\n",
+		"fleets/edge.yaml":                         "name: edge\nselector: {site.type: edge}\npackage: otelcol-contrib\ntargetVersion: 0.149.1\nrollout: {waveLabel: ring, waves: [canary, main]}\nofflineAfter: 1h\nconfig: {blueprint: ops/gw}\n",
 		"hooks.secret":                             "0123456789abcdef0123456789abcdef\n",
 		"notifications/takes.yaml":                 "url: " + takes.URL + "/hook\nsecretFile: hooks.secret\nevents: " + events + "\n",
 		"notifications/refuses.yaml":               "url: " + refuses.URL + "/hook\nsecretFile: hooks.secret\nevents: " + events + "\n",
