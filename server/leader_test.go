@@ -51,6 +51,8 @@ func startSharing(t *testing.T, n int, est *testEstate) *sharing {
 func (sh *sharing) start() *testServer {
 	return startServer(sh.t, func(o *server.Options) {
 		o.Store, o.Estate, o.EstatePoll, o.Heartbeat = sh.pg.DSN("postgres"), sh.est.dir, 50*time.Millisecond, time.Second
+		o.NotificationWindow = 200 * time.Millisecond
+		*o = server.WithNotifyBackoff(*o, 300*time.Millisecond)
 	})
 }
 

@@ -94,6 +94,8 @@ type Options struct {
 	// startHook, set by tests, is called before each component starts; an
 	// error fails that start.
 	startHook func(component string) error
+	// notifyBackoff, set by tests, replaces the webhook retries' backoff.
+	notifyBackoff func(n int) time.Duration
 }
 
 // Validate reports every problem with the options.
