@@ -20,8 +20,10 @@ import (
 type Server struct {
 	Bin, DataDir, Estate, LogPath string
 	OpAMPAddr, AdminAddr          string
-	proc                          *peerrun.Process
-	adminToken                    string
+	// Env is added to the process's environment (MYRIARCH_* settings).
+	Env        []string
+	proc       *peerrun.Process
+	adminToken string
 }
 
 // FreeAddr returns a loopback address with a port that was free a moment
@@ -53,7 +55,11 @@ func (s *Server) Start() error {
 	if s.Estate != "" {
 		args = append(args, "--estate", s.Estate)
 	}
-	p, err := peerrun.Start(s.Bin, args, nil, s.LogPath)
+	var env []string // nil: the test's own
+	if len(s.Env) > 0 {
+		env = append(os.Environ(), s.Env...)
+	}
+	p, err := peerrun.Start(s.Bin, args, env, s.LogPath)
 	if err != nil {
 		return err
 	}
