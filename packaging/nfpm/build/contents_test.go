@@ -53,6 +53,8 @@ var packageSpecs = []packageSpec{
 			{path: "/usr/bin/myriarchd", perms: "lrwxrwxrwx", link: "/opt/myriarch/bin/myriarchd"},
 			{path: "/usr/lib/systemd/system/myriarchd.service", perms: "-rw-r--r--", same: "systemd/myriarchd.service"},
 			{path: "/etc/myriarch/myriarchd.yaml", perms: "-rw-r--r--", same: "config/myriarchd.yaml", conf: true},
+			{path: "/usr/share/myriarch/monitoring/alerts.yaml", perms: "-rw-r--r--", same: "monitoring/alerts.yaml"},
+			{path: "/usr/share/myriarch/monitoring/grafana-dashboard.json", perms: "-rw-r--r--", same: "monitoring/grafana-dashboard.json"},
 			{path: "/etc/myriarch", perms: "drwxr-xr-x"},
 			{path: "/etc/myriarch/estate", perms: "drwxr-xr-x"},
 			{path: "/etc/myriarch/tls", perms: "drwxr-x---", owner: "root/myriarch"},
