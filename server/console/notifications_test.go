@@ -29,7 +29,7 @@ func TestNotificationsPage(t *testing.T) {
 	t0 := time.Now().UTC().Add(-time.Hour)
 	body := []byte(`{}`)
 	db := e.srv.Store()
-	if err := db.AddDeliveries(ctx, []store.Delivery{
+	if _, err := db.PutDeliveries(ctx, []store.Delivery{
 		{ID: "d-delivered", Webhook: "ops", Event: "offer_failed", Fleet: "edge", Body: body, Created: t0, NextAt: t0},
 		{ID: "d-failing", Webhook: "ops", Event: "rollout_paused", Fleet: "edge", Body: body, Created: t0.Add(time.Minute), NextAt: t0},
 		{ID: "d-pager", Webhook: "pager", Event: "agent_offline", Fleet: "core", Body: body, Created: t0.Add(2 * time.Minute), NextAt: t0},

@@ -46,16 +46,19 @@ type batchKey struct{ event, fleet string }
 // many occurrences come meanwhile (a fleet-wide failure of 500 collectors
 // is one body, not 500). It is not safe for concurrent use.
 type Debouncer struct {
-	Window time.Duration
-	open   map[batchKey]*Batch
-	order  []batchKey // by opening
+	Window  time.Duration
+	open    map[batchKey]*Batch
+	order   []batchKey // by opening
+	changed map[batchKey]bool
 }
 
 // Add puts o in its batch.
 func (d *Debouncer) Add(o Occurrence) {
 	if d.open == nil {
 		d.open = map[batchKey]*Batch{}
+		d.changed = map[batchKey]bool{}
 	}
+	d.changed[batchKey{o.Event, o.Fleet}] = true
 	k := batchKey{o.Event, o.Fleet}
 	b := d.open[k]
 	if b == nil {
@@ -88,12 +91,32 @@ func (d *Debouncer) Due(now time.Time) []Batch {
 			keep = append(keep, k)
 			continue
 		}
-		sort.SliceStable(b.Items, func(i, j int) bool { return b.Items[i].Time.Before(b.Items[j].Time) })
-		out = append(out, *b)
+		out = append(out, sorted(*b))
 		delete(d.open, k)
+		delete(d.changed, k)
 	}
 	d.order = keep
 	return out
+}
+
+// Changed returns a copy of every open batch that gained occurrences since
+// it last did, oldest first, its items in time order.
+func (d *Debouncer) Changed() []Batch {
+	var out []Batch
+	for _, k := range d.order {
+		if d.changed[k] {
+			b := *d.open[k]
+			b.Items = append([]Item(nil), b.Items...)
+			out = append(out, sorted(b))
+			delete(d.changed, k)
+		}
+	}
+	return out
+}
+
+func sorted(b Batch) Batch {
+	sort.SliceStable(b.Items, func(i, j int) bool { return b.Items[i].Time.Before(b.Items[j].Time) })
+	return b
 }
 
 // Next is when the oldest open batch is due; ok is false when none is open.

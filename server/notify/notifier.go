@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -20,7 +22,7 @@ import (
 // its Sender sends them.
 type Store interface {
 	Outbox
-	AddDeliveries(ctx context.Context, ds []store.Delivery) error
+	PutDeliveries(ctx context.Context, ds []store.Delivery) (kept []string, err error)
 }
 
 // Defaults of a Notifier.
@@ -78,12 +80,15 @@ type Stats struct {
 }
 
 // Notifier turns occurrences into webhook deliveries: it gathers them per
-// event and fleet for Window (one body for a fleet-wide failure), stores a
+// event and fleet for Window (one body for a fleet-wide failure) into a
 // delivery for every webhook that wants the batch, and, where it leads,
-// sends the stored deliveries with a Sender. Deliveries are kept in the
-// store from the moment a batch is due until they are delivered or given
-// up, so a restart or a failover to another instance loses none; a batch
-// still open when the Notifier closes is stored at Close.
+// sends the stored deliveries with a Sender. A batch is in the store from
+// its first occurrence on, due at its window's end (and a little more, so
+// its last occurrences are in before it is sent), and rewritten at every
+// pass that added to it; so a crash loses at most one pass (Poll) of
+// occurrences, and a restart or a failover to another instance none: any
+// instance that leads sends what is due. A batch still open when the
+// Notifier closes is made due at once.
 //
 // Add may be called from any goroutine, with the caller's locks held: it
 // never blocks. SetWebhooks may be called at any time. Start once, then
@@ -93,8 +98,12 @@ type Notifier struct {
 	sender Sender
 	deb    Debouncer // owned by the gathering goroutine (and Close after it)
 
+	// ids are the delivery ids of the open batches, per webhook; owned
+	// like deb.
+	ids map[string]map[string]string
+
 	mu       sync.Mutex
-	incoming []Occurrence               // guarded by mu
+	incoming []Occurrence              // guarded by mu
 	hooks    map[string]estate.Webhook // guarded by mu
 	stats    Stats                     // guarded by mu
 	closed   bool                      // guarded by mu
@@ -121,7 +130,7 @@ func New(c Config) *Notifier {
 	if c.Leads == nil {
 		c.Leads = func() bool { return true }
 	}
-	n := &Notifier{c: c, deb: Debouncer{Window: c.Window}, hooks: map[string]estate.Webhook{},
+	n := &Notifier{c: c, deb: Debouncer{Window: c.Window}, hooks: map[string]estate.Webhook{}, ids: map[string]map[string]string{},
 		stats: Stats{Events: map[string]uint64{}, Delivered: map[string]uint64{}, Failed: map[string]uint64{}, GivenUp: map[string]uint64{}}}
 	n.sender = c.Sender
 	n.sender.Outbox, n.sender.Hooks, n.sender.Log, n.sender.Now = c.Store, n.hook, c.Log, c.Now
@@ -232,8 +241,9 @@ func (n *Notifier) Close() error {
 	return n.gather(ctx, time.Time{})
 }
 
-// gather debounces what came in and stores the batches due at now (every
-// open batch when now is zero).
+// gather debounces what came in and stores the batches that changed, and
+// those due at now for the last time (every open batch when now is zero,
+// due at once).
 func (n *Notifier) gather(ctx context.Context, now time.Time) error {
 	n.mu.Lock()
 	in := n.incoming
@@ -248,30 +258,91 @@ func (n *Notifier) gather(ctx context.Context, now time.Time) error {
 			n.deb.Add(o)
 		}
 	}
-	var due []Batch
-	if now.IsZero() {
-		due = n.deb.Due(time.Unix(1<<40, 0))
-	} else {
-		due = n.deb.Due(now)
+	closing := now.IsZero()
+	if closing {
+		now = n.c.Now()
 	}
-	ds, err := n.deliveries(due, hooks)
+	var ds []store.Delivery
+	var errs []error
+	for _, b := range n.deb.Changed() {
+		d, err := n.deliveries(b, hooks, b.First.Add(n.c.Window+2*n.c.Poll))
+		ds, errs = append(ds, d...), append(errs, err)
+	}
+	due := now
+	if closing {
+		due = time.Unix(1<<40, 0)
+	}
+	for _, b := range n.deb.Due(due) {
+		at := b.First.Add(n.c.Window + 2*n.c.Poll)
+		if closing {
+			at = now
+		}
+		d, err := n.deliveries(b, hooks, at)
+		ds, errs = append(ds, d...), append(errs, err)
+		delete(n.ids, batchID(b))
+	}
 	n.mu.Lock()
 	ds = append(n.unsaved, ds...)
 	n.unsaved = nil
 	n.mu.Unlock()
 	if len(ds) == 0 {
-		return err
+		return errors.Join(errs...)
 	}
-	if werr := n.c.Store.AddDeliveries(ctx, ds); werr != nil {
+	kept, werr := n.c.Store.PutDeliveries(ctx, ds)
+	if werr == nil && len(kept) > 0 {
+		// Sent before the occurrences of its last pass were in (a pass
+		// late by more than 2 Poll): those go again under a new id.
+		again := n.resend(ds, kept)
+		n.c.Log.Warn("notification batches sent before their last occurrences were stored; sending them again whole", "deliveries", len(again))
+		_, werr = n.c.Store.PutDeliveries(ctx, again)
+		ds = again
+	}
+	if werr != nil {
 		n.mu.Lock()
 		if len(n.unsaved) < MaxQueued {
 			n.unsaved = append(ds, n.unsaved...)
 		}
 		n.mu.Unlock()
 		n.c.Log.Error("notifications not stored yet; trying again", "deliveries", len(ds), "err", werr)
-		return errors.Join(err, fmt.Errorf("notify: storing %d deliveries: %w", len(ds), werr))
+		errs = append(errs, fmt.Errorf("notify: storing %d deliveries: %w", len(ds), werr))
 	}
-	return err
+	return errors.Join(errs...)
+}
+
+// resend copies the deliveries of ds whose ids are in kept under new ids,
+// due now; an open batch's later passes write to its new id.
+func (n *Notifier) resend(ds []store.Delivery, kept []string) []store.Delivery {
+	var out []store.Delivery
+	now := n.c.Now().UTC()
+	for _, d := range ds {
+		if !slices.Contains(kept, d.ID) {
+			continue
+		}
+		id := newID()
+		var b Body
+		if json.Unmarshal(d.Body, &b) == nil {
+			b.ID = id
+			if body, err := json.Marshal(b); err == nil {
+				d.Body = body
+			}
+		}
+		n.rename(d.ID, id)
+		d.ID, d.NextAt = id, now
+		out = append(out, d)
+	}
+	return out
+}
+
+// rename makes an open batch's later passes write to id instead of
+// old. Called by the gathering goroutine.
+func (n *Notifier) rename(old, id string) {
+	for _, ids := range n.ids {
+		for hook, x := range ids {
+			if x == old {
+				ids[hook] = id
+			}
+		}
+	}
 }
 
 func wanted(hooks map[string]estate.Webhook, event, fleet string) bool {
@@ -283,29 +354,46 @@ func wanted(hooks map[string]estate.Webhook, event, fleet string) bool {
 	return false
 }
 
-// deliveries makes a delivery of every batch for every webhook wanting it.
-func (n *Notifier) deliveries(due []Batch, hooks map[string]estate.Webhook) ([]store.Delivery, error) {
+// batchID names a batch among those a Notifier has open.
+func batchID(b Batch) string {
+	return b.Event + "\x00" + b.Fleet + "\x00" + strconv.FormatInt(b.First.UnixNano(), 10)
+}
+
+func newID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
+}
+
+// deliveries makes b's delivery, due at at, for every webhook wanting it,
+// each under the id it had at the batch's earlier passes.
+func (n *Notifier) deliveries(b Batch, hooks map[string]estate.Webhook, at time.Time) ([]store.Delivery, error) {
 	var out []store.Delivery
 	var errs []error
-	now := n.c.Now().UTC()
-	for _, b := range due {
-		for name, w := range hooks {
-			if !w.Wants(b.Event, b.Fleet) {
-				continue
-			}
-			id, err := uuid.NewV7()
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			body, err := json.Marshal(Body{ID: id.String(), Webhook: name, Batch: b})
-			if err != nil {
-				errs = append(errs, fmt.Errorf("notify: encoding a %s batch: %w", b.Event, err))
-				continue
-			}
-			out = append(out, store.Delivery{ID: id.String(), Webhook: name, Event: b.Event, Fleet: b.Fleet, Body: body,
-				Created: now, NextAt: now})
+	key := batchID(b)
+	ids := n.ids[key]
+	if ids == nil {
+		ids = map[string]string{}
+		n.ids[key] = ids
+	}
+	for name, w := range hooks {
+		if !w.Wants(b.Event, b.Fleet) {
+			continue
 		}
+		id := ids[name]
+		if id == "" {
+			id = newID()
+			ids[name] = id
+		}
+		body, err := json.Marshal(Body{ID: id, Webhook: name, Batch: b})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("notify: encoding a %s batch: %w", b.Event, err))
+			continue
+		}
+		out = append(out, store.Delivery{ID: id, Webhook: name, Event: b.Event, Fleet: b.Fleet, Body: body,
+			Created: b.First.UTC(), NextAt: at.UTC()})
 	}
 	return out, errors.Join(errs...)
 }

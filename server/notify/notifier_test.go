@@ -152,3 +152,90 @@ func TestNotifierBoundsWhatWaits(t *testing.T) {
 		t.Fatalf("stats: dropped %d, events %d", st.Dropped, st.Events[estate.EventOfferFailed])
 	}
 }
+
+// stopLoops ends n's background work without Close's last write, as a
+// crash would.
+func stopLoops(n *Notifier) {
+	n.cancel()
+	n.done.Wait()
+}
+
+// An open batch is in the store from its first pass, rewritten as it
+// grows: after a crash (no Close) the next leader sends it, with what the
+// last pass stored. A batch whose delivery was attempted before its last
+// pass is sent again whole under a new id, so nothing it gathered is lost.
+func TestNotifierOpenBatchesSurviveACrash(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	secret := []byte("a-secret-of-enough-bytes")
+	rc := &bodies{secret: secret}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	hooks := []estate.Webhook{{Name: "ops", URL: srv.URL, Secret: secret, Events: []string{estate.EventConfigFailed}}}
+	var leads atomic.Bool
+	mk := func(window time.Duration) *Notifier {
+		n := New(Config{Store: db, Window: window, Poll: 20 * time.Millisecond, Leads: leads.Load})
+		n.SetWebhooks(hooks)
+		n.Start()
+		return n
+	}
+	stored := func() []Body {
+		ds, err := db.ListDeliveries(ctx, store.DeliveryQuery{Pending: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []Body
+		for _, d := range ds {
+			var b Body
+			if err := json.Unmarshal(d.Body, &b); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, b)
+		}
+		return out
+	}
+	n := mk(time.Second)
+	n.Add(Occurrence{Event: estate.EventConfigFailed, Fleet: "edge", Agent: "a1", Message: "first"})
+	testkit.WaitWithin(t, 10*time.Second, "the open batch stored", func() bool { b := stored(); return len(b) == 1 && b[0].Count == 1 })
+	n.Add(Occurrence{Event: estate.EventConfigFailed, Fleet: "edge", Agent: "a2", Message: "second"})
+	testkit.WaitWithin(t, 10*time.Second, "the grown batch stored", func() bool { b := stored(); return len(b) == 1 && b[0].Count == 2 })
+	stopLoops(n) // a crash: no Close
+
+	leads.Store(true)
+	n = mk(time.Second)
+	testkit.WaitWithin(t, 10*time.Second, "the crashed instance's batch delivered", func() bool { got, _ := rc.list(); return len(got) == 1 })
+	if got, _ := rc.list(); got[0].Count != 2 || got[0].Items[1].Message != "second" {
+		t.Fatalf("delivered %+v", got[0])
+	}
+	stopLoops(n)
+
+	// The stored delivery of an open batch was attempted already (its pass
+	// came too late): the batch goes again whole, under a new id.
+	leads.Store(false)
+	n = mk(time.Hour)
+	defer n.Close()
+	n.Add(Occurrence{Event: estate.EventConfigFailed, Fleet: "core", Agent: "b1", Message: "one"})
+	testkit.WaitWithin(t, 10*time.Second, "the core batch stored", func() bool { return len(stored()) == 1 })
+	first := stored()[0].ID
+	if err := db.SettleDelivery(ctx, first, store.Settlement{At: time.Now(), Err: "HTTP 500", NextAt: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	n.Add(Occurrence{Event: estate.EventConfigFailed, Fleet: "core", Agent: "b2", Message: "two"})
+	testkit.WaitWithin(t, 10*time.Second, "the batch again under a new id", func() bool {
+		for _, b := range stored() {
+			if b.ID != first && b.Count == 2 {
+				return true
+			}
+		}
+		return false
+	})
+	n.Add(Occurrence{Event: estate.EventConfigFailed, Fleet: "core", Agent: "b3", Message: "three"})
+	testkit.WaitWithin(t, 10*time.Second, "later passes write to the new id", func() bool {
+		bs := stored()
+		return len(bs) == 2 && (bs[0].Count == 3 || bs[1].Count == 3)
+	})
+}

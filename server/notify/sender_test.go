@@ -92,7 +92,7 @@ func TestSenderRetriesUntilDelivered(t *testing.T) {
 			return h, ok
 		}}
 	body := []byte(`{"event":"config_failed","fleet":"edge","count":1}`)
-	if err := db.AddDeliveries(ctx, []store.Delivery{
+	if _, err := db.PutDeliveries(ctx, []store.Delivery{
 		{ID: "d1", Webhook: "ops", Event: "config_failed", Fleet: "edge", Body: body, Created: now, NextAt: now},
 		{ID: "gone", Webhook: "removed", Event: "config_failed", Body: body, Created: now, NextAt: now},
 	}); err != nil {
@@ -160,7 +160,7 @@ func TestSenderRetriesUntilDelivered(t *testing.T) {
 	// Older than GiveUpAfter at its next attempt: given up with its reason.
 	rc.set(http.StatusBadGateway, 0)
 	old := now.Add(-24*time.Hour + 2*time.Second) // the next attempt would be 3 s past a day
-	if err := db.AddDeliveries(ctx, []store.Delivery{{ID: "old", Webhook: "ops", Event: "rollout_paused", Body: body, Created: old, NextAt: now, Attempts: 0}}); err != nil {
+	if _, err := db.PutDeliveries(ctx, []store.Delivery{{ID: "old", Webhook: "ops", Event: "rollout_paused", Body: body, Created: old, NextAt: now, Attempts: 0}}); err != nil {
 		t.Fatal(err)
 	}
 	send(1)

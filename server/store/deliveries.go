@@ -47,9 +47,11 @@ type DeliveryQuery struct {
 
 // Deliveries keeps the notifications' outbox.
 type Deliveries interface {
-	// AddDeliveries stores new deliveries, due at their NextAt, in one
-	// transaction; an ID already stored is ErrConflict.
-	AddDeliveries(ctx context.Context, ds []Delivery) error
+	// PutDeliveries stores deliveries, due at their NextAt, in one
+	// transaction: a new ID is added; one stored and not attempted yet gets
+	// the new body and NextAt (a batch that grew); one attempted already
+	// is left as it is, and its ID returned in kept.
+	PutDeliveries(ctx context.Context, ds []Delivery) (kept []string, err error)
 	// DueDeliveries returns at most limit deliveries due at now, the
 	// earliest due first.
 	DueDeliveries(ctx context.Context, now time.Time, limit int) ([]Delivery, error)
@@ -104,6 +106,19 @@ func fromNanos(n int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, n).UTC()
+}
+
+// PutDeliverySQL is PutDeliveries' statement for one delivery (its
+// arguments DeliveryArgs); arg writes the n-th placeholder. It changes no
+// row of a delivery attempted already.
+func PutDeliverySQL(arg func(n int) string) string {
+	ps := make([]string, 11)
+	for i := range ps {
+		ps[i] = arg(i + 1)
+	}
+	return `INSERT INTO deliveries(` + DeliveryColumns + `) VALUES(` + strings.Join(ps, ",") + `)` +
+		` ON CONFLICT (id) DO UPDATE SET body = excluded.body, next_at = excluded.next_at` +
+		` WHERE deliveries.attempts = 0 AND deliveries.next_at > 0`
 }
 
 // DueDeliveriesSQL is DueDeliveries' query; arg writes the n-th

@@ -11,20 +11,21 @@ import (
 	"github.com/myriarch/myriarch/server/store"
 )
 
-func (d *DB) AddDeliveries(ctx context.Context, ds []store.Delivery) error {
-	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+func (d *DB) PutDeliveries(ctx context.Context, ds []store.Delivery) (kept []string, err error) {
+	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		kept = nil
 		for _, dl := range ds {
-			_, err := tx.Exec(ctx, `INSERT INTO deliveries(`+store.DeliveryColumns+`) VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
-				store.DeliveryArgs(dl)...)
-			if isUniqueViolation(err) {
-				return fmt.Errorf("delivery %s: %w", dl.ID, store.ErrConflict)
-			}
+			tag, err := tx.Exec(ctx, store.PutDeliverySQL(pgArg), store.DeliveryArgs(dl)...)
 			if err != nil {
 				return fmt.Errorf("delivery %s: %w", dl.ID, err)
+			}
+			if tag.RowsAffected() == 0 {
+				kept = append(kept, dl.ID)
 			}
 		}
 		return nil
 	})
+	return kept, err
 }
 
 func (d *DB) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]store.Delivery, error) {

@@ -10,22 +10,22 @@ import (
 	"github.com/myriarch/myriarch/server/store"
 )
 
-func (d *DB) AddDeliveries(ctx context.Context, ds []store.Delivery) error {
+func (d *DB) PutDeliveries(ctx context.Context, ds []store.Delivery) (kept []string, err error) {
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer tx.Rollback()
 	for _, dl := range ds {
-		_, err := tx.ExecContext(ctx, `INSERT INTO deliveries(`+store.DeliveryColumns+`) VALUES(?,?,?,?,?,?,?,?,?,?,?)`, store.DeliveryArgs(dl)...)
-		if isUniqueViolation(err) {
-			return fmt.Errorf("delivery %s: %w", dl.ID, store.ErrConflict)
-		}
+		res, err := tx.ExecContext(ctx, store.PutDeliverySQL(sqliteArg), store.DeliveryArgs(dl)...)
 		if err != nil {
-			return fmt.Errorf("delivery %s: %w", dl.ID, err)
+			return nil, fmt.Errorf("delivery %s: %w", dl.ID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			kept = append(kept, dl.ID)
 		}
 	}
-	return tx.Commit()
+	return kept, tx.Commit()
 }
 
 func (d *DB) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]store.Delivery, error) {

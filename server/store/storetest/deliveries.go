@@ -19,9 +19,18 @@ func testDeliveries(t *testing.T, h *handle) {
 		return store.Delivery{ID: id, Webhook: hook, Event: "config_failed", Fleet: "edge", Body: []byte(`{"id":"` + id + `"}`),
 			Created: t0.Add(created), NextAt: t0.Add(next)}
 	}
-	must(t, h.db.AddDeliveries(ctx, []store.Delivery{mk("a", "ops", 0, 0), mk("b", "ops", time.Second, 2*time.Second), mk("c", "all", 2*time.Second, time.Second)}))
-	if err := h.db.AddDeliveries(ctx, []store.Delivery{mk("d", "ops", 3*time.Second, 0), mk("a", "ops", 0, 0)}); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("a duplicate id: %v", err)
+	put := func(ds ...store.Delivery) []string {
+		t.Helper()
+		kept, err := h.db.PutDeliveries(ctx, ds)
+		must(t, err)
+		return kept
+	}
+	// a is put twice (a batch that grew before its first attempt): the
+	// second body and due time replace the first.
+	grown := mk("a", "ops", 0, 0)
+	grown.Body = []byte(`{"id":"a","count":2}`)
+	if kept := put(mk("a", "ops", 0, time.Hour), mk("b", "ops", time.Second, 2*time.Second), mk("c", "all", 2*time.Second, time.Second), grown); len(kept) != 0 {
+		t.Fatalf("kept %v", kept)
 	}
 	ids := func(ds []store.Delivery) []string {
 		var out []string
@@ -34,9 +43,9 @@ func testDeliveries(t *testing.T, h *handle) {
 		due, err := db.DueDeliveries(ctx, t0.Add(time.Second), 10)
 		must(t, err)
 		if got := ids(due); !slices.Equal(got, []string{"a", "c"}) {
-			t.Fatalf("due at 1 s: %v (the batch with a duplicate must add nothing)", got)
+			t.Fatalf("due at 1 s: %v", got)
 		}
-		if d := due[0]; string(d.Body) != `{"id":"a"}` || d.Webhook != "ops" || d.Event != "config_failed" || d.Fleet != "edge" ||
+		if d := due[0]; string(d.Body) != `{"id":"a","count":2}` || d.Webhook != "ops" || d.Event != "config_failed" || d.Fleet != "edge" ||
 			!d.Created.Equal(t0) || !d.NextAt.Equal(t0) || d.Attempts != 0 || !d.Delivered.IsZero() {
 			t.Fatalf("read back %+v", d)
 		}
@@ -44,6 +53,12 @@ func testDeliveries(t *testing.T, h *handle) {
 	// a: fails, due again; then delivered. c: fails for good.
 	must(t, h.db.SettleDelivery(ctx, "a", store.Settlement{At: t0.Add(time.Second), Err: "HTTP 500", NextAt: t0.Add(time.Minute)}))
 	must(t, h.db.SettleDelivery(ctx, "c", store.Settlement{At: t0.Add(time.Second), Err: "HTTP 410"}))
+	// Attempted ones are not replaced any more: their ids come back.
+	late := mk("a", "ops", 0, 0)
+	late.Body = []byte(`{"id":"a","count":3}`)
+	if kept := put(late, mk("c", "all", 0, 0)); !slices.Equal(kept, []string{"a", "c"}) {
+		t.Fatalf("kept %v, want a and c", kept)
+	}
 	due, err := h.db.DueDeliveries(ctx, t0.Add(30*time.Second), 10)
 	must(t, err)
 	if got := ids(due); !slices.Equal(got, []string{"b"}) {
@@ -95,7 +110,7 @@ func testDeliveries(t *testing.T, h *handle) {
 	for i := range 50 {
 		many = append(many, mk(fmt.Sprintf("m%02d", i), "ops", 10*time.Second, time.Duration(50-i)*time.Millisecond))
 	}
-	must(t, h.db.AddDeliveries(ctx, many))
+	put(many...)
 	due, err = h.db.DueDeliveries(ctx, t0.Add(time.Hour), 5)
 	must(t, err)
 	if got := ids(due); !slices.Equal(got, []string{"m49", "m48", "m47", "m46", "m45"}) {
