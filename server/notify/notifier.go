@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -32,8 +33,6 @@ const (
 	// MaxQueued bounds the occurrences waiting for the next pass; more
 	// are counted as dropped (and logged), never block their caller.
 	MaxQueued = 100_000
-	// sendBatch is how many due deliveries one Send takes.
-	sendBatch = 100
 	// closeWrite bounds the last write of open batches at Close.
 	closeWrite = 10 * time.Second
 )
@@ -133,7 +132,7 @@ func New(c Config) *Notifier {
 	n := &Notifier{c: c, deb: Debouncer{Window: c.Window}, hooks: map[string]estate.Webhook{}, ids: map[string]map[string]string{},
 		stats: Stats{Events: map[string]uint64{}, Delivered: map[string]uint64{}, Failed: map[string]uint64{}, GivenUp: map[string]uint64{}}}
 	n.sender = c.Sender
-	n.sender.Outbox, n.sender.Hooks, n.sender.Log, n.sender.Now = c.Store, n.hook, c.Log, c.Now
+	n.sender.Outbox, n.sender.Hooks, n.sender.Names, n.sender.Log, n.sender.Now = c.Store, n.hook, n.names, c.Log, c.Now
 	n.sender.Settled = n.settled
 	return n
 }
@@ -154,6 +153,17 @@ func (n *Notifier) hook(name string) (Hook, bool) {
 	w, ok := n.hooks[name]
 	n.mu.Unlock()
 	return Hook{URL: w.URL, Secret: w.Secret}, ok
+}
+
+func (n *Notifier) names() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]string, 0, len(n.hooks))
+	for name := range n.hooks {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (n *Notifier) settled(webhook string, s store.Settlement) {
@@ -232,6 +242,7 @@ func (n *Notifier) Close() error {
 	if n.cancel != nil {
 		n.cancel()
 		n.done.Wait()
+		n.sender.Wait()
 	}
 	n.mu.Lock()
 	n.closed = true
@@ -398,15 +409,12 @@ func (n *Notifier) deliveries(b Batch, hooks map[string]estate.Webhook, at time.
 	return out, errors.Join(errs...)
 }
 
-// send makes one attempt at every due delivery, where this instance leads.
+// send starts attempts at the due deliveries, where this instance leads.
 func (n *Notifier) send(ctx context.Context) {
-	for ctx.Err() == nil && n.c.Leads() {
-		sent, err := n.sender.Send(ctx, sendBatch)
-		if err != nil && ctx.Err() == nil {
-			n.c.Log.Error("notifications: sending", "err", err)
-		}
-		if sent < sendBatch || err != nil {
-			return
-		}
+	if !n.c.Leads() {
+		return
+	}
+	if _, err := n.sender.Dispatch(ctx); err != nil && ctx.Err() == nil {
+		n.c.Log.Error("notifications: sending", "err", err)
 	}
 }

@@ -239,3 +239,49 @@ func TestNotifierOpenBatchesSurviveACrash(t *testing.T) {
 		return len(bs) == 2 && (bs[0].Count == 3 || bs[1].Count == 3)
 	})
 }
+
+// A receiver that never answers holds at most PerWebhook attempts until
+// the Sender's timeout; another webhook's body is delivered meanwhile.
+func TestNotifierHangingReceiverStallsNothingElse(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	secret := []byte("a-secret-of-enough-bytes")
+	release := make(chan struct{})
+	var hanging atomic.Int32
+	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hanging.Add(1)
+		defer hanging.Add(-1)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer stuck.Close()
+	defer close(release)
+	rc := &bodies{secret: secret}
+	good := httptest.NewServer(rc)
+	defer good.Close()
+	n := New(Config{Store: db, Window: 50 * time.Millisecond, Poll: 20 * time.Millisecond, Sender: Sender{Timeout: time.Hour}})
+	n.SetWebhooks([]estate.Webhook{
+		{Name: "stuck", URL: stuck.URL, Secret: secret, Events: []string{estate.EventOfferFailed}},
+		{Name: "good", URL: good.URL, Secret: secret, Events: []string{estate.EventRolloutPaused}},
+	})
+	n.Start()
+	defer n.Close()
+	for _, fleet := range []string{"a", "b", "c", "d", "e"} { // five bodies for it
+		n.Add(Occurrence{Event: estate.EventOfferFailed, Fleet: fleet, Message: "to the stuck receiver"})
+	}
+	testkit.WaitWithin(t, 10*time.Second, "the stuck receiver holding its two attempts", func() bool {
+		k, _ := db.PendingDeliveries(ctx)
+		return hanging.Load() == DefaultPerWebhook && k == 5
+	})
+	n.Add(Occurrence{Event: estate.EventRolloutPaused, Fleet: "edge", Message: "to the good receiver"})
+	testkit.WaitWithin(t, 10*time.Second, "the good receiver's body", func() bool { got, _ := rc.list(); return len(got) == 1 })
+	if h := hanging.Load(); h != DefaultPerWebhook {
+		t.Fatalf("%d attempts at the stuck receiver, want %d while the other body was delivered", h, DefaultPerWebhook)
+	}
+}

@@ -17,7 +17,7 @@ import (
 
 // Outbox is the part of the store the Sender uses.
 type Outbox interface {
-	DueDeliveries(ctx context.Context, now time.Time, limit int) ([]store.Delivery, error)
+	DueDeliveries(ctx context.Context, q store.DueQuery) ([]store.Delivery, error)
 	SettleDelivery(ctx context.Context, id string, s store.Settlement) error
 }
 
@@ -32,6 +32,7 @@ const (
 	DefaultGiveUpAfter = 24 * time.Hour
 	DefaultTimeout     = 10 * time.Second
 	DefaultWorkers     = 8
+	DefaultPerWebhook  = 2
 	// maxAnswer bounds what is read of a receiver's answer.
 	maxAnswer = 4 << 10
 )
@@ -42,14 +43,18 @@ const (
 // backoff until GiveUpAfter has passed since it was created. A delivery
 // whose webhook is no longer in the estate is given up.
 //
-// A Sender is used by one goroutine at a time (Send); its attempts run on
-// at most Workers goroutines, so a receiver that never answers holds one
-// worker for Timeout, never the others.
+// At most Workers attempts run at once, and at most PerWebhook to one
+// webhook: a receiver that never answers holds its own attempts for
+// Timeout, never the others'. Dispatch starts attempts and returns; Send
+// dispatches and waits. A Sender's methods may be called from one
+// goroutine at a time.
 type Sender struct {
 	Outbox Outbox
 	// Hooks returns the estate's webhook of that name, false when the
 	// estate has none.
-	Hooks  func(name string) (Hook, bool)
+	Hooks func(name string) (Hook, bool)
+	// Names lists the estate's webhooks.
+	Names  func() []string
 	Client *http.Client
 	Log    *slog.Logger
 	Now    func() time.Time
@@ -59,8 +64,16 @@ type Sender struct {
 	GiveUpAfter time.Duration
 	Timeout     time.Duration
 	Workers     int
+	PerWebhook  int
 	// Settled, when set, is told each attempt's recorded outcome.
 	Settled func(webhook string, s store.Settlement)
+
+	once     sync.Once
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	inflight map[string]string // delivery id -> webhook; guarded by mu
+	perHook  map[string]int    // attempts in flight per webhook; guarded by mu
+	errs     []error           // recording failures since the last Send; guarded by mu
 }
 
 // DefaultBackoff waits 5 s after the first failure, doubling to an hour.
@@ -88,6 +101,9 @@ func (s *Sender) defaults() {
 	if s.Workers <= 0 {
 		s.Workers = DefaultWorkers
 	}
+	if s.PerWebhook <= 0 {
+		s.PerWebhook = DefaultPerWebhook
+	}
 	if s.Client == nil {
 		// A webhook answers itself: a redirect is an answer that fails.
 		s.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -95,40 +111,109 @@ func (s *Sender) defaults() {
 	if s.Log == nil {
 		s.Log = slog.New(slog.DiscardHandler)
 	}
+	if s.Names == nil {
+		s.Names = func() []string { return nil }
+	}
+	s.inflight, s.perHook = map[string]string{}, map[string]int{}
 }
 
-// Send makes one attempt at each delivery due now (at most limit) and
-// records each outcome; it returns how many it attempted.
-func (s *Sender) Send(ctx context.Context, limit int) (int, error) {
-	s.defaults()
-	due, err := s.Outbox.DueDeliveries(ctx, s.Now(), limit)
-	if err != nil {
-		return 0, fmt.Errorf("notify: reading the due deliveries: %w", err)
-	}
-	work := make(chan store.Delivery)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var errs []error
-	for range min(s.Workers, len(due)) {
-		wg.Go(func() {
-			for d := range work {
-				out := s.attempt(ctx, d)
-				if err := s.Outbox.SettleDelivery(ctx, d.ID, out); err != nil {
-					mu.Lock()
-					errs = append(errs, fmt.Errorf("notify: recording delivery %s: %w", d.ID, err))
-					mu.Unlock()
-				} else if s.Settled != nil {
-					s.Settled(d.Webhook, out)
-				}
+// Send dispatches what is due now and waits for those attempts; it
+// returns how many it started and why any outcome was not recorded.
+func (s *Sender) Send(ctx context.Context) (int, error) {
+	n, err := s.Dispatch(ctx)
+	s.Wait()
+	s.mu.Lock()
+	errs := s.errs
+	s.errs = nil
+	s.mu.Unlock()
+	return n, errors.Join(append(errs, err)...)
+}
+
+// Wait waits for the attempts in flight.
+func (s *Sender) Wait() {
+	s.once.Do(s.defaults)
+	s.wg.Wait()
+}
+
+// Dispatch starts an attempt at each due delivery that has room (Workers,
+// PerWebhook), each webhook's earliest due first, and returns how many it
+// started, with the errors of recording the attempts that ended since the
+// last call. Deliveries of webhooks gone from the estate are due too (and
+// given up).
+func (s *Sender) Dispatch(ctx context.Context) (int, error) {
+	s.once.Do(s.defaults)
+	names := s.Names()
+	started := 0
+	s.mu.Lock()
+	errs := s.errs // of attempts that ended since the last call
+	s.errs = nil
+	s.mu.Unlock()
+	for _, q := range append(dueQueries(names), store.DueQuery{Except: names}) {
+		s.mu.Lock()
+		free := s.Workers - len(s.inflight)
+		if q.Webhook != "" {
+			free = min(free, s.PerWebhook-s.perHook[q.Webhook])
+		}
+		busy := len(s.inflight)
+		s.mu.Unlock()
+		if free <= 0 {
+			continue
+		}
+		q.Now, q.Limit = s.Now(), free+busy // those in flight are still due
+		due, err := s.Outbox.DueDeliveries(ctx, q)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("notify: reading the due deliveries: %w", err))
+			continue
+		}
+		for _, d := range due {
+			if free == 0 {
+				break
 			}
-		})
+			if s.start(ctx, d) {
+				started++
+				free--
+			}
+		}
 	}
-	for _, d := range due {
-		work <- d
+	return started, errors.Join(errs...)
+}
+
+func dueQueries(names []string) []store.DueQuery {
+	qs := make([]store.DueQuery, len(names))
+	for i, n := range names {
+		qs[i] = store.DueQuery{Webhook: n}
 	}
-	close(work)
-	wg.Wait()
-	return len(due), errors.Join(errs...)
+	return qs
+}
+
+// start begins an attempt at d unless one is in flight, or its webhook
+// or the Sender is full.
+func (s *Sender) start(ctx context.Context, d store.Delivery) bool {
+	s.mu.Lock()
+	if _, ok := s.inflight[d.ID]; ok || len(s.inflight) >= s.Workers || s.perHook[d.Webhook] >= s.PerWebhook {
+		s.mu.Unlock()
+		return false
+	}
+	s.inflight[d.ID] = d.Webhook
+	s.perHook[d.Webhook]++
+	s.mu.Unlock()
+	s.wg.Go(func() {
+		out := s.attempt(ctx, d)
+		err := s.Outbox.SettleDelivery(ctx, d.ID, out)
+		s.mu.Lock()
+		delete(s.inflight, d.ID)
+		if s.perHook[d.Webhook]--; s.perHook[d.Webhook] == 0 {
+			delete(s.perHook, d.Webhook)
+		}
+		if err != nil {
+			s.errs = append(s.errs, fmt.Errorf("notify: recording delivery %s: %w", d.ID, err))
+		}
+		s.mu.Unlock()
+		if err == nil && s.Settled != nil {
+			s.Settled(d.Webhook, out)
+		}
+	})
+	return true
 }
 
 // attempt posts d once and says what came of it.

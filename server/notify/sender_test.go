@@ -85,6 +85,7 @@ func TestSenderRetriesUntilDelivered(t *testing.T) {
 	hooks := map[string]Hook{"ops": {URL: srv.URL + "/hook", Secret: secret}}
 	var hooksMu sync.Mutex
 	s := &Sender{Outbox: db, Now: clock, Timeout: 300 * time.Millisecond,
+		Names: func() []string { return []string{"ops"} },
 		Hooks: func(name string) (Hook, bool) {
 			hooksMu.Lock()
 			defer hooksMu.Unlock()
@@ -113,7 +114,7 @@ func TestSenderRetriesUntilDelivered(t *testing.T) {
 	}
 	send := func(want int) {
 		t.Helper()
-		n, err := s.Send(ctx, 100)
+		n, err := s.Send(ctx)
 		if err != nil || n != want {
 			t.Fatalf("send: %d attempted (want %d), %v", n, want, err)
 		}

@@ -45,6 +45,15 @@ type DeliveryQuery struct {
 	Limit   int
 }
 
+// DueQuery selects due deliveries: of one webhook ("" any), of none of
+// Except, at most Limit (default 100).
+type DueQuery struct {
+	Now     time.Time
+	Webhook string
+	Except  []string
+	Limit   int
+}
+
 // Deliveries keeps the notifications' outbox.
 type Deliveries interface {
 	// PutDeliveries stores deliveries, due at their NextAt, in one
@@ -52,9 +61,9 @@ type Deliveries interface {
 	// the new body and NextAt (a batch that grew); one attempted already
 	// is left as it is, and its ID returned in kept.
 	PutDeliveries(ctx context.Context, ds []Delivery) (kept []string, err error)
-	// DueDeliveries returns at most limit deliveries due at now, the
+	// DueDeliveries returns the deliveries q selects, due at q.Now, the
 	// earliest due first.
-	DueDeliveries(ctx context.Context, now time.Time, limit int) ([]Delivery, error)
+	DueDeliveries(ctx context.Context, q DueQuery) ([]Delivery, error)
 	// SettleDelivery records an attempt; a delivery not stored is
 	// ErrNotFound, one already settled is not changed (ErrConflict).
 	SettleDelivery(ctx context.Context, id string, s Settlement) error
@@ -121,11 +130,29 @@ func PutDeliverySQL(arg func(n int) string) string {
 		` WHERE deliveries.attempts = 0 AND deliveries.next_at > 0`
 }
 
-// DueDeliveriesSQL is DueDeliveries' query; arg writes the n-th
-// placeholder ("?n" or "$n"): now, then the limit.
-func DueDeliveriesSQL(arg func(n int) string) string {
-	return `SELECT ` + DeliveryColumns + ` FROM deliveries WHERE next_at > 0 AND next_at <= ` + arg(1) +
-		` ORDER BY next_at, id LIMIT ` + arg(2)
+// DueDeliveriesSQL is DueDeliveries' query and its arguments; arg writes
+// the n-th placeholder.
+func DueDeliveriesSQL(q DueQuery, arg func(n int) string) (string, []any) {
+	args := []any{nanos(q.Now)}
+	sql := `SELECT ` + DeliveryColumns + ` FROM deliveries WHERE next_at > 0 AND next_at <= ` + arg(1)
+	if q.Webhook != "" {
+		args = append(args, q.Webhook)
+		sql += ` AND webhook = ` + arg(len(args))
+	}
+	if len(q.Except) > 0 {
+		ps := make([]string, len(q.Except))
+		for i, w := range q.Except {
+			args = append(args, w)
+			ps[i] = arg(len(args))
+		}
+		sql += ` AND webhook NOT IN (` + strings.Join(ps, ",") + `)`
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	args = append(args, limit)
+	return sql + ` ORDER BY next_at, id LIMIT ` + arg(len(args)), args
 }
 
 // SettleDeliverySQL is SettleDelivery's update and its arguments: it

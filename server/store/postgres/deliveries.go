@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -28,8 +27,9 @@ func (d *DB) PutDeliveries(ctx context.Context, ds []store.Delivery) (kept []str
 	return kept, err
 }
 
-func (d *DB) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]store.Delivery, error) {
-	rows, err := d.pool.Query(ctx, store.DueDeliveriesSQL(pgArg), now.UnixNano(), limit)
+func (d *DB) DueDeliveries(ctx context.Context, q store.DueQuery) ([]store.Delivery, error) {
+	query, args := store.DueDeliveriesSQL(q, pgArg)
+	rows, err := d.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("due deliveries: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/myriarch/myriarch/server/store"
 )
@@ -28,8 +27,9 @@ func (d *DB) PutDeliveries(ctx context.Context, ds []store.Delivery) (kept []str
 	return kept, tx.Commit()
 }
 
-func (d *DB) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]store.Delivery, error) {
-	rows, err := d.db.QueryContext(ctx, store.DueDeliveriesSQL(sqliteArg), now.UnixNano(), limit)
+func (d *DB) DueDeliveries(ctx context.Context, q store.DueQuery) ([]store.Delivery, error) {
+	query, args := store.DueDeliveriesSQL(q, sqliteArg)
+	rows, err := d.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("due deliveries: %w", err)
 	}

@@ -40,7 +40,7 @@ func testDeliveries(t *testing.T, h *handle) {
 		return out
 	}
 	h.beforeAndAfterRestart(func(db store.Store) {
-		due, err := db.DueDeliveries(ctx, t0.Add(time.Second), 10)
+		due, err := db.DueDeliveries(ctx, store.DueQuery{Now: t0.Add(time.Second), Limit: 10})
 		must(t, err)
 		if got := ids(due); !slices.Equal(got, []string{"a", "c"}) {
 			t.Fatalf("due at 1 s: %v", got)
@@ -59,7 +59,7 @@ func testDeliveries(t *testing.T, h *handle) {
 	if kept := put(late, mk("c", "all", 0, 0)); !slices.Equal(kept, []string{"a", "c"}) {
 		t.Fatalf("kept %v, want a and c", kept)
 	}
-	due, err := h.db.DueDeliveries(ctx, t0.Add(30*time.Second), 10)
+	due, err := h.db.DueDeliveries(ctx, store.DueQuery{Now: t0.Add(30 * time.Second), Limit: 10})
 	must(t, err)
 	if got := ids(due); !slices.Equal(got, []string{"b"}) {
 		t.Fatalf("due at 30 s: %v", got)
@@ -111,9 +111,27 @@ func testDeliveries(t *testing.T, h *handle) {
 		many = append(many, mk(fmt.Sprintf("m%02d", i), "ops", 10*time.Second, time.Duration(50-i)*time.Millisecond))
 	}
 	put(many...)
-	due, err = h.db.DueDeliveries(ctx, t0.Add(time.Hour), 5)
+	due, err = h.db.DueDeliveries(ctx, store.DueQuery{Now: t0.Add(time.Hour), Limit: 5})
 	must(t, err)
 	if got := ids(due); !slices.Equal(got, []string{"m49", "m48", "m47", "m46", "m45"}) {
 		t.Fatalf("earliest 5: %v", got)
+	}
+	// Of one webhook, or of none of some.
+	put(mk("p1", "pager", 0, 3*time.Second), mk("x1", "gone", 0, 4*time.Second))
+	for _, tc := range []struct {
+		q    store.DueQuery
+		want []string
+	}{
+		{store.DueQuery{Webhook: "pager"}, []string{"p1"}},
+		{store.DueQuery{Except: []string{"ops"}}, []string{"p1", "x1"}},
+		{store.DueQuery{Except: []string{"ops", "pager"}}, []string{"x1"}},
+		{store.DueQuery{Webhook: "pager", Except: []string{"pager"}}, nil},
+	} {
+		tc.q.Now = t0.Add(time.Hour)
+		due, err := h.db.DueDeliveries(ctx, tc.q)
+		must(t, err)
+		if got := ids(due); !slices.Equal(got, tc.want) {
+			t.Errorf("due %+v: %v, want %v", tc.q, got, tc.want)
+		}
 	}
 }
