@@ -53,6 +53,26 @@ func TestFleetConfig(t *testing.T) {
 		{name: "config only", files: map[string]string{
 			"teams/df/blueprints/gw.yaml": blueprintYAML,
 			"fleets/edge.yaml":            "name: edge\nselector: {site.type: edge}\nofflineAfter: 10m\nconfig:\n  blueprint: df/gw\n  bridges: true\n"}},
+		{name: "telemetry only", files: map[string]string{
+			"fleets/edge.yaml": "name: edge\ntelemetry:\n  metrics: {endpoint: \"https://otlp.example.com:4318/v1/metrics\", headers: {Authorization: Bearer x}}\n"}},
+		{name: "telemetry endpoints", files: map[string]string{
+			"fleets/edge.yaml": "name: edge\ntelemetry:\n" +
+				"  metrics: {endpoint: \"otlp.example.com:4318\"}\n" +
+				"  logs: {endpoint: \"https://otlp.example.com/a/../../etc/passwd\"}\n" +
+				"  traces: {endpoint: \"https://u:p@otlp.example.com/%2e%2e/x\"}\n"},
+			want: []string{`fleets/edge.yaml:2: telemetry.metrics.endpoint "otlp.example.com:4318": the scheme must be http or https`,
+				`fleets/edge.yaml:2: telemetry.logs.endpoint "https://otlp.example.com/a/../../etc/passwd" has a . or .. path segment`,
+				`telemetry.traces.endpoint "https://u:p@otlp.example.com/%2e%2e/x" carries user information; put credentials in headers`,
+				`telemetry.traces.endpoint "https://u:p@otlp.example.com/%2e%2e/x" has a . or .. path segment`}},
+		{name: "telemetry headers and no signal", files: map[string]string{
+			"fleets/edge.yaml": "name: edge\ntelemetry:\n  metrics: {endpoint: \"http://127.0.0.1:4318\", headers: {\"Bad Name\": x, X-Key: \"a\\nb\"}}\n",
+			"fleets/core.yaml": "name: core\ntelemetry: {}\n"},
+			want: []string{`fleets/edge.yaml:2: telemetry.metrics.headers: "Bad Name" is not a header name`,
+				"fleets/edge.yaml:2: telemetry.metrics.headers.X-Key holds a line break or NUL",
+				"fleets/core.yaml:2: telemetry names no signal"}},
+		{name: "telemetry without endpoint", files: map[string]string{
+			"fleets/edge.yaml": "name: edge\ntelemetry:\n  logs: {headers: {a: b}}\n"},
+			want: []string{"fleets/edge.yaml:2: telemetry.logs.endpoint is required"}},
 		{name: "offlineAfter too short", files: map[string]string{
 			"teams/df/blueprints/gw.yaml": blueprintYAML,
 			"fleets/edge.yaml":            "name: edge\nofflineAfter: 500ms\nconfig:\n  blueprint: df/gw\n"},
@@ -95,6 +115,12 @@ func TestFleetConfig(t *testing.T) {
 			if len(tc.want) == 0 {
 				if err != nil {
 					t.Fatal(err)
+				}
+				if tc.name == "telemetry only" {
+					if d := e.Fleets[0].Telemetry.Metrics; d == nil || d.Headers["Authorization"] != "Bearer x" {
+						t.Fatalf("telemetry %+v", e.Fleets[0].Telemetry)
+					}
+					return
 				}
 				if f := e.Fleets[0]; f.Config == nil || f.Config.Blueprint != "df/gw" || !f.Config.Bridges || e.Blueprints == nil || f.OfflineAfter != 10*time.Minute {
 					t.Fatalf("fleet %+v", f)

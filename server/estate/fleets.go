@@ -32,8 +32,11 @@ type Fleet struct {
 	// offline before it counts as offline (agent_offline notifications,
 	// the myriarch_agents_offline gauge).
 	OfflineAfter time.Duration `yaml:"offlineAfter"`
-	File         string        `yaml:"-"`
-	Line   int          `yaml:"-"`
+	// Telemetry, when set, is where the fleet's collectors and updaters
+	// send their own telemetry.
+	Telemetry *Telemetry `yaml:"telemetry"`
+	File      string     `yaml:"-"`
+	Line      int        `yaml:"-"`
 }
 
 // MinOfflineAfter is the shortest offlineAfter a fleet may set.
@@ -101,10 +104,10 @@ func loadFleets(ps *problems, e *Estate) {
 			checkFleetConfig(ps, e, path, line("config"), f.Config)
 		}
 		switch {
-		case f.Package == "" && f.TargetVersion == "" && f.Config != nil:
-			// A fleet that only configures its collectors.
+		case f.Package == "" && f.TargetVersion == "" && (f.Config != nil || f.Telemetry != nil):
+			// A fleet that only configures its collectors, or directs their telemetry.
 		case f.Package == "":
-			ps.add(path, root.Line, "package is required (or config, for a fleet that only configures)")
+			ps.add(path, root.Line, "package is required (or config, for a fleet that only configures, or telemetry)")
 		}
 		if f.TargetVersion == "" {
 			if f.Package != "" {
@@ -137,6 +140,9 @@ func loadFleets(ps *problems, e *Estate) {
 			if r.MaxFailures < 0 {
 				ps.add(path, rl, "rollout.maxFailures must be 0 or more")
 			}
+		}
+		if f.Telemetry != nil {
+			checkTelemetry(ps, path, line("telemetry"), f.Telemetry)
 		}
 		if f.OfflineAfter != 0 && f.OfflineAfter < MinOfflineAfter {
 			ps.add(path, line("offlineAfter"), "offlineAfter %s is shorter than %s (a missed heartbeat is not an outage)", f.OfflineAfter, MinOfflineAfter)

@@ -3,7 +3,6 @@ package estate
 import (
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,7 +73,7 @@ func loadNotifications(ps *problems, e *Estate) {
 		w.Name, w.File, w.Line = strings.TrimSuffix(base, filepath.Ext(base)), path, root.Line
 		line := func(key string) int { return keyLine(root, key) }
 		bad := len(ps.list)
-		checkWebhookURL(ps, path, line("url"), w.URL)
+		checkHTTPURL(ps, path, line("url"), "url", w.URL, "the secret signs the bodies instead")
 		if w.SecretFile == "" {
 			ps.add(path, root.Line, "secretFile is required: the file holding the secret the bodies are signed with")
 		} else {
@@ -107,26 +106,6 @@ func loadNotifications(ps *problems, e *Estate) {
 
 // checkWebhookURL accepts an absolute http or https URL with a host and no
 // user information (credentials belong in the secret, not the estate).
-func checkWebhookURL(ps *problems, path string, line int, raw string) {
-	if raw == "" {
-		ps.add(path, line, "url is required")
-		return
-	}
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		ps.add(path, line, "url %q is not a URL: %v", raw, err)
-	case u.Scheme != "http" && u.Scheme != "https":
-		ps.add(path, line, "url %q: the scheme must be http or https", raw)
-	case u.Host == "" || u.Hostname() == "":
-		ps.add(path, line, "url %q has no host", raw)
-	case u.User != nil:
-		ps.add(path, line, "url %q carries user information; the secret signs the bodies instead", raw)
-	case u.Fragment != "":
-		ps.add(path, line, "url %q has a fragment, which is never sent", raw)
-	}
-}
-
 // readSecret reads a webhook's secret file: absolute, or relative to the
 // estate directory and inside it; not empty, at most maxSecret bytes.
 // Surrounding white space (a trailing newline) is not part of the secret.
