@@ -23,6 +23,7 @@ import (
 	"github.com/myriarch/myriarch/server/opampsrv"
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/rollout"
+	"github.com/myriarch/myriarch/server/telemetry"
 )
 
 // components are the parts of the server in the order New starts them;
@@ -50,6 +51,7 @@ func (s *Server) components() []component {
 		{name: "offers", start: s.startOffers, stop: s.stopOffers},
 		{name: "host contexts", start: s.startHosts, stop: s.stopHosts},
 		{name: "configs", start: s.startConfigs, stop: s.stopConfigs},
+		{name: "own telemetry", start: s.startTelemetry, stop: s.stopTelemetry},
 		{name: "console", start: s.startConsole, stop: s.stopConsole},
 		{name: "estate watchers", start: s.startEstateWatchers},
 		{name: "cluster sync", start: s.startSync, stop: s.stopSync},
@@ -158,7 +160,13 @@ func (s *Server) startMetrics(context.Context) error {
 				return s.configs.Gauges()
 			},
 		},
-		Offline:       s.OfflineCounts,
+		Offline: s.OfflineCounts,
+		Telemetry: func() map[string]int {
+			if s.telemetry == nil {
+				return nil
+			}
+			return s.telemetry.StateCounts()
+		},
 		Notifications: s.notificationMetrics(),
 	}
 	if s.notifier != nil {
@@ -296,6 +304,23 @@ func (s *Server) stopConfigs(context.Context) error {
 	return nil
 }
 
+// startTelemetry offers the fleets' own-telemetry destinations; its hook
+// runs after the offers engine's, which links updaters to collectors.
+func (s *Server) startTelemetry(context.Context) error {
+	s.telemetry = telemetry.New(s.registry, s.offers, s.opamp, telemetry.Options{Log: s.log.With("component", "telemetry")})
+	if s.estate != nil {
+		s.telemetry.SetEstate(s.estate)
+	}
+	s.opamp.AddHook(s.telemetry)
+	s.telemetry.Routes(s.admin)
+	return nil
+}
+
+func (s *Server) stopTelemetry(context.Context) error {
+	s.telemetry.Close()
+	return nil
+}
+
 // startConsole mounts the browser console at / of the admin listener; its
 // hook runs after the features' hooks, so a refresh shows what they made
 // of a message.
@@ -324,6 +349,7 @@ func (s *Server) startEstateWatchers(context.Context) error {
 		s.artifacts.SetEstate(e)
 		s.offers.SetEstate(e)
 		s.configs.SetEstate(e)
+		s.telemetry.SetEstate(e)
 		s.console.ChangedAll()
 	})
 	return nil

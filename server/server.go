@@ -41,6 +41,7 @@ import (
 	"github.com/myriarch/myriarch/server/opampsrv"
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/store"
+	"github.com/myriarch/myriarch/server/telemetry"
 )
 
 // admissionRate bounds new agent WebSocket connections per second (with a
@@ -220,6 +221,7 @@ type Server struct {
 	offers    *offers.Engine
 	hosts     *hostcontext.Book
 	configs   *configs.Engine
+	telemetry *telemetry.Engine
 	artifacts *artifacts.Handler
 	console   *console.Console
 	accounts  *accounts.Service

@@ -74,6 +74,10 @@ func appendAgent(b []byte, j *Agent, depth int, scratch *[]keyValue) []byte {
 	o.b = appendAny(o.b, j.Assignment, depth+1)
 	o.key("offer")
 	o.b = appendAny(o.b, j.Offer, depth+1)
+	if j.Telemetry != nil { // omitempty
+		o.key("telemetry")
+		o.b = appendAny(o.b, j.Telemetry, depth+1)
+	}
 	if len(j.LabelSources) > 0 { // omitempty
 		o.key("labelSources")
 		o.b = appendStringMap(o.b, j.LabelSources, depth+1, scratch)

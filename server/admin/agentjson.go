@@ -30,6 +30,9 @@ type Agent struct {
 	Pairing        any               `json:"pairing"`
 	Assignment     any               `json:"assignment"`
 	Offer          any               `json:"offer"`
+	// Telemetry is where the agent is offered to send its own telemetry
+	// (none: its fleet names none).
+	Telemetry any `json:"telemetry,omitempty"`
 	// LabelSources says where each label comes from (registry.LabelFrom…);
 	// GET /api/v1/agents/{uid} only.
 	LabelSources map[string]string `json:"labelSources,omitempty"`

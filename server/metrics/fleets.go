@@ -21,6 +21,8 @@ var (
 		"1 while a fleet's rollout is paused (by an operator or its failure budget).", []string{"rollout", "fleet"}, nil)
 	rolloutFailuresDesc = prometheus.NewDesc("myriarch_rollout_failures",
 		"Failures a fleet's rollout counted against its maxFailures since it last resumed.", []string{"rollout", "fleet"}, nil)
+	telemetryDesc = prometheus.NewDesc("myriarch_telemetry_offers",
+		"Agents offered own-telemetry destinations by their fleet, by state (applied, offered, sent, failed, waiting_wave, not_offered).", []string{"state"}, nil)
 	offlineDesc = prometheus.NewDesc("myriarch_agents_offline",
 		"Collectors offline for longer than their fleet's offlineAfter, per fleet that sets one.", []string{"fleet"}, nil)
 )
@@ -63,6 +65,14 @@ func offlineCollector(fn func() map[string]int) prometheus.Collector {
 	return &sampled{descs: []*prometheus.Desc{offlineDesc}, collect: func(ch chan<- prometheus.Metric) {
 		for fleet, n := range fn() {
 			ch <- gauge(offlineDesc, float64(n), fleet)
+		}
+	}}
+}
+
+func telemetryCollector(fn func() map[string]int) prometheus.Collector {
+	return &sampled{descs: []*prometheus.Desc{telemetryDesc}, collect: func(ch chan<- prometheus.Metric) {
+		for st, n := range fn() {
+			ch <- gauge(telemetryDesc, float64(n), st)
 		}
 	}}
 }

@@ -41,6 +41,9 @@ type Sources struct {
 	// Offline counts collectors offline longer than their fleet's
 	// offlineAfter, per fleet that sets one.
 	Offline func() map[string]int
+	// Telemetry counts the agents offered own-telemetry destinations by
+	// state (telemetry.Engine.StateCounts).
+	Telemetry func() map[string]int
 	// Notifications samples the notifier (nil: none).
 	Notifications *Notifications
 }
@@ -111,6 +114,9 @@ func New(src Sources) *Metrics {
 	}
 	if src.Offline != nil {
 		m.reg.MustRegister(offlineCollector(src.Offline))
+	}
+	if src.Telemetry != nil {
+		m.reg.MustRegister(telemetryCollector(src.Telemetry))
 	}
 	if src.Notifications != nil {
 		m.reg.MustRegister(notificationsCollector(*src.Notifications))
