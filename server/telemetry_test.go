@@ -113,7 +113,10 @@ func TestOwnTelemetryOffered(t *testing.T) {
 	for name, o := range map[string]*ownTelemetry{"collector": &col, "updater": &upd} {
 		testkit.WaitFor(t, "the "+name+" offered no destinations", func() bool {
 			m := o.last()
-			return m.OwnMetricsConnSettings == nil && m.OwnLogsConnSettings == nil
+			// Empty destinations: the upstream Supervisor ignores an offer
+			// without own_* and needs an empty one to stop a signal.
+			return m.OwnMetricsConnSettings != nil && m.OwnMetricsConnSettings.GetDestinationEndpoint() == "" &&
+				m.OwnLogsConnSettings != nil && m.OwnLogsConnSettings.GetDestinationEndpoint() == ""
 		})
 	}
 }

@@ -70,6 +70,10 @@ func TestFleetConfig(t *testing.T) {
 			want: []string{`fleets/edge.yaml:2: telemetry.metrics.headers: "Bad Name" is not a header name`,
 				"fleets/edge.yaml:2: telemetry.metrics.headers.X-Key holds a line break or NUL",
 				"fleets/core.yaml:2: telemetry names no signal"}},
+		{name: "telemetry values the Supervisor cannot take", files: map[string]string{
+			"fleets/edge.yaml": "name: edge\ntelemetry:\n  metrics: {endpoint: \"http://127.0.0.1:4318/a,b\", headers: {X-Key: \"a: b\"}}\n"},
+			want: []string{`fleets/edge.yaml:2: telemetry.metrics.endpoint "http://127.0.0.1:4318/a,b" holds ',', which the collector's Supervisor cannot take`,
+				"fleets/edge.yaml:2: telemetry.metrics.headers.X-Key holds a character the collector's Supervisor cannot take"}},
 		{name: "telemetry without endpoint", files: map[string]string{
 			"fleets/edge.yaml": "name: edge\ntelemetry:\n  logs: {headers: {a: b}}\n"},
 			want: []string{"fleets/edge.yaml:2: telemetry.logs.endpoint is required"}},

@@ -43,8 +43,17 @@ func checkTelemetry(ps *problems, file string, line int, t *Telemetry) {
 	}
 }
 
+// unsafeYAML are characters the upstream Supervisor cannot take in an
+// own-telemetry endpoint or header value: it writes them into the
+// collector's configuration unquoted, so one of these breaks that YAML,
+// and the Supervisor keeps the offer and then refuses to start.
+const unsafeYAML = "\"'\\{}#`|>&*!%@,\t "
+
 func checkDestination(ps *problems, file string, line int, field string, d *Destination) {
 	checkHTTPURL(ps, file, line, field+".endpoint", d.Endpoint, "put credentials in headers")
+	if i := strings.IndexAny(d.Endpoint, unsafeYAML); i >= 0 {
+		ps.add(file, line, "%s.endpoint %q holds %q, which the collector's Supervisor cannot take", field, d.Endpoint, d.Endpoint[i])
+	}
 	if u, err := url.Parse(d.Endpoint); err == nil && hasDotSegment(u) {
 		ps.add(file, line, "%s.endpoint %q has a . or .. path segment", field, d.Endpoint)
 	}
@@ -63,6 +72,8 @@ func checkDestination(ps *problems, file string, line int, field string, d *Dest
 			ps.add(file, line, "%s.headers: %q is not a header name", field, k)
 		case strings.ContainsAny(v, "\r\n\x00"):
 			ps.add(file, line, "%s.headers.%s holds a line break or NUL", field, k)
+		case strings.ContainsAny(v, "\"'\\{}[]#`|>&*!%@,:") || strings.TrimSpace(v) != v:
+			ps.add(file, line, "%s.headers.%s holds a character the collector's Supervisor cannot take (quotes, brackets, # : , and the like, or white space at an end)", field, k)
 		case len(v) > maxHeaderValue:
 			ps.add(file, line, "%s.headers.%s is %d bytes, more than %d", field, k, len(v), maxHeaderValue)
 		}

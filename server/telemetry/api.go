@@ -38,13 +38,13 @@ func (e *Engine) decorateLocked(a *registry.Agent, j *admin.Agent) {
 	if len(m.got) > 0 {
 		out.Status = strings.TrimPrefix(m.status.String(), "ConnectionSettingsStatuses_")
 	}
-	if m.want.GetOwnMetrics() != nil {
+	if m.want.GetOwnMetrics().GetDestinationEndpoint() != "" {
 		out.Signals = append(out.Signals, "metrics")
 	}
-	if m.want.GetOwnLogs() != nil {
+	if m.want.GetOwnLogs().GetDestinationEndpoint() != "" {
 		out.Signals = append(out.Signals, "logs")
 	}
-	if m.want.GetOwnTraces() != nil {
+	if m.want.GetOwnTraces().GetDestinationEndpoint() != "" {
 		out.Signals = append(out.Signals, "traces")
 	}
 	j.Telemetry = out

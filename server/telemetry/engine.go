@@ -9,9 +9,11 @@
 // What an agent is offered is tracked by its hash, as a remote
 // configuration is: the hash sent, and the hash and status the agent last
 // reported (ConnectionSettingsStatus). An agent that does not report
-// connection settings status counts as done once it was sent the offer;
-// one that reports APPLYING (opamp-go agents report no more for
-// own-telemetry settings) has it.
+// connection settings status (the upstream Supervisor cannot) counts as
+// done once it was sent the offer; one that reports APPLYING (opamp-go
+// agents report no more for own-telemetry settings) has it. The
+// Supervisor applies an offer by restarting its collector, and keeps it
+// across its own restarts.
 // Removing a fleet's telemetry (or the agent leaving the fleet) sends an
 // offer without destinations, so the agent stops sending.
 package telemetry
@@ -242,7 +244,7 @@ func (e *Engine) placeLocked(uid uuid.UUID, m *member, a registry.Agent, f *esta
 	if f == nil {
 		m.fleet, m.wave = "", 0
 		if m.sent != nil {
-			m.want = removal() // it was sent destinations: take them back
+			m.want = offerFor(nil, a.Capabilities) // it was sent destinations: take them back
 		} else {
 			m.want = nil
 		}
@@ -277,7 +279,7 @@ func (e *Engine) dueLocked(m *member) bool {
 		return false // nothing, or it has it (applied or failed: a failed one is not sent again)
 	}
 	h := m.want.GetHash()
-	if m.sent == nil && slices.Equal(h, removal().GetHash()) {
+	if m.sent == nil && empty(m.want) {
 		return false // nothing to offer and nothing to take back
 	}
 	if slices.Equal(m.sent, h) && !m.reports {
@@ -297,8 +299,7 @@ func (e *Engine) setStateLocked(uid uuid.UUID, m *member) {
 	switch {
 	case m.want == nil || m.fleet == "":
 		m.state = StateNone
-	case len(m.want.GetOwnMetrics().GetDestinationEndpoint())+len(m.want.GetOwnLogs().GetDestinationEndpoint())+
-		len(m.want.GetOwnTraces().GetDestinationEndpoint()) == 0:
+	case empty(m.want):
 		m.state = StateNotOffered
 	case m.has() && m.status == protobufs.ConnectionSettingsStatuses_ConnectionSettingsStatuses_FAILED:
 		m.state = StateFailed
@@ -350,32 +351,41 @@ func merge(base, offer *protobufs.ConnectionSettingsOffers) *protobufs.Connectio
 	return out
 }
 
-// offerFor is the offer of t to an agent with caps: each signal the agent
-// reports (ReportsOwnMetrics, …) that t names.
+// offerFor is the offer of t to an agent with caps: for each signal the
+// agent reports (ReportsOwnMetrics, …), t's destination, or an empty one
+// when t names none. The upstream Supervisor ignores an offer whose own_*
+// are all absent and replaces the whole set with each offer it handles,
+// so every signal is said, and an empty destination takes it back.
 func offerFor(t *estate.Telemetry, caps uint64) *protobufs.ConnectionSettingsOffers {
+	if t == nil {
+		t = &estate.Telemetry{}
+	}
 	o := &protobufs.ConnectionSettingsOffers{}
 	has := func(c protobufs.AgentCapabilities) bool { return caps&uint64(c) != 0 }
-	if t.Metrics != nil && has(protobufs.AgentCapabilities_AgentCapabilities_ReportsOwnMetrics) {
+	if has(protobufs.AgentCapabilities_AgentCapabilities_ReportsOwnMetrics) {
 		o.OwnMetrics = settings(t.Metrics)
 	}
-	if t.Logs != nil && has(protobufs.AgentCapabilities_AgentCapabilities_ReportsOwnLogs) {
+	if has(protobufs.AgentCapabilities_AgentCapabilities_ReportsOwnLogs) {
 		o.OwnLogs = settings(t.Logs)
 	}
-	if t.Traces != nil && has(protobufs.AgentCapabilities_AgentCapabilities_ReportsOwnTraces) {
+	if has(protobufs.AgentCapabilities_AgentCapabilities_ReportsOwnTraces) {
 		o.OwnTraces = settings(t.Traces)
 	}
 	o.Hash = hashOf(o)
 	return o
 }
 
-// removal is an offer without destinations: the agent stops sending.
-func removal() *protobufs.ConnectionSettingsOffers {
-	o := &protobufs.ConnectionSettingsOffers{}
-	o.Hash = hashOf(o)
-	return o
+// empty reports an offer of no destination.
+func empty(o *protobufs.ConnectionSettingsOffers) bool {
+	return o.GetOwnMetrics().GetDestinationEndpoint() == "" && o.GetOwnLogs().GetDestinationEndpoint() == "" &&
+		o.GetOwnTraces().GetDestinationEndpoint() == ""
 }
 
+// settings is d as an offer; none (nil) is an empty destination.
 func settings(d *estate.Destination) *protobufs.TelemetryConnectionSettings {
+	if d == nil {
+		return &protobufs.TelemetryConnectionSettings{}
+	}
 	s := &protobufs.TelemetryConnectionSettings{DestinationEndpoint: d.Endpoint}
 	if len(d.Headers) > 0 {
 		s.Headers = &protobufs.Headers{}
