@@ -64,10 +64,15 @@ func (e *Engine) download(ctx context.Context, t *Txn) error {
 	if err := t.Step(CPDownloaded); err != nil {
 		return Failf(Transient, "journal: %w", err)
 	}
+	if e.o.Observer != nil {
+		e.o.Observer.Downloaded(res.Size)
+	}
 	if err := verify.SHA256(p.GetFile().GetContentHash(), res.SHA256); err != nil {
+		e.verificationFailed()
 		return Failf(Artifact, "verify: %w", err)
 	}
 	if err := t.VerifySignature(verify.Content{BLAKE2b512: res.BLAKE2b512, Path: staged}); err != nil {
+		e.verificationFailed()
 		return err
 	}
 	t.artifact = staged

@@ -58,6 +58,8 @@ type Options struct {
 	// Observe, when set, is called at every crash point as it is passed
 	// (tests and benchmarks follow a transaction with it).
 	Observe func(point string)
+	// Observer, when set, is told how transactions end (own metrics).
+	Observer Observer
 }
 
 func (o Options) withDefaults() Options {

@@ -105,6 +105,7 @@ func (e *Engine) fail(ctx context.Context, t *Txn, err error) {
 	e.quarantine(t, err.Error(), f)
 	e.setStatus(t.status(stFailed, err.Error(), nil), true)
 	e.clearJournal(t)
+	e.finished(t, OutcomeFailed, f)
 }
 
 // gateAndCommit runs the health gate of an activated version, then commits
@@ -138,6 +139,7 @@ func (e *Engine) commit(ctx context.Context, t *Txn) {
 	e.setStatus(t.status(stInstalled, "", nil), true)
 	e.clearJournal(t)
 	e.removeArtifact(t)
+	e.finished(t, OutcomeInstalled, Transient)
 	t.Reach(CPCommitted)
 	t.log.Info("installed", "previous", t.prevName())
 }
@@ -174,6 +176,7 @@ func (e *Engine) rollback(ctx context.Context, t *Txn, cause error, f Fault) {
 	e.restoredPrevious(t)
 	e.setStatus(t.status(stFailed, msg, nil), true)
 	e.clearJournal(t)
+	e.finished(t, OutcomeRolledBack, f)
 }
 
 // restoredPrevious records that what ran before the transaction runs again

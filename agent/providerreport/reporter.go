@@ -35,6 +35,8 @@ type Reporter struct {
 	log      *slog.Logger
 	now      func() time.Time
 	interval time.Duration // MinInterval; shorter in tests
+	// Sent, when set, is told the size of each snapshot sent.
+	Sent func(size int)
 
 	mu      sync.Mutex
 	latest  *providers.Snapshot // guarded by mu
@@ -154,6 +156,9 @@ func (r *Reporter) sendLatest(ctx context.Context) (bool, error) {
 	r.lastOut = same
 	newer := r.dirty
 	r.mu.Unlock()
+	if r.Sent != nil {
+		r.Sent(len(msg.Data))
+	}
 	if newer {
 		r.poke()
 	}

@@ -29,6 +29,9 @@ func (u *Updater) newHostProviders() *hostProviders {
 		return h
 	}
 	h.m, h.rep = m, providerreport.New(u.client, h.log)
+	if o := u.opts.providersObserver; o != nil {
+		h.rep.Sent = o.SnapshotSent
+	}
 	return h
 }
 
@@ -54,4 +57,15 @@ func (h *hostProviders) start(ctx context.Context, wg *sync.WaitGroup) {
 			h.log.Error("providers stopped", "err", err)
 		}
 	})
+}
+
+// ProvidersObserver is told the size of each providers snapshot sent
+// (owntelemetry.Counters).
+type ProvidersObserver interface {
+	SnapshotSent(size int)
+}
+
+// WithProvidersObserver makes o see the providers snapshots sent.
+func WithProvidersObserver(o ProvidersObserver) Option {
+	return func(opts *options) { opts.providersObserver = o }
 }

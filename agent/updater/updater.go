@@ -58,6 +58,8 @@ type options struct {
 	lookupInterval    time.Duration
 	heartbeat         *time.Duration
 	runtime           mode.Runtime
+	own               OwnTelemetry
+	providersObserver ProvidersObserver
 }
 
 // WithPackageHandler plugs in the engine that handles package offers. Without
@@ -240,7 +242,7 @@ func (u *Updater) Run(ctx context.Context) error {
 		// Through StartSettings because opamp-go's SetCapabilities refuses
 		// AcceptsPackages until Start has registered the PackagesStateProvider;
 		// here both are validated together, atomically, before the first message.
-		Capabilities:      Capabilities, //nolint:staticcheck // see above
+		Capabilities:      u.capabilities(), //nolint:staticcheck // see above
 		HeartbeatInterval: u.opts.heartbeat,
 		Callbacks: types.Callbacks{
 			OnConnect: func(context.Context) {
@@ -312,6 +314,7 @@ func (u *Updater) authorize(h http.Header) http.Header {
 }
 
 func (u *Updater) onMessage(_ context.Context, msg *types.MessageData) {
+	u.applyOwnTelemetry(msg)
 	if msg.PackagesAvailable != nil {
 		u.mu.Lock()
 		ctx := u.runCtx

@@ -28,8 +28,9 @@ func (r *restartRequest) ExitCode() int { return exitRestart }
 const exitRestart = 3
 
 // installOptions maps updater.yaml to what every install back-end shares.
-func installOptions(cfg *config.Config, dl download.Options) install.Options {
+func installOptions(cfg *config.Config, dl download.Options, obs install.Observer) install.Options {
 	return install.Options{
+		Observer:           obs,
 		StateDir:           cfg.StateDir,
 		MinisignPublicKeys: cfg.Trust.MinisignPublicKeys,
 		RequireSignature:   cfg.Trust.RequireSignature,
@@ -45,13 +46,13 @@ func installOptions(cfg *config.Config, dl download.Options) install.Options {
 // agents presenting their credential. It returns nil (offers are then
 // refused by the updater) when that transport or the engine cannot be
 // built, e.g. signatures are required but no key is configured.
-func newEngine(cfg *config.Config, rt mode.Runtime, log *slog.Logger, restart func(string)) *install.Engine {
+func newEngine(cfg *config.Config, rt mode.Runtime, log *slog.Logger, obs install.Observer, restart func(string)) *install.Engine {
 	tr, err := updater.ServerTransport(cfg, download.DefaultConnectTimeout, download.DefaultIdleTimeout)
 	if err != nil {
 		log.Warn("package installation not enabled", "err", err)
 		return nil
 	}
-	eng, err := rt.NewEngine(installOptions(cfg, download.Options{Transport: tr, AllowedHosts: cfg.Trust.HostPatterns()}), log, restart)
+	eng, err := rt.NewEngine(installOptions(cfg, download.Options{Transport: tr, AllowedHosts: cfg.Trust.HostPatterns()}, obs), log, restart)
 	if err != nil {
 		log.Warn("package installation not enabled", "err", err)
 		return nil
@@ -63,7 +64,7 @@ func newEngine(cfg *config.Config, rt mode.Runtime, log *slog.Logger, restart fu
 // runtime, its install engine and the updater, replay any unfinished
 // install, then connect and report. It returns a *restartRequest after a
 // self-update.
-func runUpdater(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+func runUpdater(ctx context.Context, cfg *config.Config, log *slog.Logger, own *ownTelemetry) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
@@ -71,8 +72,8 @@ func runUpdater(ctx context.Context, cfg *config.Config, log *slog.Logger) error
 	if err != nil {
 		return err
 	}
-	opts := []updater.Option{updater.WithRuntime(rt)}
-	eng := newEngine(cfg, rt, log, func(reason string) { cancel(&restartRequest{reason}) })
+	opts := []updater.Option{updater.WithRuntime(rt), updater.WithOwnTelemetry(own.exporter), updater.WithProvidersObserver(own.counters)}
+	eng := newEngine(cfg, rt, log, own.counters, func(reason string) { cancel(&restartRequest{reason}) })
 	if eng != nil {
 		defer eng.Close() // after u.Run has returned
 		opts = append(opts, updater.WithPackageHandler(eng))

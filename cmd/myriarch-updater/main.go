@@ -197,10 +197,15 @@ func cmdRun(ctx context.Context, path string, stderr io.Writer) int {
 		return 1
 	}
 	log := out.Logger(cfg.Log.NewHandler, stderr)
+	// Own telemetry: counted from the start, exported (logs too) once the
+	// server offers where.
+	own := newOwnTelemetry(log)
+	log = slog.New(own.exporter.Handler(log.Handler()))
+	defer own.shutdown(log)
 	for _, w := range config.Warnings(path, cfg) {
 		log.Warn("configuration: " + w)
 	}
-	err = service.Run(ctx, log, func(ctx context.Context) error { return runUpdater(ctx, cfg, log) })
+	err = service.Run(ctx, log, func(ctx context.Context) error { return runUpdater(ctx, cfg, log, own) })
 	var restart *restartRequest
 	switch {
 	case errors.As(err, &restart):

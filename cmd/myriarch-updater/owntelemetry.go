@@ -1,0 +1,30 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/myriarch/myriarch/agent/owntelemetry"
+)
+
+// ownTelemetry is the updater's own metrics and logs: counted from the
+// start, exported where the server offers.
+type ownTelemetry struct {
+	counters *owntelemetry.Counters
+	exporter *owntelemetry.Exporter
+}
+
+func newOwnTelemetry(log *slog.Logger) *ownTelemetry {
+	c := owntelemetry.NewCounters()
+	return &ownTelemetry{counters: c, exporter: owntelemetry.New(c, log.With("component", "owntelemetry"))}
+}
+
+// shutdown flushes what is exported, for at most 5 s.
+func (o *ownTelemetry) shutdown(log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := o.exporter.Shutdown(ctx); err != nil {
+		log.Warn("own telemetry: last flush", "err", err)
+	}
+}
