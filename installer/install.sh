@@ -516,9 +516,10 @@ capabilities:
   accepts_restart_command: true
   reports_health: true
   reports_heartbeat: true
-  reports_own_metrics: false
-  reports_own_logs: false
-  reports_own_traces: false
+  # The collector sends its own telemetry only where its fleet names a destination.
+  reports_own_metrics: true
+  reports_own_logs: true
+  reports_own_traces: true
 storage:
   directory: "$(yq "$sd")"
 agent:
