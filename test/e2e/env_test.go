@@ -35,6 +35,9 @@ type env struct {
 	// updater's providers and its environment.
 	providers  map[string]any
 	updaterEnv []string
+	// ownTelemetry and collectorEnv, set before install: see site.Options.
+	ownTelemetry bool
+	collectorEnv map[string]string
 }
 
 var siteAttrs = map[string]string{
@@ -87,6 +90,7 @@ func (e *env) install(v string) {
 	e.site, err = site.New(filepath.Join(e.root, "host"), site.Options{
 		Peers: peers, Initial: v, ServerURL: e.srv.OpAMPURL(), Token: e.token,
 		Attributes: siteAttrs, MinisignPubKey: string(pubText), HealthWindow: 5 * time.Second, Providers: e.providers,
+		OwnTelemetry: e.ownTelemetry, CollectorEnv: e.collectorEnv,
 	})
 	if err != nil {
 		e.t.Fatal(err)

@@ -41,6 +41,10 @@ type Options struct {
 	HealthWindow   time.Duration
 	// Providers, when set, is the updater config's providers: section.
 	Providers map[string]any
+	// OwnTelemetry lets the collector send its own telemetry where its
+	// fleet asks (peerrun.SupervisorConfig.OwnTelemetry), with CollectorEnv.
+	OwnTelemetry bool
+	CollectorEnv map[string]string
 }
 
 // New lays out a site under root: the initial collector in a versioned
@@ -80,6 +84,8 @@ func New(root string, o Options) (*Site, error) {
 		Collector:                filepath.Join(s.CollectorRoot, "current", peerbuild.CollectorExecutable),
 		StorageDir:               s.StorageDir,
 		NonIdentifyingAttributes: o.Attributes,
+		OwnTelemetry:             o.OwnTelemetry,
+		AgentEnv:                 o.CollectorEnv,
 	}
 	if err := sup.WriteFile(s.SupervisorConfig); err != nil {
 		return nil, err

@@ -43,6 +43,12 @@ type SupervisorConfig struct {
 	// one from LocalPort rather than letting the supervisor pick a port
 	// that a busy test run's outgoing connections may take first.
 	OpAMPServerPort int
+	// OwnTelemetry turns the reports_own_* capabilities on and leaves out
+	// NoMetricsArg (which silences the collector's own metrics), so the
+	// collector sends its own telemetry where the server offers.
+	OwnTelemetry bool
+	// AgentEnv is agent.env: the collector's environment.
+	AgentEnv map[string]string
 }
 
 // Validate reports every problem with c.
@@ -101,9 +107,13 @@ func (c SupervisorConfig) YAML() ([]byte, error) {
 	if u, _ := url.Parse(c.ServerEndpoint); u.Scheme == "ws" || u.Scheme == "http" {
 		server["tls"] = map[string]any{"insecure": true}
 	}
-	agent := map[string]any{
-		"executable": c.Collector,
-		"args":       append([]string{NoMetricsArg}, c.ExtraArgs...),
+	args := append([]string{NoMetricsArg}, c.ExtraArgs...)
+	if c.OwnTelemetry {
+		args = c.ExtraArgs
+	}
+	agent := map[string]any{"executable": c.Collector, "args": args}
+	if len(c.AgentEnv) > 0 {
+		agent["env"] = c.AgentEnv
 	}
 	if c.InstanceID != "" {
 		agent["instance_id"] = c.InstanceID
@@ -134,9 +144,9 @@ func (c SupervisorConfig) YAML() ([]byte, error) {
 			"reports_remote_config":    true,
 			"reports_health":           true,
 			"reports_heartbeat":        true,
-			"reports_own_metrics":      false,
-			"reports_own_logs":         false,
-			"reports_own_traces":       false,
+			"reports_own_metrics":      c.OwnTelemetry,
+			"reports_own_logs":         c.OwnTelemetry,
+			"reports_own_traces":       c.OwnTelemetry,
 		},
 		"agent":   agent,
 		"storage": map[string]any{"directory": c.StorageDir},
