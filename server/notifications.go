@@ -44,7 +44,7 @@ func (s *Server) startNotifications(context.Context) error {
 	n := &notifications{stop: make(chan struct{})}
 	n.Notifier = notify.New(notify.Config{Store: s.store, Window: s.opts.NotificationWindow, Poll: s.opts.notificationPoll(),
 		Leads: s.leads, FleetOf: s.notificationFleet, Log: s.log.With("component", "notify"),
-		Sender: notify.Sender{Backoff: s.opts.notifyBackoff}})
+		Sender: notify.SenderSettings{Backoff: s.opts.notifyBackoff}})
 	s.notify = n
 	s.registry.OnEvent(func(uid uuid.UUID, typ, msg string, at time.Time) {
 		if ev, ok := agentEvents[typ]; ok {

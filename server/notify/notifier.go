@@ -54,8 +54,8 @@ type Config struct {
 	// asked without any lock of the caller of Add, for occurrences that
 	// name an agent and no fleet.
 	FleetOf func(agent string) string
-	// Sender's settings (its Outbox and Hooks are the Notifier's).
-	Sender Sender
+	// Sender is how deliveries are attempted.
+	Sender SenderSettings
 	Log    *slog.Logger
 	Now    func() time.Time
 }
@@ -94,7 +94,7 @@ type Stats struct {
 // Close once; after Close, Add drops what it is given.
 type Notifier struct {
 	c      Config
-	sender Sender
+	sender *Sender
 	deb    Debouncer // owned by the gathering goroutine (and Close after it)
 
 	// ids are the delivery ids of the open batches, per webhook; owned
@@ -131,9 +131,7 @@ func New(c Config) *Notifier {
 	}
 	n := &Notifier{c: c, deb: Debouncer{Window: c.Window}, hooks: map[string]estate.Webhook{}, ids: map[string]map[string]string{},
 		stats: Stats{Events: map[string]uint64{}, Delivered: map[string]uint64{}, Failed: map[string]uint64{}, GivenUp: map[string]uint64{}}}
-	n.sender = c.Sender
-	n.sender.Outbox, n.sender.Hooks, n.sender.Names, n.sender.Log, n.sender.Now = c.Store, n.hook, n.names, c.Log, c.Now
-	n.sender.Settled = n.settled
+	n.sender = &Sender{SenderSettings: c.Sender, Outbox: c.Store, Hooks: n.hook, Names: n.names, Log: c.Log, Now: c.Now, Settled: n.settled}
 	return n
 }
 

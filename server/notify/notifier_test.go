@@ -49,21 +49,29 @@ func (b *bodies) list() ([]Body, int) {
 	return append([]Body(nil), b.got...), b.bad
 }
 
-// 500 collectors of one fleet failing within the window are one body per
-// webhook that wants them; a webhook limited to another fleet gets none;
-// an event nobody wants is not stored; a follower stores what it saw and
-// sends nothing; a batch open at Close is stored and sent by the next.
-func TestNotifierBatchesAndDelivers(t *testing.T) {
+// outboxAndReceiver opens a real SQLite store and starts a receiver
+// checking signatures, both closed when t ends.
+func outboxAndReceiver(t *testing.T) (context.Context, *sqlite.DB, *bodies, *httptest.Server) {
+	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	secret := []byte("a-secret-of-enough-bytes")
-	rc := &bodies{secret: secret}
+	t.Cleanup(func() { db.Close() })
+	rc := &bodies{secret: []byte("a-secret-of-enough-bytes")}
 	srv := httptest.NewServer(rc)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return ctx, db, rc, srv
+}
+
+// 500 collectors of one fleet failing within the window are one body per
+// webhook that wants them; a webhook limited to another fleet gets none;
+// an event nobody wants is not stored; a follower stores what it saw and
+// sends nothing; a batch open at Close is stored and sent by the next.
+func TestNotifierBatchesAndDelivers(t *testing.T) {
+	ctx, db, rc, srv := outboxAndReceiver(t)
+	secret := rc.secret
 	hooks := []estate.Webhook{
 		{Name: "ops", URL: srv.URL, Secret: secret, Events: []string{estate.EventOfferFailed, estate.EventRolloutPaused}},
 		{Name: "core-only", URL: srv.URL, Secret: secret, Events: []string{estate.EventOfferFailed}, Fleets: []string{"core"}},
@@ -165,16 +173,8 @@ func stopLoops(n *Notifier) {
 // last pass stored. A batch whose delivery was attempted before its last
 // pass is sent again whole under a new id, so nothing it gathered is lost.
 func TestNotifierOpenBatchesSurviveACrash(t *testing.T) {
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	secret := []byte("a-secret-of-enough-bytes")
-	rc := &bodies{secret: secret}
-	srv := httptest.NewServer(rc)
-	defer srv.Close()
+	ctx, db, rc, srv := outboxAndReceiver(t)
+	secret := rc.secret
 	hooks := []estate.Webhook{{Name: "ops", URL: srv.URL, Secret: secret, Events: []string{estate.EventConfigFailed}}}
 	var leads atomic.Bool
 	mk := func(window time.Duration) *Notifier {
@@ -265,7 +265,7 @@ func TestNotifierHangingReceiverStallsNothingElse(t *testing.T) {
 	rc := &bodies{secret: secret}
 	good := httptest.NewServer(rc)
 	defer good.Close()
-	n := New(Config{Store: db, Window: 50 * time.Millisecond, Poll: 20 * time.Millisecond, Sender: Sender{Timeout: time.Hour}})
+	n := New(Config{Store: db, Window: 50 * time.Millisecond, Poll: 20 * time.Millisecond, Sender: SenderSettings{Timeout: time.Hour}})
 	n.SetWebhooks([]estate.Webhook{
 		{Name: "stuck", URL: stuck.URL, Secret: secret, Events: []string{estate.EventOfferFailed}},
 		{Name: "good", URL: good.URL, Secret: secret, Events: []string{estate.EventRolloutPaused}},

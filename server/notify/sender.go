@@ -49,22 +49,15 @@ const (
 // dispatches and waits. A Sender's methods may be called from one
 // goroutine at a time.
 type Sender struct {
+	SenderSettings
 	Outbox Outbox
 	// Hooks returns the estate's webhook of that name, false when the
 	// estate has none.
 	Hooks func(name string) (Hook, bool)
 	// Names lists the estate's webhooks.
-	Names  func() []string
-	Client *http.Client
-	Log    *slog.Logger
-	Now    func() time.Time
-	// Backoff is the wait before attempt n+1 after n failed (default:
-	// 5 s doubling to at most an hour).
-	Backoff     func(n int) time.Duration
-	GiveUpAfter time.Duration
-	Timeout     time.Duration
-	Workers     int
-	PerWebhook  int
+	Names func() []string
+	Log   *slog.Logger
+	Now   func() time.Time
 	// Settled, when set, is told each attempt's recorded outcome.
 	Settled func(webhook string, s store.Settlement)
 
@@ -74,6 +67,18 @@ type Sender struct {
 	inflight map[string]string // delivery id -> webhook; guarded by mu
 	perHook  map[string]int    // attempts in flight per webhook; guarded by mu
 	errs     []error           // recording failures since the last Send; guarded by mu
+}
+
+// SenderSettings are how a Sender attempts; zero values take the defaults.
+type SenderSettings struct {
+	Client *http.Client
+	// Backoff is the wait before attempt n+1 after n failed (default:
+	// 5 s doubling to at most an hour).
+	Backoff     func(n int) time.Duration
+	GiveUpAfter time.Duration
+	Timeout     time.Duration
+	Workers     int
+	PerWebhook  int
 }
 
 // DefaultBackoff waits 5 s after the first failure, doubling to an hour.

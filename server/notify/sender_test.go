@@ -84,7 +84,7 @@ func TestSenderRetriesUntilDelivered(t *testing.T) {
 	clock := func() time.Time { return now }
 	hooks := map[string]Hook{"ops": {URL: srv.URL + "/hook", Secret: secret}}
 	var hooksMu sync.Mutex
-	s := &Sender{Outbox: db, Now: clock, Timeout: 300 * time.Millisecond,
+	s := &Sender{Outbox: db, Now: clock, SenderSettings: SenderSettings{Timeout: 300 * time.Millisecond},
 		Names: func() []string { return []string{"ops"} },
 		Hooks: func(name string) (Hook, bool) {
 			hooksMu.Lock()
