@@ -94,7 +94,9 @@ func TestRunWiresInstallEngine(t *testing.T) {
 
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
-			go func() { done <- runUpdater(ctx, cfg, slog.New(slog.DiscardHandler), newOwnTelemetry(slog.New(slog.DiscardHandler))) }()
+			go func() {
+				done <- runUpdater(ctx, cfg, slog.New(slog.DiscardHandler), newOwnTelemetry(slog.New(slog.DiscardHandler)))
+			}()
 			defer func() {
 				cancel()
 				if err := <-done; err != nil {
