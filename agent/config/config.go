@@ -95,6 +95,10 @@ type TrustConfig struct {
 	// (the default) trusts any host the server names in an offer, which is
 	// safe only as far as signatures are required.
 	DownloadHosts []string `yaml:"download_hosts"`
+	// TelemetryHosts are the only hosts the updater's own telemetry may be
+	// sent to, in the same form. Empty (the default) sends it wherever the
+	// server offers.
+	TelemetryHosts []string `yaml:"telemetry_hosts"`
 }
 
 // LogConfig selects the log level (debug|info|warn|error) and format (text|json).

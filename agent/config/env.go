@@ -46,6 +46,8 @@ var environment = []envVar{
 		apply: func(c *Config, v string) { c.Trust.MinisignPublicKeys = commaList(v) }},
 	{EnvVar: EnvVar{"MYRIARCH_DOWNLOAD_HOSTS", "trust.download_hosts", "comma-separated hosts"},
 		apply: func(c *Config, v string) { c.Trust.DownloadHosts = commaList(v) }},
+	{EnvVar: EnvVar{"MYRIARCH_TELEMETRY_HOSTS", "trust.telemetry_hosts", "comma-separated hosts"},
+		apply: func(c *Config, v string) { c.Trust.TelemetryHosts = commaList(v) }},
 }
 
 // Environment lists the variables that override the configuration file.

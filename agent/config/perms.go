@@ -66,9 +66,17 @@ func tokenFromEnv() bool {
 
 // HostPatterns returns DownloadHosts for the downloader (valid once
 // Validate has passed).
-func (t TrustConfig) HostPatterns() []download.HostPattern {
-	out := make([]download.HostPattern, 0, len(t.DownloadHosts))
-	for _, h := range t.DownloadHosts {
+func (t TrustConfig) HostPatterns() []download.HostPattern { return hostPatterns(t.DownloadHosts) }
+
+// TelemetryHostPatterns returns TelemetryHosts (valid once Validate has
+// passed).
+func (t TrustConfig) TelemetryHostPatterns() []download.HostPattern {
+	return hostPatterns(t.TelemetryHosts)
+}
+
+func hostPatterns(hosts []string) []download.HostPattern {
+	out := make([]download.HostPattern, 0, len(hosts))
+	for _, h := range hosts {
 		if p, err := download.ParseHostPattern(h); err == nil {
 			out = append(out, p)
 		}

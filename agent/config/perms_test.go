@@ -75,6 +75,10 @@ func TestDownloadHostsValidated(t *testing.T) {
 	if len(problems) != 1 || !strings.Contains(problems[0].Error(), "trust.download_hosts[2] (line 5)") {
 		t.Fatalf("problems %v, want one naming trust.download_hosts[2]", problems)
 	}
+	_, problems = Parse([]byte(minimal + "trust:\n  telemetry_hosts: [otlp.example.com, \"http://otlp.example.com/v1\"]\n"))
+	if len(problems) != 1 || !strings.Contains(problems[0].Error(), "trust.telemetry_hosts[1] (line 5)") {
+		t.Fatalf("problems %v, want one naming trust.telemetry_hosts[1]", problems)
+	}
 	cfg, problems := Parse([]byte(minimal + "trust:\n  download_hosts: [opamp.example.com]\n"))
 	if len(problems) != 0 || len(cfg.Trust.HostPatterns()) != 1 {
 		t.Fatalf("%v %v", problems, cfg.Trust.HostPatterns())

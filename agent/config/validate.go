@@ -48,6 +48,11 @@ func (c *Config) Validate() error {
 			add(fmt.Sprintf("trust.download_hosts[%d]", i), "%v", err)
 		}
 	}
+	for i, h := range c.Trust.TelemetryHosts {
+		if _, err := download.ParseHostPattern(h); err != nil {
+			add(fmt.Sprintf("trust.telemetry_hosts[%d]", i), "%v", err)
+		}
+	}
 	for i, k := range c.Trust.MinisignPublicKeys {
 		var pk minisign.PublicKey
 		if err := pk.UnmarshalText([]byte(strings.TrimSpace(k))); err != nil {

@@ -67,6 +67,12 @@ func (p HostPattern) matches(u *url.URL) bool {
 
 // allowHost checks u against the allowed hosts (none: any host).
 func allowHost(allowed []HostPattern, u *url.URL) error {
+	return AllowHost(allowed, u, "trust.download_hosts")
+}
+
+// AllowHost checks u against the allowed hosts (none: any host); setting
+// names the list in the error.
+func AllowHost(allowed []HostPattern, u *url.URL, setting string) error {
 	if len(allowed) == 0 {
 		return nil
 	}
@@ -75,7 +81,7 @@ func allowHost(allowed []HostPattern, u *url.URL) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: %s is not in trust.download_hosts", ErrHostNotAllowed, u.Host)
+	return fmt.Errorf("%w: %s is not in %s", ErrHostNotAllowed, u.Host, setting)
 }
 
 // sameOrigin reports whether a and b share scheme, host and port.

@@ -33,6 +33,9 @@ const scope = "github.com/myriarch/myriarch/agent/owntelemetry"
 type Exporter struct {
 	c   *Counters
 	log *slog.Logger // not exported itself (it would feed its own failures)
+	// allow refuses a destination the updater's trust settings do not
+	// list (nil: any).
+	allow func(u *url.URL) error
 
 	mu        sync.Mutex
 	meters    *sdkmetric.MeterProvider // guarded by mu
@@ -43,12 +46,13 @@ type Exporter struct {
 	handler atomic.Pointer[slog.Handler] // the OTel handler while logs are exported
 }
 
-// New makes an exporter of c that exports nothing until Apply.
-func New(c *Counters, log *slog.Logger) *Exporter {
+// New makes an exporter of c that exports nothing until Apply; allow,
+// when set, refuses the destinations it returns an error for.
+func New(c *Counters, log *slog.Logger, allow func(u *url.URL) error) *Exporter {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Exporter{c: c, log: log}
+	return &Exporter{c: c, log: log, allow: allow}
 }
 
 // Apply exports metrics and logs, as coming from id, to what the server
@@ -82,7 +86,7 @@ func (x *Exporter) applyMetricsLocked(ctx context.Context, res *resource.Resourc
 		x.log.Info("own metrics: not exported (no destination offered)")
 		return nil
 	}
-	endpoint, err := endpointURL(s.GetDestinationEndpoint(), "/v1/metrics")
+	endpoint, err := x.endpointURL(s.GetDestinationEndpoint(), "/v1/metrics")
 	if err != nil {
 		return fmt.Errorf("own metrics: %w", err)
 	}
@@ -113,7 +117,7 @@ func (x *Exporter) applyLogsLocked(ctx context.Context, res *resource.Resource, 
 		x.log.Info("own logs: not exported (no destination offered)")
 		return nil
 	}
-	endpoint, err := endpointURL(s.GetDestinationEndpoint(), "/v1/logs")
+	endpoint, err := x.endpointURL(s.GetDestinationEndpoint(), "/v1/logs")
 	if err != nil {
 		return fmt.Errorf("own logs: %w", err)
 	}
@@ -155,8 +159,9 @@ func headers(s *protobufs.TelemetryConnectionSettings) map[string]string {
 }
 
 // endpointURL is an offered destination as the URL exported to: an
-// http(s) URL with a host; without a path, the signal's OTLP/HTTP path.
-func endpointURL(dest, signalPath string) (string, error) {
+// http(s) URL with a host the trust settings allow; without a path, the
+// signal's OTLP/HTTP path.
+func (x *Exporter) endpointURL(dest, signalPath string) (string, error) {
 	u, err := url.Parse(dest)
 	switch {
 	case err != nil:
@@ -167,6 +172,11 @@ func endpointURL(dest, signalPath string) (string, error) {
 		return "", fmt.Errorf("destination %q has no host", dest)
 	case slices.Contains(strings.Split(u.Path, "/"), ".."):
 		return "", fmt.Errorf("destination %q has a .. path segment", dest)
+	}
+	if x.allow != nil {
+		if err := x.allow(u); err != nil {
+			return "", fmt.Errorf("destination %q: %w", dest, err)
+		}
 	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = signalPath

@@ -2,10 +2,12 @@ package owntelemetry
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -74,7 +76,7 @@ func TestExporterSendsWhereOffered(t *testing.T) {
 	c.Downloaded(234)
 	c.VerificationFailed()
 	c.SnapshotSent(4096)
-	x := New(c, nil)
+	x := New(c, nil, nil)
 	log := slog.New(x.Handler(slog.DiscardHandler))
 	hdr := &protobufs.Headers{Headers: []*protobufs.Header{{Key: "X-Key", Value: "k1"}}}
 	id := Identity{InstanceUID: "0190c0de-0000-7000-8000-000000000001", Version: "1.2.3", Host: "edge-7"}
@@ -145,9 +147,15 @@ func TestExporterSendsWhereOffered(t *testing.T) {
 
 // A destination that is not an http(s) URL is refused, naming it.
 func TestExporterRefusesBadDestinations(t *testing.T) {
-	x := New(NewCounters(), nil)
+	allow := func(u *url.URL) error {
+		if u.Hostname() == "forbidden.example" {
+			return errors.New("not in trust.telemetry_hosts")
+		}
+		return nil
+	}
+	x := New(NewCounters(), nil, allow)
 	defer x.Shutdown(context.Background())
-	for _, bad := range []string{"127.0.0.1:4318", "ftp://h/x", "http://", "http://h/a/../b"} {
+	for _, bad := range []string{"127.0.0.1:4318", "ftp://h/x", "http://", "http://h/a/../b", "https://forbidden.example/v1/metrics"} {
 		err := x.Apply(context.Background(), Identity{}, &protobufs.TelemetryConnectionSettings{DestinationEndpoint: bad}, nil)
 		if err == nil || !strings.Contains(err.Error(), "own metrics") {
 			t.Errorf("%q: %v", bad, err)

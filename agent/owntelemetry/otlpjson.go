@@ -30,7 +30,10 @@ type post struct {
 }
 
 func newPost(url string, headers map[string]string) *post {
-	return &post{url: url, headers: headers, client: &http.Client{Timeout: 10 * time.Second}}
+	// No redirect is followed: it could lead where the trust settings
+	// would not let the destination be.
+	return &post{url: url, headers: headers, client: &http.Client{Timeout: 10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
 func (p *post) send(ctx context.Context, body any) error {

@@ -95,7 +95,7 @@ func TestRunWiresInstallEngine(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() {
-				done <- runUpdater(ctx, cfg, slog.New(slog.DiscardHandler), newOwnTelemetry(slog.New(slog.DiscardHandler)))
+				done <- runUpdater(ctx, cfg, slog.New(slog.DiscardHandler), newOwnTelemetry(slog.New(slog.DiscardHandler), cfg.Trust))
 			}()
 			defer func() {
 				cancel()

@@ -199,7 +199,7 @@ func cmdRun(ctx context.Context, path string, stderr io.Writer) int {
 	log := out.Logger(cfg.Log.NewHandler, stderr)
 	// Own telemetry: counted from the start, exported (logs too) once the
 	// server offers where.
-	own := newOwnTelemetry(log)
+	own := newOwnTelemetry(log, cfg.Trust)
 	log = slog.New(own.exporter.Handler(log.Handler()))
 	defer own.shutdown(log)
 	for _, w := range config.Warnings(path, cfg) {

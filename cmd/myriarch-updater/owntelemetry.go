@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net/url"
 	"time"
 
+	"github.com/myriarch/myriarch/agent/config"
+	"github.com/myriarch/myriarch/agent/download"
 	"github.com/myriarch/myriarch/agent/owntelemetry"
 )
 
@@ -15,9 +18,11 @@ type ownTelemetry struct {
 	exporter *owntelemetry.Exporter
 }
 
-func newOwnTelemetry(log *slog.Logger) *ownTelemetry {
+func newOwnTelemetry(log *slog.Logger, trust config.TrustConfig) *ownTelemetry {
 	c := owntelemetry.NewCounters()
-	return &ownTelemetry{counters: c, exporter: owntelemetry.New(c, log.With("component", "owntelemetry"))}
+	hosts := trust.TelemetryHostPatterns()
+	allow := func(u *url.URL) error { return download.AllowHost(hosts, u, "trust.telemetry_hosts") }
+	return &ownTelemetry{counters: c, exporter: owntelemetry.New(c, log.With("component", "owntelemetry"), allow)}
 }
 
 // shutdown flushes what is exported, for at most 5 s.
