@@ -226,6 +226,7 @@ func (s *Server) startAdmin(context.Context) error {
 	s.accounts.Routes(s.admin)
 	s.audit.Routes(s.admin)
 	s.admin.Handle("POST /api/v1/estate/plan", s.planEstate)
+	s.admin.Handle("POST /api/v1/backup", s.backup)
 	s.artifacts = artifacts.New(s.tokens, offers.ArtifactPath)
 	s.opampMux.Handle(offers.ArtifactPath, s.artifacts)
 	return nil

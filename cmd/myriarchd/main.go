@@ -23,6 +23,9 @@ commands:
   audit [--json] [filters]    print the audit trail, newest first (admin API)
   audit verify                verify the audit trail's chain of hashes (admin API)
   console link                print a one-time login link to the browser console
+  backup --out FILE           take a consistent backup of the running server's store
+  restore FILE --data-dir D|--store URL
+                              restore a backup into an empty store (server stopped)
   version                     print the version
   help [config]               print this text, or the settings of serve as Markdown
 
@@ -55,6 +58,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return auditCmd(args[1:], stdout, stderr)
 	case "console":
 		return consoleCmd(args[1:], stdout, stderr)
+	case "backup":
+		return backupCmd(args[1:], stdout, stderr)
+	case "restore":
+		return restoreCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		return versionCmd(args[1:], stdout, stderr)
 	case "help":

@@ -109,26 +109,7 @@ func (c *Client) Do(method, path string, body, out any) error {
 		return err
 	}
 	if resp.StatusCode/100 != 2 {
-		var e struct {
-			Error    string   `json:"error"`
-			Details  []string `json:"details"`
-			Problems []struct {
-				File    string `json:"file"`
-				Line    int    `json:"line"`
-				Message string `json:"message"`
-			} `json:"problems"` // an estate's, each in its file
-		}
-		if json.Unmarshal(data, &e) == nil && e.Error != "" {
-			msg := e.Error
-			for _, d := range e.Details {
-				msg += "\n  " + d
-			}
-			for _, p := range e.Problems {
-				msg += fmt.Sprintf("\n  %s:%d: %s", p.File, p.Line, p.Message)
-			}
-			return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, msg)
-		}
-		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(data))
+		return answerError(method, path, resp.Status, data)
 	}
 	switch o := out.(type) {
 	case nil:
@@ -139,6 +120,53 @@ func (c *Client) Do(method, path string, body, out any) error {
 	default:
 		return json.Unmarshal(data, out)
 	}
+}
+
+// answerError is a refusal or failure, with the server's message.
+func answerError(method, path, status string, data []byte) error {
+	var e struct {
+		Error    string   `json:"error"`
+		Details  []string `json:"details"`
+		Problems []struct {
+			File    string `json:"file"`
+			Line    int    `json:"line"`
+			Message string `json:"message"`
+		} `json:"problems"` // an estate's, each in its file
+	}
+	if json.Unmarshal(data, &e) == nil && e.Error != "" {
+		msg := e.Error
+		for _, d := range e.Details {
+			msg += "\n  " + d
+		}
+		for _, p := range e.Problems {
+			msg += fmt.Sprintf("\n  %s:%d: %s", p.File, p.Line, p.Message)
+		}
+		return fmt.Errorf("%s %s: %s: %s", method, path, status, msg)
+	}
+	return fmt.Errorf("%s %s: %s: %s", method, path, status, bytes.TrimSpace(data))
+}
+
+// Stream sends a request without a body and copies a 2xx answer to w,
+// however long it takes (a backup); other statuses are errors as with Do.
+func (c *Client) Stream(method, path string, w io.Writer) (int64, error) {
+	req, err := http.NewRequest(method, c.base+path, nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("X-Myriarch-Client", "cli")
+	cl := *c.http
+	cl.Timeout = 0 // the answer's time is the data's size
+	resp, err := cl.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return 0, answerError(method, path, resp.Status, data)
+	}
+	return io.Copy(w, resp.Body)
 }
 
 // Base is the admin API's base URL, where the browser console is served too.

@@ -38,6 +38,9 @@ type Rule struct {
 	// request it makes in process: that request is audited, the console's
 	// own only when the console refuses it.
 	Delegated bool
+	// Streamed marks a change whose answer is too large to hold (a
+	// backup): it is audited when it begins, then streamed.
+	Streamed bool
 }
 
 func read(need Role) Rule { return Rule{Need: need} }
@@ -48,6 +51,10 @@ func change(need Role, scope Scope, action string) Rule {
 
 func console(need Role, scope Scope, action string) Rule {
 	return Rule{Need: need, Scope: scope, Change: true, Action: action, Delegated: true}
+}
+
+func streamed(need Role, scope Scope, action string) Rule {
+	return Rule{Need: need, Scope: scope, Change: true, Action: action, Streamed: true}
 }
 
 var public = Rule{Public: true}
@@ -113,6 +120,9 @@ var Rules = map[string]Rule{
 	// The audit trail: read by everyone, changed by no route.
 	"GET /api/v1/audit":        read(Viewer),
 	"GET /api/v1/audit/verify": read(Viewer),
+
+	// A backup holds every secret's digest and the whole trail.
+	"POST /api/v1/backup": streamed(Admin, Global, "backup.create"),
 
 	// The notifications' outbox: what was sent to the webhooks, and why not.
 	"GET /api/v1/notifications/deliveries": read(Viewer),

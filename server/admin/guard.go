@@ -107,6 +107,14 @@ func (a *API) guard(pattern string, rule access.Rule, h http.HandlerFunc) http.H
 			h(w, r)
 			return
 		}
+		if rule.Streamed {
+			// Too large to hold: recorded as begun, then streamed.
+			entry.Outcome, entry.Detail = OutcomeOK, "answered as a stream, recorded when it began"
+			if a.record(w, entry) {
+				h(w, r)
+			}
+			return
+		}
 		// A change is answered once its record is written: the answer is
 		// held until then.
 		buf := newHeldResponse()
