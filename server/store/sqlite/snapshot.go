@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -17,15 +18,28 @@ const snapshotFile = "myriarch.db"
 
 var _ store.Snapshotter = (*DB)(nil)
 
-// Snapshot writes a copy of the database (VACUUM INTO: consistent, while
-// the server goes on writing) into dir.
+// Snapshot writes a copy of the database into dir: VACUUM INTO, on a
+// read-only connection of its own, which reads one consistent moment (a
+// WAL reader) while the store's connection goes on writing.
 func (d *DB) Snapshot(ctx context.Context, dir string) (store.SnapshotInfo, error) {
-	path := filepath.Join(dir, snapshotFile)
-	if _, err := d.db.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
+	ro, err := sql.Open("sqlite", d.dsn+"&mode=ro")
+	if err != nil {
 		return store.SnapshotInfo{}, fmt.Errorf("sqlite snapshot: %w", err)
 	}
+	defer ro.Close()
+	ro.SetMaxOpenConns(1)
+	path := filepath.Join(dir, snapshotFile)
+	if _, err := ro.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
+		return store.SnapshotInfo{}, fmt.Errorf("sqlite snapshot: %w", err)
+	}
+	// The version the copy holds, read from the copy.
+	cp, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return store.SnapshotInfo{}, fmt.Errorf("sqlite snapshot: %w", err)
+	}
+	defer cp.Close()
 	var version int
-	if err := d.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+	if err := cp.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
 		return store.SnapshotInfo{}, fmt.Errorf("sqlite snapshot: %w", err)
 	}
 	return store.SnapshotInfo{Backend: "sqlite", SchemaVersion: version, Files: []string{snapshotFile}}, nil
