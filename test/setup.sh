@@ -21,6 +21,9 @@ need=(
   git:git
   curl:curl
   openssl:openssl
+  # Windows builds run under Wine (test/windows); Debian keeps wine64 off PATH.
+  /usr/lib/wine/wine64:wine64
+  x86_64-w64-mingw32-gcc:gcc-mingw-w64-x86-64
   dockerd:docker.io
   docker:docker.io
   chromium:chromium

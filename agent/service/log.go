@@ -24,8 +24,8 @@ type Log struct {
 }
 
 // OpenLog chooses the log destination for this process.
-func OpenLog() *Log {
-	s, err := systemLog()
+func OpenLog(byManager bool) *Log {
+	s, err := systemLog(byManager)
 	return &Log{sink: s, openErr: err}
 }
 

@@ -109,7 +109,7 @@ func TestLogToStderr(t *testing.T) {
 }
 
 func TestOpenLogOutsideAWindowsService(t *testing.T) {
-	if l := OpenLog(); l.System() {
+	if l := OpenLog(false); l.System() {
 		t.Fatal("OpenLog in a test process chose the system log; outside a Windows service logs go to stderr")
 	}
 }

@@ -22,8 +22,8 @@ import (
 // SCM's failure actions (restart after 5 s, set by Install) start it again.
 // The SCM applies failure actions to a service that stopped with a non-zero
 // exit code only when its "non-crash failures" flag is set; Run sets it.
-func Run(ctx context.Context, log *slog.Logger, fn func(context.Context) error) error {
-	isService, err := svc.IsWindowsService()
+func Run(ctx context.Context, log *slog.Logger, byManager bool, fn func(context.Context) error) error {
+	isService, err := runsAsService(byManager)
 	if err != nil {
 		return fmt.Errorf("service: %w", err)
 	}

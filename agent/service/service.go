@@ -26,7 +26,8 @@ func Config(configPath, executable string) *kservice.Config {
 		DisplayName: "Myriarch Updater",
 		Description: "Myriarch updater: keeps the OpenTelemetry Collector up to date and paired with the myriarch server",
 		Executable:  executable,
-		Arguments:   []string{"run", "--config", configPath},
+		// --service: the SCM started it (Wine's SCM cannot be recognised).
+		Arguments: []string{"run", "--config", configPath, "--service"},
 		// No Dependencies: the unit orders itself after network-online.target, and on
 		// Windows kardianos would pass them to the SCM as names of services to wait for.
 		Option: kservice.KeyValue{
@@ -37,8 +38,9 @@ func Config(configPath, executable string) *kservice.Config {
 			"OnFailure":              "restart",
 			"OnFailureDelayDuration": "5s",
 			"OnFailureResetPeriod":   86400,
-			"StartType":              "automatic",
-			"DelayedAutoStart":       true,
+			// Delayed automatic start is set after the install (delayStart):
+			// a manager that refuses it then keeps the service.
+			"StartType": "automatic",
 		},
 	}
 }
@@ -63,6 +65,9 @@ func resolveExecutable(executable string) string {
 // Manager installs and controls the service.
 type Manager struct {
 	svc kservice.Service
+	// Warning, set by Install, says what was installed otherwise than
+	// asked ("" when nothing).
+	Warning string
 }
 
 // idle is the kardianos program for control commands, which never run it.
@@ -83,8 +88,17 @@ func New(configPath string) (*Manager, error) {
 // Platform names the service manager in use (e.g. "linux-systemd", "windows-service").
 func (m *Manager) Platform() string { return m.svc.Platform() }
 
-// Install registers the service (enabled at boot, restart on failure).
-func (m *Manager) Install() error { return wrap("install", m.svc.Install()) }
+// Install registers the service (enabled at boot, restart on failure;
+// on Windows started delayed, unless the service manager refuses it — Wine's
+// does — which Warning then says).
+func (m *Manager) Install() error {
+	if err := m.svc.Install(); err != nil {
+		return wrap("install", err)
+	}
+	warning, err := delayStart()
+	m.Warning = warning
+	return wrap("install", err)
+}
 
 // Uninstall removes the service.
 func (m *Manager) Uninstall() error { return wrap("uninstall", m.svc.Uninstall()) }

@@ -4,4 +4,4 @@ package service
 
 // systemLog returns nil: outside Windows services stderr is the log
 // (systemd's journal captures it).
-func systemLog() (eventSink, error) { return nil, nil }
+func systemLog(bool) (eventSink, error) { return nil, nil }

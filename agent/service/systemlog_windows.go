@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"log/slog"
 
-	"golang.org/x/sys/windows/svc"
 	"golang.org/x/sys/windows/svc/eventlog"
 )
 
 // systemLog opens the Windows Event Log when the process runs as a Windows
 // service, and returns nil otherwise (a console has stderr).
-func systemLog() (eventSink, error) {
-	isService, err := svc.IsWindowsService()
+func systemLog(byManager bool) (eventSink, error) {
+	isService, err := runsAsService(byManager)
 	if err != nil || !isService {
 		return nil, err
 	}

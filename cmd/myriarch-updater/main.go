@@ -116,8 +116,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("myriarch-updater "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", config.DefaultPath(), "configuration file")
-	var inspectProviders, watch, asJSON *bool
+	var inspectProviders, watch, asJSON, asService *bool
 	switch cmd {
+	case "run":
+		asService = fs.Bool("service", false, "set by the installed service: the service manager started this process")
 	case "inspect":
 		inspectProviders = fs.Bool("providers", false, "print the providers' context and mappings as JSON")
 		watch = fs.Bool("watch", false, "with --providers: keep printing every new snapshot")
@@ -139,7 +141,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "validate":
 		return cmdValidate(*configPath, stdout, stderr)
 	case "run":
-		return cmdRun(ctx, *configPath, stderr)
+		return cmdRun(ctx, *configPath, *asService, stderr)
 	case "inspect":
 		if *watch && !*inspectProviders {
 			fmt.Fprintln(stderr, "myriarch-updater inspect: --watch needs --providers")
@@ -185,8 +187,8 @@ func cmdValidate(path string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func cmdRun(ctx context.Context, path string, stderr io.Writer) int {
-	out := service.OpenLog()
+func cmdRun(ctx context.Context, path string, byManager bool, stderr io.Writer) int {
+	out := service.OpenLog(byManager)
 	defer out.Close()
 	cfg, err := config.Load(path)
 	if err != nil {
@@ -205,7 +207,7 @@ func cmdRun(ctx context.Context, path string, stderr io.Writer) int {
 	for _, w := range config.Warnings(path, cfg) {
 		log.Warn("configuration: " + w)
 	}
-	err = service.Run(ctx, log, func(ctx context.Context) error { return runUpdater(ctx, cfg, log, own) })
+	err = service.Run(ctx, log, byManager, func(ctx context.Context) error { return runUpdater(ctx, cfg, log, own) })
 	var restart *restartRequest
 	switch {
 	case errors.As(err, &restart):
@@ -291,6 +293,9 @@ func cmdService(cmd, path string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "myriarch-updater %s: %v\n", cmd, err)
 		return 1
+	}
+	if m.Warning != "" {
+		fmt.Fprintf(stderr, "warning: %s\n", m.Warning)
 	}
 	fmt.Fprintf(stdout, "%s: %s done (%s)\n", service.Name, cmd, m.Platform())
 	return 0

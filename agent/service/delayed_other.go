@@ -1,0 +1,6 @@
+//go:build !windows
+
+package service
+
+// delayStart: only a Windows service manager starts delayed.
+func delayStart() (string, error) { return "", nil }

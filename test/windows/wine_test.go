@@ -1,0 +1,114 @@
+package windows
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/internal/testenv"
+)
+
+// wine64 is Debian's wine64 loader (the package puts it off PATH).
+const wine64 = "/usr/lib/wine/wine64"
+
+// wine is a private Wine prefix for this test binary, never the user's:
+// booted once, with the ProcessPrng shim Go's runtime needs, and the
+// Windows builds the tests run in it.
+type wine struct {
+	prefix string
+	bins   string // the Windows builds, as a host directory
+}
+
+// newWine makes a prefix under dir (boot is its first step, see boot).
+func newWine(dir string) *wine {
+	return &wine{prefix: filepath.Join(dir, "prefix"), bins: filepath.Join(dir, "bin")}
+}
+
+// boot creates the prefix, with the shim. The caller ends it with close,
+// also when boot fails.
+func (w *wine) boot(t testing.TB) {
+	t.Helper()
+	testenv.Tool(t, wine64, "wine64")
+	gcc := testenv.Tool(t, "x86_64-w64-mingw32-gcc", "gcc-mingw-w64-x86-64")
+	if err := os.MkdirAll(w.bins, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, errs, err := w.run(t, "wineboot", "--init"); err != nil {
+		t.Fatalf("wineboot: %v\n%s%s", err, out, errs)
+	}
+	dll := filepath.Join(w.prefix, "drive_c", "windows", "system32", "bcryptprimitives.dll")
+	if out, err := exec.Command(gcc, "-shared", "-O2", "-o", dll, "shim/bcryptprimitives.c", "-ladvapi32").CombinedOutput(); err != nil {
+		t.Fatalf("building the ProcessPrng shim: %v\n%s", err, out)
+	}
+}
+
+// close stops the prefix's wineserver and every process it runs.
+func (w *wine) close() {
+	cmd := exec.Command("/usr/lib/wine/wineserver", "-k")
+	cmd.Env = w.env()
+	_ = cmd.Run()
+}
+
+func (w *wine) env() []string {
+	return append(os.Environ(), "WINEPREFIX="+w.prefix, "WINEDEBUG=-all", "WINEDLLOVERRIDES=mscoree,mshtml=")
+}
+
+func (w *wine) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, wine64, args...)
+	cmd.Env = w.env()
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// build cross-compiles pkg for Windows into the prefix's bin directory.
+func (w *wine) build(t testing.TB, pkg, name string) string {
+	t.Helper()
+	out := filepath.Join(w.bins, name)
+	cmd := exec.Command("go", "build", "-o", out, pkg) // as make build's cross-build: its cache serves
+	cmd.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s for Windows: %v\n%s", pkg, err, b)
+	}
+	return out
+}
+
+// run runs a Windows program under Wine for at most a minute and returns
+// its stdout and stderr. They go through files: the processes Wine starts
+// beside a program (wineserver, services.exe) inherit its descriptors and
+// outlive it, so a pipe would not end with it.
+func (w *wine) run(t testing.TB, exe string, args ...string) (string, string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	outF, err := os.Create(filepath.Join(dir, "stdout"))
+	if err != nil {
+		return "", "", err
+	}
+	defer outF.Close()
+	errF, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		return "", "", err
+	}
+	defer errF.Close()
+	cmd := w.command(ctx, append([]string{exe}, args...)...)
+	cmd.Stdout, cmd.Stderr = outF, errF
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("%s %s: no end within a minute: %w", filepath.Base(exe), strings.Join(args, " "), ctx.Err())
+	}
+	out, _ := os.ReadFile(outF.Name())
+	errs, _ := os.ReadFile(errF.Name())
+	return string(out), string(errs), err
+}
+
+// drive is the host path of a Windows path on drive C: of the prefix.
+func (w *wine) drive(winPath string) string {
+	rel := strings.TrimPrefix(strings.ReplaceAll(winPath, `\`, "/"), "C:/")
+	return filepath.Join(w.prefix, "drive_c", filepath.FromSlash(rel))
+}
