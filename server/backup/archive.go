@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/myriarch/myriarch/internal/filehash"
 	"github.com/myriarch/myriarch/server/store"
 )
 
@@ -48,7 +49,7 @@ func Write(w io.Writer, dir string, m Manifest) error {
 	m.Format = Format
 	m.SHA256 = map[string]string{}
 	for _, name := range m.Files {
-		sum, err := fileSHA256(filepath.Join(dir, name))
+		sum, err := filehash.SHA256(filepath.Join(dir, name))
 		if err != nil {
 			return err
 		}
@@ -92,19 +93,6 @@ func addFile(tw *tar.Writer, dir, name string, at time.Time) error {
 	}
 	_, err = io.Copy(tw, f)
 	return err
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // CorruptError is an archive that is not one, or does not hold what its

@@ -25,10 +25,7 @@
 package selfupdate
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -36,6 +33,7 @@ import (
 	"github.com/myriarch/myriarch/agent/install"
 	"github.com/myriarch/myriarch/agent/journal"
 	"github.com/myriarch/myriarch/agent/statefile"
+	"github.com/myriarch/myriarch/internal/filehash"
 )
 
 // Pending describes an applied, not yet confirmed self-update: the marker
@@ -169,26 +167,13 @@ func (u *Updater) CountStart() (int, error) {
 func (u *Updater) Finish() error { return journal.Remove(u.markerPath()) }
 
 func sameContent(a, b string) (bool, error) {
-	ha, err := fileHash(a)
+	ha, err := filehash.SHA256(a)
 	if err != nil {
 		return false, err
 	}
-	hb, err := fileHash(b)
+	hb, err := filehash.SHA256(b)
 	if err != nil {
 		return false, err
 	}
 	return ha == hb, nil
-}
-
-func fileHash(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
