@@ -28,6 +28,11 @@ func delayStart() (warning string, err error) {
 			break
 		}
 	}
+	if errors.Is(err, windows.ERROR_SERVICE_DOES_NOT_EXIST) {
+		// Created, but not shown yet to another handle (Wine's manager
+		// within one session): installed, without the delay.
+		return "the service manager does not show the new service yet; it starts automatically at boot, without the delay", nil
+	}
 	if err != nil {
 		return "", err
 	}
