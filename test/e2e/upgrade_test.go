@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/internal/testkit"
+
 	"github.com/myriarch/myriarch/test/e2e/site"
 	"github.com/myriarch/myriarch/test/peers/peerbuild"
 )
@@ -84,8 +86,15 @@ func TestUpgradeThenBrokenReleaseRollsBack(t *testing.T) {
 	if col.InstanceUID != e.colUID {
 		t.Fatalf("instance UID changed: %s → %s", e.colUID, col.InstanceUID)
 	}
-	if uid, _ := e.site.CollectorUID(); uid != e.colUID {
-		t.Fatalf("persistent_state instance_id changed: %s", uid)
+	// The Supervisor rewrites persistent_state.yaml in place when it
+	// starts: a read in that moment finds it empty.
+	var uid string
+	testkit.WaitWithin(t, 10*time.Second, "persistent_state.yaml with an instance_id", func() bool {
+		uid, _ = e.site.CollectorUID()
+		return uid != ""
+	})
+	if uid != e.colUID {
+		t.Fatalf("persistent_state instance_id changed: %s → %s", e.colUID, uid)
 	}
 	// The Supervisor re-applied its cached remote configuration on m.2.
 	col = e.waitCollector("configuration in sync on m.2", time.Minute, func(a site.Agent) bool {
