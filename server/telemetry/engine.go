@@ -142,13 +142,16 @@ func (e *Engine) SetEstate(est *estate.Estate) {
 	for _, uid := range uids {
 		e.evaluate(uid, nil)
 	}
+	// Members were counted one by one: a wave may have looked open to a
+	// member placed before the earlier waves' were.
 	e.openGates()
 }
 
 // OnAgentMessage implements opampsrv.Hook: it notes what the agent reports
 // and adds the offer to the answer when the agent lacks it.
 func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, resp *protobufs.ServerToAgent) {
-	if offer := e.evaluate(uid, msg); offer != nil {
+	offer, opened := e.evaluate(uid, msg)
+	if offer != nil {
 		if resp.ConnectionSettings != nil {
 			offer = merge(resp.ConnectionSettings, offer)
 			e.mu.Lock()
@@ -159,18 +162,27 @@ func (e *Engine) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, res
 		}
 		resp.ConnectionSettings = offer
 	}
-	if msg.GetConnectionSettingsStatus() != nil {
-		e.openGates()
+	e.offerTo(opened)
+}
+
+// offerTo pushes what is due to the members of waves that opened, and on
+// to those of waves their moves open.
+func (e *Engine) offerTo(uids []uuid.UUID) {
+	for len(uids) > 0 {
+		uid := uids[0]
+		_, more := e.evaluate(uid, nil)
+		uids = append(uids[1:], more...)
 	}
 }
 
 // evaluate brings the member up to date with the agent (msg, when it sent
 // one) and the estate, and returns the offer it is to be sent now (nil:
-// none). Without a message, an offer due is pushed instead.
-func (e *Engine) evaluate(uid uuid.UUID, msg *protobufs.AgentToServer) *protobufs.ConnectionSettingsOffers {
+// none; without a message, an offer due is pushed instead) and the members
+// of the waves its move opened.
+func (e *Engine) evaluate(uid uuid.UUID, msg *protobufs.AgentToServer) (*protobufs.ConnectionSettingsOffers, []uuid.UUID) {
 	a, ok := e.reg.Peek(uid)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	fleet := e.fleetOf(a)
 	e.mu.Lock()
@@ -178,7 +190,7 @@ func (e *Engine) evaluate(uid uuid.UUID, msg *protobufs.AgentToServer) *protobuf
 	m := e.members[uid]
 	if m == nil {
 		if fleet == nil && msg == nil {
-			return nil
+			return nil, nil
 		}
 		m = &member{state: StateNone}
 		e.members[uid] = m
@@ -187,23 +199,33 @@ func (e *Engine) evaluate(uid uuid.UUID, msg *protobufs.AgentToServer) *protobuf
 		m.got, m.status, m.err = st.GetLastConnectionSettingsHash(), st.GetStatus(), st.GetErrorMessage()
 	}
 	m.reports = a.HasCapability(protobufs.AgentCapabilities_AgentCapabilities_ReportsConnectionSettingsStatus)
+	gates := rollout.Gates{}
+	gates.Note(e.waves[m.fleet]) // where it was
 	e.placeLocked(uid, m, a, fleet)
-	if m.want == nil && m.sent == nil {
+	gates.Note(e.waves[m.fleet]) // where it is
+	var offer *protobufs.ConnectionSettingsOffers
+	switch {
+	case m.want == nil && m.sent == nil:
 		if fleet == nil {
 			delete(e.members, uid)
 		}
-		return nil
+	case e.dueLocked(m):
+		m.sent, m.sentAt, offer = m.want.GetHash(), e.opts.Now(), m.want
+		fallthrough
+	default:
+		e.setStateLocked(uid, m)
 	}
-	if !e.dueLocked(m) {
-		return nil
+	var opened []uuid.UUID
+	for o := range gates.Opened() {
+		if o != uid {
+			opened = append(opened, o)
+		}
 	}
-	m.sent, m.sentAt = m.want.GetHash(), e.opts.Now()
-	e.setStateLocked(uid, m)
-	if msg == nil {
-		e.out.Push(uid, &protobufs.ServerToAgent{InstanceUid: uid[:], ConnectionSettings: m.want})
-		return nil
+	if offer != nil && msg == nil {
+		e.out.Push(uid, &protobufs.ServerToAgent{InstanceUid: uid[:], ConnectionSettings: offer})
+		offer = nil
 	}
-	return m.want
+	return offer, opened
 }
 
 // fleetOf is the fleet whose telemetry an agent follows: a collector's
@@ -319,22 +341,19 @@ func (e *Engine) setStateLocked(uid uuid.UUID, m *member) {
 	}
 }
 
-// openGates sends what is due to the members of waves that opened.
+// openGates sends what is due to every member waiting for its wave whose
+// gate is open (after an estate change; a member's move opens gates itself,
+// see evaluate).
 func (e *Engine) openGates() {
 	e.mu.Lock()
 	var due []uuid.UUID
-	for uid, m := range e.members {
-		e.setStateLocked(uid, m)
-	}
 	for uid, m := range e.members {
 		if m.state == StateWaitingWave && e.dueLocked(m) {
 			due = append(due, uid)
 		}
 	}
 	e.mu.Unlock()
-	for _, uid := range due {
-		e.evaluate(uid, nil)
-	}
+	e.offerTo(due)
 }
 
 // merge adds offer's own-telemetry settings to base (the heartbeat offer
