@@ -179,7 +179,10 @@ func TestConfigurationFollowsContainers(t *testing.T) {
 	})
 
 	// The updater's providers change (a new local tier): the collector is re-rendered.
-	e.updater.Stop(30 * time.Second)
+	if err := e.updater.Stop(30 * time.Second); err != nil {
+		// Killed, it would leave its Supervisor running beside the next one.
+		t.Fatalf("stopping the updater: %v", err)
+	}
 	e.providers["local"] = map[string]any{"vars": map[string]any{"tier": "silver"}}
 	if err := e.site.RewriteUpdaterProviders(e.providers); err != nil {
 		t.Fatal(err)
@@ -239,12 +242,22 @@ func (e *env) waitEffective(timeout time.Duration, what string, cond func(string
 		cfg = string(data)
 		return err == nil && cond(cfg)
 	}) {
-		// What the server made of the collector and its updater meanwhile.
+		// What the server made of the collector and its updater meanwhile:
+		// the render context it holds first, then each agent with its
+		// newest events (the output of a failed run is read in part).
 		var seen []string
+		var doc contextDoc
+		if code, err := e.srv.API("GET", "/api/v1/agents/"+e.colUID+"/context", nil, &doc); err == nil && code == 200 {
+			b, _ := json.Marshal(doc.Context)
+			seen = append(seen, "render context: "+string(b))
+		}
 		for uid := &e.colUID; uid != nil; {
 			a, ok, err := e.srv.GetAgent(*uid)
 			if err != nil || !ok {
 				break
+			}
+			if n := len(a.Events); n > 12 {
+				a.Events = a.Events[n-12:]
 			}
 			b, _ := json.MarshalIndent(a, "", "  ")
 			seen = append(seen, string(b))

@@ -59,8 +59,16 @@ func TestNotificationSurvivesKillBetweenSendAndRecord(t *testing.T) {
 		mu.Unlock()
 		if first {
 			// Received, not answered: myriarchd dies before it can record it.
+			// The answer waits for the process to be gone: a 200 read
+			// before the kill lands would be recorded.
+			exited := srv.Exited()
 			if err := srv.Signal(syscall.SIGKILL); err != nil {
 				t.Errorf("kill: %v", err)
+			}
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second):
+				t.Errorf("myriarchd still runs 10 s after SIGKILL")
 			}
 			close(killed)
 			return

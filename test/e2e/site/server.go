@@ -106,6 +106,15 @@ func (s *Server) Signal(sig syscall.Signal) error {
 	return p.Signal(sig) // os, not syscall.Kill: the package compiles for Windows too
 }
 
+// Exited is closed when the running process has exited (nil when none
+// runs).
+func (s *Server) Exited() <-chan struct{} {
+	if s.proc == nil {
+		return nil
+	}
+	return s.proc.Done()
+}
+
 // OpAMPURL is the WebSocket endpoint for agents.
 func (s *Server) OpAMPURL() string { return "ws://" + s.OpAMPAddr + "/v1/opamp" }
 
