@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/myriarch/myriarch/server/admin"
+	"github.com/myriarch/myriarch/server/apispec"
 	"github.com/myriarch/myriarch/server/artifacts"
 	"github.com/myriarch/myriarch/server/audit"
 	"github.com/myriarch/myriarch/server/backpressure"
@@ -205,17 +206,23 @@ func (s *Server) stopOpAMP(ctx context.Context) error {
 
 func (s *Server) startAdmin(context.Context) error {
 	s.accounts = s.newAccounts()
+	spec, err := apispec.Load()
+	if err != nil {
+		return err
+	}
 	deps := admin.Deps{
-		Keys:         s.accounts,
-		FleetOfAgent: s.fleetOfAgent,
-		AdminToken:   s.adminToken,
-		Tokens:       s.tokens,
-		Registry:     s.registry,
-		Disconnector: s.opamp,
-		Metrics:      s.metrics.Handler(),
-		Ready:        s.notReady,
-		Log:          s.log.With("component", "admin"),
-		Audit:        s.appendAudit,
+		Keys:          s.accounts,
+		FleetOfAgent:  s.fleetOfAgent,
+		AdminToken:    s.adminToken,
+		Tokens:        s.tokens,
+		Registry:      s.registry,
+		Disconnector:  s.opamp,
+		Metrics:       s.metrics.Handler(),
+		Ready:         s.notReady,
+		Log:           s.log.With("component", "admin"),
+		Audit:         s.appendAudit,
+		Spec:          spec,
+		CheckResponse: s.opts.CheckResponses,
 	}
 	if s.opts.Estate != "" {
 		deps.ReloadEstate = s.reloadEstate

@@ -19,6 +19,7 @@ import (
 	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server"
 	"github.com/myriarch/myriarch/server/admin"
+	"github.com/myriarch/myriarch/server/servertest"
 )
 
 type testServer struct {
@@ -50,6 +51,9 @@ func startServer(t *testing.T, mutate ...func(*server.Options)) *testServer {
 
 func startWith(t *testing.T, opts server.Options) *testServer {
 	t.Helper()
+	if opts.CheckResponses == nil {
+		opts.CheckResponses = servertest.CheckResponses(t)
+	}
 	s, err := server.New(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)

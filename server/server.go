@@ -92,6 +92,10 @@ type Options struct {
 	// (none without an issuer).
 	OIDC oidclogin.Settings
 
+	// CheckResponses, when set, is told of each admin API answer that
+	// does not match the API document (api/openapi.yaml); tests set it.
+	CheckResponses func(pattern string, err error)
+
 	// startHook, set by tests, is called before each component starts; an
 	// error fails that start.
 	startHook func(component string) error

@@ -72,6 +72,8 @@ var Rules = map[string]Rule{
 	"GET /healthz": public,
 	"GET /readyz":  public,
 	"GET /metrics": public, // as Prometheus scrapes it: counts and states, no secrets
+	// The API's own description, read by tools before they hold a credential.
+	"GET /api/v1/openapi.json": public,
 
 	// Runtime profiles: a profile costs CPU and shows the process's insides.
 	"GET /debug/pprof/":        read(Admin),

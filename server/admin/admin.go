@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/myriarch/myriarch/server/apispec"
 	"github.com/myriarch/myriarch/server/backpressure"
 	"github.com/myriarch/myriarch/server/credentials"
 	"github.com/myriarch/myriarch/server/registry"
@@ -58,6 +59,13 @@ type Deps struct {
 	FleetOfAgent func(uuid.UUID) string
 	// Audit writes one record of the audit trail (nil: none is kept).
 	Audit func(context.Context, AuditEntry) error
+	// Spec is the API document: served at /api/v1/openapi.json, and each
+	// request to a route it documents is checked against it before it is
+	// served (400 naming the field). Nil: neither.
+	Spec *apispec.Spec
+	// CheckResponse, when set with Spec, is told of each answer of a
+	// documented route that does not match the document (the tests).
+	CheckResponse func(pattern string, err error)
 }
 
 // Requests with a wrong or no admin token, per source address (an IPv4
@@ -105,6 +113,12 @@ func New(d Deps) *API {
 	a.Handle("POST /api/v1/estate/reload", a.reloadEstate)
 	a.Handle("GET /api/v1/estate", a.getEstate)
 	a.Handle("GET /api/v1/summary", a.summary)
+	if d.Spec != nil {
+		a.Handle("GET /api/v1/openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(d.Spec.JSON())
+		})
+	}
 	a.builtinFilters()
 	if d.Metrics != nil {
 		a.Handle("GET /metrics", d.Metrics.ServeHTTP)

@@ -65,7 +65,7 @@ func (a *API) Handle(pattern string, h http.HandlerFunc) {
 		panic("admin: route " + pattern + " has no rule in access.Rules")
 	}
 	a.patterns = append(a.patterns, pattern)
-	a.mux.Handle(pattern, a.guard(pattern, rule, h))
+	a.mux.Handle(pattern, a.checkedAnswer(pattern, a.guard(pattern, rule, a.checkedRequest(pattern, h))))
 }
 
 // Patterns lists the routes registered, in the order they were.

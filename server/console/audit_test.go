@@ -129,12 +129,12 @@ func TestAuditPage(t *testing.T) {
 
 	for _, bad := range []struct{ query, want string }{
 		{"since=tomorrow", "Since: not a time such as 2025-06-01T12:00 (UTC): tomorrow"},
-		{"outcome=maybe", "outcome must be one of ok, denied, error"},
+		{"outcome=maybe", "query parameter outcome: value must be one of"},
 		{"cursor=zzz", "cursor is not a cursor of this trail"},
 	} {
 		resp, page := b.do("GET", "/audit?"+bad.query, nil)
 		if resp.StatusCode != 400 || !strings.Contains(html.UnescapeString(page), bad.want) {
-			t.Errorf("%s: %d, want 400 saying %q", bad.query, resp.StatusCode, bad.want)
+			t.Errorf("%s: %d, want 400 saying %q\n%s", bad.query, resp.StatusCode, bad.want, page)
 		}
 	}
 

@@ -28,6 +28,9 @@ func StartServer(t testing.TB, o server.Options) *server.Server {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
+	if o.CheckResponses == nil {
+		o.CheckResponses = CheckResponses(t)
+	}
 	s, err := server.New(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -47,4 +50,13 @@ func StartServer(t testing.TB, o server.Options) *server.Server {
 		}
 	})
 	return s
+}
+
+// CheckResponses fails t on each admin API answer that does not match the
+// API document (server.Options.CheckResponses): a new field or a changed
+// type fails the tests until api/openapi.yaml says it.
+func CheckResponses(t testing.TB) func(pattern string, err error) {
+	return func(pattern string, err error) {
+		t.Errorf("the API document does not describe an answer: %v", err)
+	}
 }
