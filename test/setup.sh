@@ -20,6 +20,9 @@ need=(
   unshare:util-linux
   git:git
   curl:curl
+  # myriarchd's completion scripts run in each shell they are for.
+  zsh:zsh
+  fish:fish
   openssl:openssl
   # Windows builds run under Wine (test/windows); Debian keeps wine64 off PATH.
   /usr/lib/wine/wine64:wine64
