@@ -1,22 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/myriarch/myriarch/internal/adminclient"
 	"github.com/myriarch/myriarch/internal/blueprint"
 	"github.com/myriarch/myriarch/internal/configrender"
 )
-
-// fleetVariables is GET /api/v1/fleets/{name}/variables.
-type fleetVariables struct {
-	Fleet     string         `json:"fleet"`
-	Blueprint string         `json:"blueprint"`
-	Members   int            `json:"members"`
-	Variables map[string]int `json:"variables"`
-}
 
 // fleetFindings checks the fleet's Blueprint (as loaded from the roots)
 // against what its collectors' contexts hold today: each reference none of
@@ -26,10 +18,11 @@ func fleetFindings(est *blueprint.Estate, fleet string, client func() (*admincli
 	if err != nil {
 		return nil, err
 	}
-	var fv fleetVariables
-	if err := cl.Do("GET", "/api/v1/fleets/"+url.PathEscape(fleet)+"/variables", nil, &fv); err != nil {
+	r, err := cl.API.GetFleetVariablesWithResponse(context.Background(), fleet)
+	if err != nil {
 		return nil, err
 	}
+	fv := r.JSON200
 	bp, ok := est.Blueprints[fv.Blueprint]
 	if !ok {
 		return nil, fmt.Errorf("the fleet is configured with Blueprint %s, which the roots do not hold", fv.Blueprint)

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
+	"github.com/myriarch/myriarch/internal/admincli"
 	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/store"
 )
@@ -56,8 +57,8 @@ func TestAgentsListPages(t *testing.T) {
 		proxy.ServeHTTP(w, r)
 	}))
 	defer front.Close()
-	defer func(n int) { agentsPageSize = n }(agentsPageSize)
-	agentsPageSize = 3
+	defer func(n int) { admincli.AgentsPageSize = n }(admincli.AgentsPageSize)
+	admincli.AgentsPageSize = 3
 
 	cli := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
@@ -88,12 +89,12 @@ func TestAgentsListPages(t *testing.T) {
 	got := slices.Clone(queries)
 	queries = nil
 	mu.Unlock()
-	want := []string{"limit=3", "after=" + uids[2] + "&limit=3", "after=" + uids[5] + "&limit=3"}
+	want := []string{"limit=3", "limit=3&after=" + uids[2], "limit=3&after=" + uids[5]}
 	if !slices.Equal(got, want) {
 		t.Fatalf("requests %q, want %q", got, want)
 	}
 
-	code, out, errs = cli("agents", "list", "--kind", "collector", "--json")
+	code, out, errs = cli("agents", "list", "--kind", "collector", "--output", "json")
 	var doc struct {
 		Agents []struct {
 			InstanceUID string `json:"instanceUid"`
@@ -120,7 +121,7 @@ func TestAgentsListPages(t *testing.T) {
 	mu.Unlock()
 
 	code, _, errs = cli("agents", "list", "--kind", "bogus")
-	if code != 1 || !strings.Contains(errs, "400") || !strings.Contains(errs, "kind") {
+	if code != 3 || !strings.Contains(errs, "400") || !strings.Contains(errs, "query parameter kind") {
 		t.Fatalf("agents list --kind bogus: %d %s", code, errs)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/myriarch/myriarch/internal/admincli"
 	"github.com/myriarch/myriarch/internal/testenv"
 	"github.com/myriarch/myriarch/server/audit"
 )
@@ -79,15 +80,15 @@ func TestAuditCommand(t *testing.T) {
 		queries = nil
 		return q
 	}
-	defer func(n int) { auditPageSize = n }(auditPageSize)
-	auditPageSize = 3
+	defer func(n int) { admincli.AuditPageSize = n }(admincli.AuditPageSize)
+	admincli.AuditPageSize = 3
 	cli := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
 		code := run(append(args, "--admin", front.URL, "--data-dir", dataDir), &out, &errb)
 		return code, out.String(), errb.String()
 	}
 
-	code, out, errs := cli("audit", "--json")
+	code, out, errs := cli("audit", "--output", "json")
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if code != 0 || len(lines) != 7 {
 		t.Fatalf("audit --json: %d, %d lines\n%s%s", code, len(lines), out, errs)
@@ -119,7 +120,7 @@ func TestAuditCommand(t *testing.T) {
 		t.Fatalf("requests %v", q)
 	}
 
-	if code, out, _ = cli("audit", "--limit", "2", "--json"); code != 0 || strings.Count(out, "\n") != 2 {
+	if code, out, _ = cli("audit", "--limit", "2", "-o", "json"); code != 0 || strings.Count(out, "\n") != 2 {
 		t.Fatalf("audit --limit 2: %d\n%s", code, out)
 	}
 	if q := taken(); len(q) != 1 || q[0].Get("limit") != "2" {
@@ -128,11 +129,11 @@ func TestAuditCommand(t *testing.T) {
 	if code, out, _ = cli("audit", "--until", "1h"); code != 0 || !strings.HasPrefix(out, "ID ") || strings.Count(out, "\n") != 1 {
 		t.Fatalf("audit --until 1h: %d, want the header alone:\n%s", code, out)
 	}
-	if code, _, errs = cli("audit", "--outcome", "maybe"); code != 1 || !strings.Contains(errs, "400") || !strings.Contains(errs, "outcome") {
+	if code, _, errs = cli("audit", "--outcome", "maybe"); code != 3 || !strings.Contains(errs, "400") || !strings.Contains(errs, "query parameter outcome") {
 		t.Fatalf("audit --outcome maybe: %d %s", code, errs)
 	}
 
-	code, out, errs = cli("audit", "verify")
+	code, out, errs = cli("audit", "verify", "--output", "json")
 	if code != 0 || !strings.Contains(out, `"ok": true`) || !strings.Contains(out, `"records": 7`) {
 		t.Fatalf("audit verify: %d %s %s", code, out, errs)
 	}
@@ -146,7 +147,7 @@ func TestAuditCommand(t *testing.T) {
 			t.Fatal(q, err)
 		}
 	}
-	code, out, errs = cli("audit", "verify")
+	code, out, errs = cli("audit", "verify", "--output", "json")
 	if code != 1 || !strings.Contains(out, `"firstBad": 3`) || !strings.Contains(errs, "record 3 does not follow") {
 		t.Fatalf("audit verify after a change: %d %s %s", code, out, errs)
 	}

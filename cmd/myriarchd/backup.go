@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/myriarch/myriarch/internal/admincli"
+	"github.com/myriarch/myriarch/internal/cmdline"
 	"github.com/myriarch/myriarch/server/backup"
 	"github.com/myriarch/myriarch/server/store/postgres"
 	"github.com/myriarch/myriarch/server/store/sqlite"
@@ -25,37 +27,53 @@ first; a corrupt archive, one of a newer schema or a store that holds data
 is refused and nothing is written. Run it with the server stopped, then
 start myriarchd on the restored store.`
 
-func backupCmd(args []string, stdout, stderr io.Writer) int {
-	c := newCommand("backup", "backup --out FILE [--force] [flags]", backupAbout)
-	client := clientFlags(c.fs)
-	out := c.fs.String("out", "", "write the archive to `FILE`")
-	force := c.fs.Bool("force", false, "replace FILE when it exists")
-	if code, done := c.parseFlags(args, stdout, stderr); done {
-		return code
+// backupLeaf is "backup": the archive streamed from the running server
+// through the admin API, checked, then written.
+func backupLeaf(cli *admincli.Commands) *cmdline.Leaf {
+	return &cmdline.Leaf{Synopsis: "backup --out FILE [--force] [flags]", About: backupAbout,
+		Setup: func(c *cmdline.Command) func(context.Context, []string) error {
+			client := cli.Connect(c.FS)
+			out := c.FS.String("out", "", "write the archive to `FILE`")
+			force := c.FS.Bool("force", false, "replace FILE when it exists")
+			return func(ctx context.Context, args []string) error {
+				switch {
+				case len(args) > 0:
+					return cmdline.Usagef("unexpected argument %q", args[0])
+				case *out == "":
+					return cmdline.Usagef("--out is required")
+				}
+				if _, err := os.Lstat(*out); err == nil && !*force {
+					return fmt.Errorf("%s exists; --force replaces it", *out)
+				}
+				cl, err := client()
+				if err != nil {
+					return err
+				}
+				m, size, err := takeBackup(func(w io.Writer) error {
+					resp, err := cl.Streaming.CreateBackup(ctx)
+					if err != nil {
+						return err
+					}
+					defer resp.Body.Close()
+					_, err = io.Copy(w, resp.Body)
+					return err
+				}, *out)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.Stdout, "backup %s: %s store, schema %d, estate revision %s, %d files, %d bytes\n",
+					*out, m.Backend, m.SchemaVersion, orDash(m.EstateRevision), len(m.Files), size)
+				return nil
+			}
+		}}
+}
+
+// orDash is s, or "-" when empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
 	}
-	if *out == "" {
-		return c.usageError(stderr, "--out is required")
-	}
-	if _, err := os.Lstat(*out); err == nil && !*force {
-		fmt.Fprintf(stderr, "myriarchd backup: %s exists; --force replaces it\n", *out)
-		return 1
-	}
-	cl, err := client()
-	if err != nil {
-		fmt.Fprintln(stderr, "myriarchd backup:", err)
-		return 1
-	}
-	m, size, err := takeBackup(func(w io.Writer) error {
-		_, err := cl.Stream("POST", "/api/v1/backup", w)
-		return err
-	}, *out)
-	if err != nil {
-		fmt.Fprintln(stderr, "myriarchd backup:", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "backup %s: %s store, schema %d, estate revision %s, %d files, %d bytes\n",
-		*out, m.Backend, m.SchemaVersion, orDash(m.EstateRevision), len(m.Files), size)
-	return 0
+	return s
 }
 
 // takeBackup writes what fetch streams to path through a temporary file
@@ -112,18 +130,18 @@ func readArchive(path, dir string) (backup.Manifest, error) {
 }
 
 func restoreCmd(args []string, stdout, stderr io.Writer) int {
-	c := newCommand("restore", "restore FILE (--data-dir DIR | --store postgres://…)", restoreAbout)
-	dataDir := c.fs.String("data-dir", "", "restore a SQLite archive into `DIR` (the server's --data-dir), which holds no database yet")
-	storeURL := c.fs.String("store", "", "restore a PostgreSQL archive into the database at `URL`, which holds no myriarch tables yet")
-	pos, code, done := c.parseMixed(args, stdout, stderr)
+	c := cmdline.New("myriarchd", "restore", "restore FILE (--data-dir DIR | --store postgres://…)", restoreAbout)
+	dataDir := c.FS.String("data-dir", "", "restore a SQLite archive into `DIR` (the server's --data-dir), which holds no database yet")
+	storeURL := c.FS.String("store", "", "restore a PostgreSQL archive into the database at `URL`, which holds no myriarch tables yet")
+	pos, code, done := c.ParseMixed(args, stdout, stderr)
 	if done {
 		return code
 	}
 	switch {
 	case len(pos) != 1:
-		return c.usageError(stderr, "one archive FILE is required")
+		return c.UsageError(stderr, "one archive FILE is required")
 	case (*dataDir == "") == (*storeURL == ""):
-		return c.usageError(stderr, "give either --data-dir or --store")
+		return c.UsageError(stderr, "give either --data-dir or --store")
 	}
 	scratch, err := os.MkdirTemp("", "myriarchd-restore-")
 	if err != nil {

@@ -37,7 +37,7 @@ type backupFixture struct {
 func seed(t *testing.T, srv *server.Server, dataDir string) backupFixture {
 	t.Helper()
 	conn := []string{"--admin", "http://" + srv.AdminAddr().String(), "--data-dir", dataDir}
-	code, out, errs := runCLI(append([]string{"token", "create", "--name", "edge"}, conn...)...)
+	code, out, errs := runCLI(append([]string{"token", "create", "--name", "edge", "-o", "json"}, conn...)...)
 	if code != 0 {
 		t.Fatalf("token create: %d %s %s", code, out, errs)
 	}

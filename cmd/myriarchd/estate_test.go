@@ -51,7 +51,7 @@ func TestEstatePlanCLI(t *testing.T) {
 	cli := func(args ...string) (int, string, string) { return ts.cli("", args...) }
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		_, out, _ := cli("agents", "show", col.UID.String())
+		_, out, _ := cli("agents", "show", col.UID.String(), "-o", "json")
 		if strings.Contains(out, `"syncState": "in_sync"`) {
 			break
 		}
@@ -73,12 +73,12 @@ func TestEstatePlanCLI(t *testing.T) {
 	}
 	git("add", "-A")
 	git("commit", "-q", "-m", "port 4319")
-	code, out, errs = cli("estate", "plan", "--revision", "HEAD", "--json")
+	code, out, errs = cli("estate", "plan", "--revision", "HEAD", "--output", "json")
 	var p plan.Plan
 	if err := json.Unmarshal([]byte(out), &p); code != 0 || err != nil || p.Source != "git" || p.Candidate.Author != "Ada <ada@example.com>" || p.Summary.Changed != 1 {
 		t.Fatalf("estate plan --revision HEAD --json: %d %v\n%s%s", code, err, out, errs)
 	}
-	if code, _, errs := cli("estate", "plan", "--revision", "nosuch"); code != 1 || !strings.Contains(errs, `revision "nosuch" does not exist`) {
+	if code, _, errs := cli("estate", "plan", "--revision", "nosuch"); code != 3 || !strings.Contains(errs, `revision "nosuch" does not exist`) {
 		t.Fatalf("estate plan --revision nosuch: %d %s", code, errs)
 	}
 	write("fleets/gw.yaml", "name: gw\nselector: [\n")
@@ -88,7 +88,7 @@ func TestEstatePlanCLI(t *testing.T) {
 		!strings.Contains(out, "fleets/gw.yaml:") || !strings.Contains(out, "fleets/other.yaml:") {
 		t.Fatalf("estate plan of a broken estate: %d\n%s", code, out)
 	}
-	if code, _, errs := cli("estate", "reload"); code != 1 || !strings.Contains(errs, "fleets/gw.yaml") {
+	if code, _, errs := cli("estate", "reload"); code != 3 || !strings.Contains(errs, "fleets/gw.yaml") {
 		t.Fatalf("estate reload of a broken estate: %d %s", code, errs)
 	}
 	os.Remove(filepath.Join(est, "fleets/other.yaml"))

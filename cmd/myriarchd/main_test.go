@@ -15,7 +15,7 @@ func TestCLIAgainstServer(t *testing.T) {
 	s, dataDir := ts.Server, ts.dataDir
 	cli := func(args ...string) (int, string, string) { return ts.cli("", args...) }
 
-	code, out, errs := cli("token", "create", "--name", "edge-north", "--label", "wave=1", "--label", "region=north")
+	code, out, errs := cli("token", "create", "--name", "edge-north", "--label", "wave=1", "--label", "region=north", "-o", "json")
 	if code != 0 {
 		t.Fatalf("token create: %d %s", code, errs)
 	}
@@ -32,7 +32,7 @@ func TestCLIAgainstServer(t *testing.T) {
 		t.Fatalf("token list: %d\n%s", code, out)
 	}
 	code, _, errs = cli("token", "create", "--name", "bad", "--label", "a b=x")
-	if code != 1 || !strings.Contains(errs, "whitespace") {
+	if code != 3 || !strings.Contains(errs, "whitespace") {
 		t.Fatalf("bad label: %d %s", code, errs)
 	}
 	code, out, _ = cli("agents", "list")
@@ -58,13 +58,13 @@ func TestCLIAgainstServer(t *testing.T) {
 		t.Fatalf("token list with a broken --config: %d %s", code, cerr.String())
 	}
 	code, _, errs = cli("agents", "show", "00000000-0000-0000-0000-000000000000")
-	if code != 1 || !strings.Contains(errs, "404") {
+	if code != 3 || !strings.Contains(errs, "404") {
 		t.Fatalf("agents show unknown: %d %s", code, errs)
 	}
 	if code, _, _ = cli("token", "revoke", tok.ID); code != 0 {
 		t.Fatalf("token revoke: %d", code)
 	}
-	code, out, _ = cli("token", "list", "--json")
+	code, out, _ = cli("tokens", "list", "--output", "json")
 	if code != 0 || !strings.Contains(out, "revokedAt") {
 		t.Fatalf("revoked token not shown: %s", out)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/myriarch/myriarch/internal/cmdline"
 	"github.com/myriarch/myriarch/server"
 )
 
@@ -17,16 +18,16 @@ import (
 // there is nothing to run (help printed: 0; a usage or config problem: 2).
 func serveCommand(args []string, getenv func(string) (string, bool), stdout, stderr io.Writer) (cfg serveConfig, code int, done bool) {
 	cfg = defaultServeConfig()
-	c := newCommand("serve", "serve [flags]", serveAbout)
-	c.flags = printSettings
-	bindFlags(c.fs, &cfg)
-	if code, done := c.parse(args, stdout, stderr); done {
+	c := cmdline.New("myriarchd", "serve", "serve [flags]", serveAbout)
+	c.Flags = printSettings
+	bindFlags(c.FS, &cfg)
+	if code, done := c.Parse(args, stdout, stderr); done {
 		return cfg, code, true
 	}
-	if c.fs.NArg() > 0 {
-		return cfg, c.usageError(stderr, "unexpected argument %q", c.fs.Arg(0)), true
+	if c.FS.NArg() > 0 {
+		return cfg, c.UsageError(stderr, "unexpected argument %q", c.FS.Arg(0)), true
 	}
-	if err := resolve(c.fs, &cfg, getenv); err != nil {
+	if err := resolve(c.FS, &cfg, getenv); err != nil {
 		fmt.Fprintln(stderr, "myriarchd serve:", err)
 		return cfg, 2, true
 	}

@@ -26,12 +26,12 @@ func startTestServer(t *testing.T, estate string) testServer {
 	return ts
 }
 
-// cli runs a command of two words ("users create") against ts, its
-// connection's flags after the words, then args; input is its stdin.
+// cli runs a command against ts, its connection's flags after args;
+// input is its stdin.
 func (ts testServer) cli(input string, args ...string) (code int, stdout, stderr string) {
 	stdin = strings.NewReader(input)
 	conn := []string{"--admin", "http://" + ts.AdminAddr().String(), "--data-dir", ts.dataDir}
 	var out, errb bytes.Buffer
-	code = run(append(args[:2:2], append(conn, args[2:]...)...), &out, &errb)
+	code = run(append(args[:len(args):len(args)], conn...), &out, &errb)
 	return code, out.String(), errb.String()
 }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,9 +176,11 @@ func renderContext(est *blueprint.Estate, id, file, agent string, client func() 
 		if err != nil {
 			return nil, err
 		}
-		if err := cl.Do("GET", "/api/v1/agents/"+url.PathEscape(agent)+"/context", nil, &raw); err != nil {
+		r, err := cl.API.GetAgentContextWithResponse(context.Background(), agent)
+		if err != nil {
 			return nil, fmt.Errorf("--context-from-agent: %w", err)
 		}
+		raw = r.Body
 		where = "agent " + agent
 	}
 	doc, err := configrender.ParseDocument(raw)

@@ -1,10 +1,10 @@
-// Package adminclient calls the admin API of a running myriarchd: the
-// myriarchd client commands and telecraft share it.
+// Package adminclient finds a running myriarchd (flags, environment, the
+// server's own configuration file) and calls its admin API through the
+// typed client generated from the API's document (internal/adminapi):
+// the myriarchd client commands, telecraft and blueprint-check share it.
 package adminclient
 
 import (
-	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -13,18 +13,26 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/myriarch/myriarch/internal/adminapi"
 )
 
 // DefaultDataDir is where myriarchd keeps its state, and where the admin
 // token is read from by default.
 const DefaultDataDir = "/var/lib/myriarch"
 
-// Client calls the admin API of a running myriarchd.
+// Client calls the admin API of a running myriarchd. API's calls answer
+// a status other than 2xx with a *StatusError, never a response.
 type Client struct {
-	base  string
-	token string
-	http  *http.Client
+	API *adminapi.ClientWithResponses
+	// Streaming is API without a time limit, for answers whose time is
+	// their size (a backup); bound it with the call's context.
+	Streaming *adminapi.ClientWithResponses
+	base      string
 }
+
+// Timeout bounds each call of Client.API.
+const Timeout = 30 * time.Second
 
 // Flags adds the connection flags every client command shares (--admin,
 // --admin-token-file, --data-dir and their MYRIARCH_* variables); the
@@ -75,99 +83,50 @@ func FlagsWith(fs *flag.FlagSet, file func() (Settings, error)) func() (*Client,
 			}
 			tok = strings.TrimSpace(string(data))
 		}
-		return &Client{base: strings.TrimRight(base, "/"), token: tok, http: &http.Client{Timeout: 30 * time.Second}}, nil
+		return New(base, tok)
 	}
 }
 
-// Do sends a request and decodes a 2xx JSON answer into out (a *[]byte
-// receives the raw body); other statuses become errors naming the server's
-// message.
-func (c *Client) Do(method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, c.base+path, rd)
+// New returns a client of the admin API at base (a URL) calling with the
+// credential token (the admin token or an API key).
+func New(base, token string) (*Client, error) {
+	base = strings.TrimRight(base, "/")
+	api, err := adminapi.NewClientWithResponses(base, adminapi.WithHTTPClient(&doer{token: token, http: &http.Client{Timeout: Timeout}}))
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("admin API %q: %w", base, err)
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Content-Type", "application/json")
-	// The audit trail records the request as made with the CLI.
-	req.Header.Set("X-Myriarch-Client", "cli")
-	resp, err := c.http.Do(req)
+	streaming, err := adminapi.NewClientWithResponses(base, adminapi.WithHTTPClient(&doer{token: token, http: &http.Client{}}))
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("admin API %q: %w", base, err)
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		return answerError(method, path, resp.Status, data)
-	}
-	switch o := out.(type) {
-	case nil:
-		return nil
-	case *[]byte:
-		*o = data
-		return nil
-	default:
-		return json.Unmarshal(data, out)
-	}
-}
-
-// answerError is a refusal or failure, with the server's message.
-func answerError(method, path, status string, data []byte) error {
-	var e struct {
-		Error    string   `json:"error"`
-		Details  []string `json:"details"`
-		Problems []struct {
-			File    string `json:"file"`
-			Line    int    `json:"line"`
-			Message string `json:"message"`
-		} `json:"problems"` // an estate's, each in its file
-	}
-	if json.Unmarshal(data, &e) == nil && e.Error != "" {
-		msg := e.Error
-		for _, d := range e.Details {
-			msg += "\n  " + d
-		}
-		for _, p := range e.Problems {
-			msg += fmt.Sprintf("\n  %s:%d: %s", p.File, p.Line, p.Message)
-		}
-		return fmt.Errorf("%s %s: %s: %s", method, path, status, msg)
-	}
-	return fmt.Errorf("%s %s: %s: %s", method, path, status, bytes.TrimSpace(data))
-}
-
-// Stream sends a request without a body and copies a 2xx answer to w,
-// however long it takes (a backup); other statuses are errors as with Do.
-func (c *Client) Stream(method, path string, w io.Writer) (int64, error) {
-	req, err := http.NewRequest(method, c.base+path, nil)
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("X-Myriarch-Client", "cli")
-	cl := *c.http
-	cl.Timeout = 0 // the answer's time is the data's size
-	resp, err := cl.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return 0, answerError(method, path, resp.Status, data)
-	}
-	return io.Copy(w, resp.Body)
+	return &Client{API: api, Streaming: streaming, base: base}, nil
 }
 
 // Base is the admin API's base URL, where the browser console is served too.
 func (c *Client) Base() string { return c.base }
+
+// doer sends the generated client's requests with the credential, and
+// turns an answer other than 2xx into a *StatusError.
+type doer struct {
+	token string
+	http  *http.Client
+}
+
+// maxErrorBody bounds what is read of an error answer.
+const maxErrorBody = 1 << 20
+
+func (d *doer) Do(req *http.Request) (*http.Response, error) {
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	// The audit trail records the request as made with the CLI.
+	req.Header.Set("X-Myriarch-Client", "cli")
+	resp, err := d.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	return nil, newStatusError(req.Method, req.URL.Path, resp.StatusCode, resp.Status, data)
+}

@@ -56,6 +56,9 @@ func (e *Engine) RetryFleet(name string) (int, error) {
 	f, ok := e.fleets[name]
 	if !ok || f.def.Package == "" {
 		e.mu.Unlock()
+		if ok {
+			return 0, fmt.Errorf("no fleet %q with a package: its configuration is retried with POST /api/v1/fleets/%s/config/retry", name, name)
+		}
 		return 0, fmt.Errorf("no fleet %q", name)
 	}
 	work := map[uuid.UUID]struct{}{}
