@@ -19,7 +19,7 @@ import (
 	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server"
 	"github.com/myriarch/myriarch/server/admin"
-	"github.com/myriarch/myriarch/server/servertest"
+	"github.com/myriarch/myriarch/server/apispec/apispectest"
 )
 
 type testServer struct {
@@ -52,7 +52,7 @@ func startServer(t *testing.T, mutate ...func(*server.Options)) *testServer {
 func startWith(t *testing.T, opts server.Options) *testServer {
 	t.Helper()
 	if opts.CheckResponses == nil {
-		opts.CheckResponses = servertest.CheckResponses(t)
+		opts.CheckResponses = apispectest.CheckResponses(t)
 	}
 	s, err := server.New(context.Background(), opts)
 	if err != nil {

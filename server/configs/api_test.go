@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/myriarch/myriarch/server/admin"
+	"github.com/myriarch/myriarch/server/apispec/apispectest"
 	"github.com/myriarch/myriarch/server/rollout/rollouttest"
 )
 
@@ -50,7 +51,8 @@ func TestConfigByHashIsTheAgentsOwn(t *testing.T) {
 		t.Fatalf("b: desired %s reported %s", short(r.desired), short(r.reported.Hash))
 	}
 
-	api := admin.New(admin.Deps{AdminToken: "adm", Registry: h.reg})
+	spec, check := apispectest.Net(t)
+	api := admin.New(admin.Deps{AdminToken: "adm", Registry: h.reg, Spec: spec, CheckResponse: check})
 	h.e.Routes(api)
 	tests := []struct {
 		name       string

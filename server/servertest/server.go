@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/server"
+	"github.com/myriarch/myriarch/server/apispec/apispectest"
 )
 
 // StartServer starts a real myriarchd with o: unless o says otherwise, on
@@ -29,7 +30,7 @@ func StartServer(t testing.TB, o server.Options) *server.Server {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	if o.CheckResponses == nil {
-		o.CheckResponses = CheckResponses(t)
+		o.CheckResponses = apispectest.CheckResponses(t)
 	}
 	s, err := server.New(context.Background(), o)
 	if err != nil {
@@ -50,13 +51,4 @@ func StartServer(t testing.TB, o server.Options) *server.Server {
 		}
 	})
 	return s
-}
-
-// CheckResponses fails t on each admin API answer that does not match the
-// API document (server.Options.CheckResponses): a new field or a changed
-// type fails the tests until api/openapi.yaml says it.
-func CheckResponses(t testing.TB) func(pattern string, err error) {
-	return func(pattern string, err error) {
-		t.Errorf("the API document does not describe an answer: %v", err)
-	}
 }
