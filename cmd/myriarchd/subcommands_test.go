@@ -7,10 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/protobufs"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/myriarch/myriarch/internal/cmdline"
 	"github.com/myriarch/myriarch/server/servertest"
+	"github.com/myriarch/myriarch/server/store"
 	"github.com/myriarch/myriarch/test/e2e/site"
 )
 
@@ -51,8 +54,13 @@ func TestEverySubcommandAgainstAServer(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	uid := col.UID.String()
+	// An agent that reported over plain HTTP long ago: offline.
+	offline := uuid.New()
+	if _, err := ts.Registry().Report(offline, store.Credential{Kind: "token", ID: "x"}, &protobufs.AgentToServer{}, false, false); err != nil {
+		t.Fatal(err)
+	}
 	// Made by earlier rows, used by later ones.
-	vars := map[string]string{"{{uid}}": uid, "{{dir}}": t.TempDir()}
+	vars := map[string]string{"{{uid}}": uid, "{{offline}}": offline.String(), "{{dir}}": t.TempDir()}
 	cases := []cliCase{
 		{args: []string{"agents", "list"}, out: uid},
 		{args: []string{"agents", "show", "{{uid}}"}, out: "instanceUid"},
@@ -61,6 +69,9 @@ func TestEverySubcommandAgainstAServer(t *testing.T) {
 		{args: []string{"agents", "retry-offer", "{{uid}}"}, out: "instanceUid"},
 		{args: []string{"agents", "retry-config", "{{uid}}"}, out: "instanceUid"},
 		{args: []string{"agents", "show", "00000000-0000-0000-0000-000000000000"}, code: 3, err: "404"},
+		{args: []string{"agents", "forget", "{{uid}}"}, code: 3, err: "the agent is online"},
+		{args: []string{"agents", "forget", "{{offline}}"}, out: "true"},
+		{args: []string{"agents", "show", "{{offline}}"}, code: 3, err: "404"},
 		{args: []string{"fleets", "list"}, out: "gw"},
 		{args: []string{"fleets", "show", "gw"}, out: "data-flow/gateway"},
 		{args: []string{"fleets", "show", "nosuch"}, code: 3, err: `no fleet "nosuch"`},
@@ -227,7 +238,7 @@ func takesOutput(args []string) bool {
 // mutates reports whether running a command line again would change or
 // fail what the case checked: the changes, and the one-time link.
 func mutates(args []string) bool {
-	for _, w := range []string{"create", "revoke", "delete", "update", "link", "pause", "resume", "reload", "retry-offers", "retry-configs"} {
+	for _, w := range []string{"create", "revoke", "delete", "update", "link", "pause", "resume", "reload", "retry-offers", "retry-configs", "forget"} {
 		if len(args) > 1 && args[1] == w {
 			return true
 		}

@@ -1109,6 +1109,12 @@ type AgentEvent struct {
 	Type string `json:"type"`
 }
 
+// AgentForgotten An agent forgotten.
+type AgentForgotten struct {
+	Forgotten   bool               `json:"forgotten"`
+	InstanceUid openapi_types.UUID `json:"instanceUid"`
+}
+
 // AgentHealth An agent's (or one of its components') reported health.
 type AgentHealth struct {
 	// Components The components' health, by component name (absent when none is reported).
@@ -2376,6 +2382,17 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/agents (the `ListAgents` operationId).
 	ListAgents(ctx context.Context, params *ListAgentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ForgetAgent Forget an offline agent
+	//
+	// Removes an offline agent with its history, its offer and its
+	// configuration records, as pruning does after the prune age; on
+	// instances sharing PostgreSQL, every instance drops it. An agent that
+	// comes back registers anew. An online agent is refused (409).
+	// Audited as `agent.forget`. Role: **operator** on the agent's fleet.
+	//
+	// Corresponds with DELETE /api/v1/agents/{uid} (the `ForgetAgent` operationId).
+	ForgetAgent(ctx context.Context, uid string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetAgent Show one agent
 	//
 	// One agent with its event history, its package rollout (`pairing`,
@@ -2941,6 +2958,27 @@ type ClientInterface interface {
 // Corresponds with GET /api/v1/agents (the `ListAgents` operationId).
 func (c *Client) ListAgents(ctx context.Context, params *ListAgentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListAgentsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ForgetAgent Forget an offline agent
+//
+// Removes an offline agent with its history, its offer and its
+// configuration records, as pruning does after the prune age; on
+// instances sharing PostgreSQL, every instance drops it. An agent that
+// comes back registers anew. An online agent is refused (409).
+// Audited as `agent.forget`. Role: **operator** on the agent's fleet.
+//
+// Corresponds with DELETE /api/v1/agents/{uid} (the `ForgetAgent` operationId).
+func (c *Client) ForgetAgent(ctx context.Context, uid string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewForgetAgentRequest(c.Server, uid)
 	if err != nil {
 		return nil, err
 	}
@@ -4113,6 +4151,40 @@ func NewListAgentsRequest(server string, params *ListAgentsParams) (*http.Reques
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewForgetAgentRequest constructs an http.Request for the ForgetAgent method
+func NewForgetAgentRequest(server string, uid string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uid", uid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/agents/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -5581,6 +5653,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/agents (the `ListAgents` operationId).
 	ListAgentsWithResponse(ctx context.Context, params *ListAgentsParams, reqEditors ...RequestEditorFn) (*ListAgentsResponse, error)
 
+	// ForgetAgentWithResponse Forget an offline agent
+	//
+	// Removes an offline agent with its history, its offer and its
+	// configuration records, as pruning does after the prune age; on
+	// instances sharing PostgreSQL, every instance drops it. An agent that
+	// comes back registers anew. An online agent is refused (409).
+	// Audited as `agent.forget`. Role: **operator** on the agent's fleet.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/agents/{uid} (the `ForgetAgent` operationId).
+	ForgetAgentWithResponse(ctx context.Context, uid string, reqEditors ...RequestEditorFn) (*ForgetAgentResponse, error)
+
 	// GetAgentWithResponse Show one agent
 	//
 	// One agent with its event history, its package rollout (`pairing`,
@@ -6269,6 +6354,124 @@ func (r ListAgentsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListAgentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ForgetAgentResponse200Headers the declared response headers of an HTTP 200 response for ForgetAgent
+type ForgetAgentResponse200Headers struct {
+	XRequestId *string
+}
+
+// ForgetAgentResponse429Headers the declared response headers of an HTTP 429 response for ForgetAgent
+type ForgetAgentResponse429Headers struct {
+	RetryAfter *string
+}
+
+// ForgetAgentResponse503Headers the declared response headers of an HTTP 503 response for ForgetAgent
+type ForgetAgentResponse503Headers struct {
+	RetryAfter *string
+}
+
+type ForgetAgentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentForgotten
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ForgetAgentResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ForgetAgentResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ForgetAgentResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ForgetAgentResponse) GetJSON200() *AgentForgotten {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ForgetAgentResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ForgetAgentResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ForgetAgentResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ForgetAgentResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ForgetAgentResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ForgetAgentResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ForgetAgentResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ForgetAgentResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ForgetAgentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ForgetAgentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ForgetAgentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ForgetAgentResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9892,6 +10095,25 @@ func (c *ClientWithResponses) ListAgentsWithResponse(ctx context.Context, params
 	return ParseListAgentsResponse(rsp)
 }
 
+// ForgetAgentWithResponse Forget an offline agent
+//
+// Removes an offline agent with its history, its offer and its
+// configuration records, as pruning does after the prune age; on
+// instances sharing PostgreSQL, every instance drops it. An agent that
+// comes back registers anew. An online agent is refused (409).
+// Audited as `agent.forget`. Role: **operator** on the agent's fleet.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/agents/{uid} (the `ForgetAgent` operationId).
+func (c *ClientWithResponses) ForgetAgentWithResponse(ctx context.Context, uid string, reqEditors ...RequestEditorFn) (*ForgetAgentResponse, error) {
+	rsp, err := c.ForgetAgent(ctx, uid, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseForgetAgentResponse(rsp)
+}
+
 // GetAgentWithResponse Show one agent
 //
 // One agent with its event history, its package rollout (`pairing`,
@@ -10821,6 +11043,121 @@ func ParseListAgentsResponse(rsp *http.Response) (*ListAgentsResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListAgentsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseForgetAgentResponse parses an HTTP response from a ForgetAgentWithResponse call
+func ParseForgetAgentResponse(rsp *http.Response) (*ForgetAgentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ForgetAgentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentForgotten
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ForgetAgentResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ForgetAgentResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ForgetAgentResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -93,6 +93,12 @@ func (c *Commands) agents() *cmdline.Group {
 				r, err := cl.API.RetryAgentConfigWithResponse(ctx, args[0])
 				return rawOf(r, err)
 			}),
+		c.simple("agents", "forget", "UID", "remove an offline agent and its history",
+			"Removes an offline agent with its history, as pruning does, on every instance; an agent that\n"+
+				"comes back registers anew. An online agent is refused (exit 3).", uid, "one instance UID",
+			func(ctx context.Context, cl *adminclient.Client, args []string) (answered, error) {
+				return rawOf(cl.API.ForgetAgentWithResponse(ctx, args[0]))
+			}),
 	}}
 }
 

@@ -85,6 +85,7 @@ var Rules = map[string]Rule{
 	// Agents.
 	"GET /api/v1/agents":                     read(Viewer),
 	"GET /api/v1/agents/{uid}":               read(Viewer),
+	"DELETE /api/v1/agents/{uid}":            change(Operator, Agent, "agent.forget"),
 	"GET /api/v1/agents/{uid}/config":        read(Operator),
 	"GET /api/v1/agents/{uid}/context":       read(Operator),
 	"POST /api/v1/agents/{uid}/retry":        change(Operator, Agent, "agent.offer.retry"),

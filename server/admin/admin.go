@@ -110,6 +110,7 @@ func New(d Deps) *API {
 	a.Handle("DELETE /api/v1/tokens/{id}", a.revokeToken)
 	a.Handle("GET /api/v1/agents", a.listAgents)
 	a.Handle("GET /api/v1/agents/{uid}", a.getAgent)
+	a.Handle("DELETE /api/v1/agents/{uid}", a.forgetAgent)
 	a.Handle("POST /api/v1/estate/reload", a.reloadEstate)
 	a.Handle("GET /api/v1/estate", a.getEstate)
 	a.Handle("GET /api/v1/summary", a.summary)
@@ -263,6 +264,35 @@ func (a *API) getAgent(w http.ResponseWriter, r *http.Request) {
 	j := toJSON(&ag, a.d.Tokens.TokenName, a.decorators)
 	j.LabelSources, _ = a.d.Registry.LabelSources(uid)
 	WriteJSON(w, http.StatusOK, j)
+}
+
+// Forgotten is the answer of DELETE /api/v1/agents/{uid}.
+type Forgotten struct {
+	InstanceUID uuid.UUID `json:"instanceUid"`
+	Forgotten   bool      `json:"forgotten"`
+}
+
+// forgetAgent removes an offline agent with its history (registry.Forget).
+func (a *API) forgetAgent(w http.ResponseWriter, r *http.Request) {
+	uid, err := uuid.Parse(r.PathValue("uid"))
+	if err != nil {
+		WriteError(w, http.StatusNotFound, "no agent "+r.PathValue("uid")+": not a UUID")
+		return
+	}
+	err = a.d.Registry.Forget(uid)
+	switch {
+	case errors.Is(err, registry.ErrUnknownAgent):
+		WriteError(w, http.StatusNotFound, "no agent "+uid.String())
+		return
+	case errors.Is(err, registry.ErrAgentOnline):
+		WriteError(w, http.StatusConflict, err.Error())
+		return
+	case err != nil:
+		WriteError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	NoteAudit(r, "agents/"+uid.String(), "agent forgotten")
+	WriteJSON(w, http.StatusOK, Forgotten{InstanceUID: uid, Forgotten: true})
 }
 
 func (a *API) getEstate(w http.ResponseWriter, _ *http.Request) {

@@ -62,6 +62,11 @@ func (p *Publisher) Write(ctx context.Context, b store.Batch) error {
 	for _, uid := range b.Disconnected {
 		ids = append(ids, hex.EncodeToString(uid[:]))
 	}
+	// Rows deleted (agents pruned or forgotten): the others read that
+	// they are gone.
+	for _, uid := range b.Delete {
+		ids = append(ids, hex.EncodeToString(uid[:]))
+	}
 	if len(ids) > 0 {
 		p.n.Publish(KindAgents, ids...)
 	}
@@ -87,7 +92,7 @@ func (p *Publisher) Write(ctx context.Context, b store.Batch) error {
 func (p *Publisher) ownBatch(b store.Batch) store.Batch {
 	out := store.Batch{LastSeen: b.LastSeen, KeepEvent: b.KeepEvent, Reports: b.Reports,
 		Events: make(map[[16]byte][]store.Event, len(b.Events)), Relayed: b.Relayed,
-		Instance: b.Instance, Connected: b.Connected, Disconnected: b.Disconnected}
+		Instance: b.Instance, Connected: b.Connected, Disconnected: b.Disconnected, Delete: b.Delete}
 	for _, a := range b.Agents {
 		if !p.isElsewhere(a.UID) {
 			out.Agents = append(out.Agents, a)

@@ -263,8 +263,25 @@ func (s *Sync) loadAndMergeLocked(ctx context.Context, c Change) (merged, read i
 		}
 		merged += s.reg.Merge(recs, events, s.leaseUntil)
 		read += len(recs)
+		s.reg.Gone(missing(uids, recs))
 	}
 	return merged, read, nil
+}
+
+// missing are the uids of a change whose rows the store no longer holds:
+// deleted by the instance that published the change.
+func missing(uids [][16]byte, recs []store.Agent) []uuid.UUID {
+	found := make(map[[16]byte]bool, len(recs))
+	for _, r := range recs {
+		found[r.UID] = true
+	}
+	var out []uuid.UUID
+	for _, u := range uids {
+		if !found[u] {
+			out = append(out, uuid.UUID(u))
+		}
+	}
+	return out
 }
 
 // applyReports hands the reports of a change to the deciders when this

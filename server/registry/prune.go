@@ -29,23 +29,10 @@ func (r *Registry) prune() {
 			continue
 		}
 		pruned = append(pruned, gone{uid, a.kind.Kind(), a.lastSeen.Time()})
-		delete(r.agents, uid)
-		delete(r.pendingRows, uid)
-		delete(r.pendingSeen, uid)
-		delete(r.pendingEvents, uid)
-		r.pendingDeletes = append(r.pendingDeletes, uid)
-		*a = agent{} // agents loaded at start share one array: let go of what this one held
+		r.removeLocked(uid, a, true)
 	}
 	if len(pruned) > 0 {
-		keep := func(u uuid.UUID) bool { _, ok := r.agents[u]; return ok }
-		order := make([]uuid.UUID, 0, len(r.order))
-		for _, u := range r.order {
-			if keep(u) {
-				order = append(order, u)
-			}
-		}
-		r.order = order // a new slice: listings may hold the old one
-		r.unsorted = slices.DeleteFunc(r.unsorted, func(u uuid.UUID) bool { return !keep(u) })
+		r.reorderLocked()
 	}
 	r.mu.Unlock()
 	if len(pruned) == 0 {
@@ -59,4 +46,30 @@ func (r *Registry) prune() {
 	}
 	_ = r.flush(false) // on failure the deletes are retried with the next flush
 	r.notify(uids...)
+}
+
+// removeLocked forgets an agent in memory, and in the store when del
+// (with the next flush).
+func (r *Registry) removeLocked(uid uuid.UUID, a *agent, del bool) {
+	delete(r.agents, uid)
+	delete(r.pendingRows, uid)
+	delete(r.pendingSeen, uid)
+	delete(r.pendingEvents, uid)
+	if del {
+		r.pendingDeletes = append(r.pendingDeletes, uid)
+	}
+	*a = agent{} // agents loaded at start share one array: let go of what this one held
+}
+
+// reorderLocked drops the removed agents from the listing orders.
+func (r *Registry) reorderLocked() {
+	keep := func(u uuid.UUID) bool { _, ok := r.agents[u]; return ok }
+	order := make([]uuid.UUID, 0, len(r.order))
+	for _, u := range r.order {
+		if keep(u) {
+			order = append(order, u)
+		}
+	}
+	r.order = order // a new slice: listings may hold the old one
+	r.unsorted = slices.DeleteFunc(r.unsorted, func(u uuid.UUID) bool { return !keep(u) })
 }
