@@ -203,7 +203,7 @@ func TestWebhooksTellWhatHappens(t *testing.T) {
 	if t.Failed() {
 		t.Logf("scrape:\n%s", grepLines(text, "myriarch_"))
 	}
-	if code, body := ts.api("GET", "/api/v1/notifications/deliveries?limit=0", nil); code != 400 || !strings.Contains(string(body), "limit must be a number from 1 to 1000") {
+	if code, body := ts.api("GET", "/api/v1/notifications/deliveries?limit=0", nil); code != 400 || !strings.Contains(string(body), "query parameter limit: number must be at least 1") {
 		t.Errorf("a bad limit: %d %s", code, body)
 	}
 }

@@ -409,13 +409,13 @@ func (e DynamicMappingTypes) Valid() bool {
 
 // Defines values for EstateReloadedReloaded.
 const (
-	True EstateReloadedReloaded = true
+	EstateReloadedReloadedTrue EstateReloadedReloaded = true
 )
 
 // Valid indicates whether the value is a known member of the EstateReloadedReloaded enum.
 func (e EstateReloadedReloaded) Valid() bool {
 	switch e {
-	case True:
+	case EstateReloadedReloadedTrue:
 		return true
 	default:
 		return false
@@ -764,6 +764,24 @@ func (e ListAgentsParamsKind) Valid() bool {
 	case ListAgentsParamsKindUnknown:
 		return true
 	case ListAgentsParamsKindUpdater:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListAgentsParamsOnline.
+const (
+	ListAgentsParamsOnlineFalse ListAgentsParamsOnline = "false"
+	ListAgentsParamsOnlineTrue  ListAgentsParamsOnline = "true"
+)
+
+// Valid indicates whether the value is a known member of the ListAgentsParamsOnline enum.
+func (e ListAgentsParamsOnline) Valid() bool {
+	switch e {
+	case ListAgentsParamsOnlineFalse:
+		return true
+	case ListAgentsParamsOnlineTrue:
 		return true
 	default:
 		return false
@@ -2003,9 +2021,8 @@ type ListAgentsParams struct {
 	// Offset Skip this many matching agents of the sorted order (asks for a sorted page).
 	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
 
-	// Online `true`: only agents online; `false`: only agents offline. The
-	// server refuses any other value with 400.
-	Online *string `form:"online,omitempty" json:"online,omitempty"`
+	// Online `true`: only agents online; `false`: only agents offline.
+	Online *ListAgentsParamsOnline `form:"online,omitempty" json:"online,omitempty"`
 
 	// Version Only agents whose attribute view's `service.version` is exactly this (at most 4096 bytes).
 	Version *string `form:"version,omitempty" json:"version,omitempty"`
@@ -2014,10 +2031,10 @@ type ListAgentsParams struct {
 	// exactly VALUE (a label is `labels.KEY=VALUE`); at most 4096 bytes.
 	Attr *string `form:"attr,omitempty" json:"attr,omitempty"`
 
-	// Q Free text found in the host name (any case) or the instance UID; at most 4096 bytes.
+	// Q Free text found in the host name (any case) or the instance UID; at most 4096 bytes (empty matches every agent).
 	Q *string `form:"q,omitempty" json:"q,omitempty"`
 
-	// Fleet Only collectors assigned to this fleet (by the package rollout).
+	// Fleet Only collectors assigned to this fleet (the highest-priority fleet whose selector matches them).
 	Fleet *string `form:"fleet,omitempty" json:"fleet,omitempty"`
 
 	// OfferState Only collectors whose package offer is in this state
@@ -2033,6 +2050,9 @@ type ListAgentsParams struct {
 
 // ListAgentsParamsKind defines parameters for ListAgents.
 type ListAgentsParamsKind string
+
+// ListAgentsParamsOnline defines parameters for ListAgents.
+type ListAgentsParamsOnline string
 
 // ListAgentsParamsOfferState defines parameters for ListAgents.
 type ListAgentsParamsOfferState string
@@ -2081,14 +2101,14 @@ type ListNotificationDeliveriesParams struct {
 	// Webhook Only deliveries to the webhook of this name (absent or empty for every webhook).
 	Webhook *string `form:"webhook,omitempty" json:"webhook,omitempty"`
 
-	// Failed `true`: only deliveries whose last attempt failed.
+	// Failed `true`: only deliveries whose last attempt failed (absent or empty: all).
 	Failed *bool `form:"failed,omitempty" json:"failed,omitempty"`
 
-	// Pending `true`: only deliveries not settled yet (neither delivered nor given up).
+	// Pending `true`: only deliveries not settled yet, neither delivered nor given up (absent or empty: all).
 	Pending *bool `form:"pending,omitempty" json:"pending,omitempty"`
 
-	// Limit At most this many deliveries, from 1 to 1000 (default 100); the
-	// server refuses any other number with 400.
+	// Limit At most this many deliveries, from 1 to 1000 (default 100, also
+	// when empty); the server refuses any other number with 400.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 }
 

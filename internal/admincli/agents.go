@@ -25,13 +25,7 @@ func (c *Commands) agents() *cmdline.Group {
 				output := outputFlag(cmd)
 				kind := cmd.FS.String("kind", "", "only agents of this `KIND`: collector, updater, bridge or unknown")
 				return func(ctx context.Context, args []string) error {
-					if err := wantArgs(args, 0, "no argument"); err != nil {
-						return err
-					}
-					if err := checkFormat(*output); err != nil {
-						return err
-					}
-					cl, err := client()
+					cl, err := begin(args, 0, "no argument", *output, client)
 					if err != nil {
 						return err
 					}
@@ -51,10 +45,7 @@ func (c *Commands) agents() *cmdline.Group {
 			func(cmd *cmdline.Command, client func() (*adminclient.Client, error)) action {
 				hash := cmd.FS.String("hash", "", "the configuration of this `HASH` instead of the assigned one")
 				return func(ctx context.Context, args []string) error {
-					if err := wantArgs(args, 1, "one instance UID"); err != nil {
-						return err
-					}
-					cl, err := client()
+					cl, err := begin(args, 1, "one instance UID", "", client)
 					if err != nil {
 						return err
 					}

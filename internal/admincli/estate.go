@@ -54,13 +54,7 @@ func (c *Commands) estate() *cmdline.Group {
 				output := outputFlag(cmd)
 				rev := cmd.FS.String("revision", "", "Git `REV` of the estate to plan (a commit, branch or tag); none: the directory as it is")
 				return func(ctx context.Context, args []string) error {
-					if err := wantArgs(args, 0, "no argument"); err != nil {
-						return err
-					}
-					if err := checkFormat(*output); err != nil {
-						return err
-					}
-					cl, err := client()
+					cl, err := begin(args, 0, "no argument", *output, client)
 					if err != nil {
 						return err
 					}

@@ -18,10 +18,7 @@ func (c *Commands) console() *cmdline.Group {
 				"never send to a server. The console is served on the admin listener at /.", nil,
 			func(cmd *cmdline.Command, client func() (*adminclient.Client, error)) action {
 				return func(ctx context.Context, args []string) error {
-					if err := wantArgs(args, 0, "no argument"); err != nil {
-						return err
-					}
-					cl, err := client()
+					cl, err := begin(args, 0, "no argument", "", client)
 					if err != nil {
 						return err
 					}
@@ -45,10 +42,7 @@ func (c *Commands) pairings() *cmdline.Group {
 				output := outputFlag(cmd)
 				state := cmd.FS.String("state", "", "only pairings in this `STATE`")
 				return func(ctx context.Context, args []string) error {
-					if err := wantArgs(args, 0, "no argument"); err != nil {
-						return err
-					}
-					cl, err := client()
+					cl, err := begin(args, 0, "no argument", "", client)
 					if err != nil {
 						return err
 					}
@@ -86,10 +80,7 @@ func (c *Commands) notifications() *cmdline.Group {
 				pending := cmd.FS.Bool("pending", false, "only deliveries still to be made")
 				limit := cmd.FS.Int("limit", 0, "at most `N` deliveries; 0: the server's default")
 				return func(ctx context.Context, args []string) error {
-					if err := wantArgs(args, 0, "no argument"); err != nil {
-						return err
-					}
-					cl, err := client()
+					cl, err := begin(args, 0, "no argument", "", client)
 					if err != nil {
 						return err
 					}

@@ -99,6 +99,21 @@ func wantArgs(args []string, n int, what string) error {
 	return nil
 }
 
+// begin checks a command's positional arguments (n of them; what names
+// them) and its output format ("" for a command without --output), then
+// makes its client.
+func begin(args []string, n int, what, format string, client func() (*adminclient.Client, error)) (*adminclient.Client, error) {
+	if err := wantArgs(args, n, what); err != nil {
+		return nil, err
+	}
+	if format != "" {
+		if err := checkFormat(format); err != nil {
+			return nil, err
+		}
+	}
+	return client()
+}
+
 // out is where a command prints.
 func out(cmd *cmdline.Command) io.Writer { return cmd.Stdout }
 
@@ -118,13 +133,7 @@ func (c *Commands) simple(group, name, args, summary, about string, kinds []stri
 		func(cmd *cmdline.Command, client func() (*adminclient.Client, error)) action {
 			output := outputFlag(cmd)
 			return func(ctx context.Context, args []string) error {
-				if err := wantArgs(args, len(kinds), what); err != nil {
-					return err
-				}
-				if err := checkFormat(*output); err != nil {
-					return err
-				}
-				cl, err := client()
+				cl, err := begin(args, len(kinds), what, *output, client)
 				if err != nil {
 					return err
 				}

@@ -44,14 +44,25 @@ func Parse(data []byte) (*Spec, error) {
 	if err := doc.Validate(context.Background()); err != nil {
 		return nil, fmt.Errorf("openapi: the document is not valid: %w", err)
 	}
+	if err := checkKeywords(doc); err != nil {
+		return nil, err
+	}
 	js, err := json.Marshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("openapi: writing the document as JSON: %w", err)
 	}
 	s := &Spec{doc: doc, json: js, routes: map[string]*routers.Route{}}
+	// The checks run kin-openapi's own validator, which reads 3.1's type
+	// lists (type: [string, "null"]) and is compiled once: for a 3.1
+	// document openapi3filter would compile a JSON Schema 2020-12
+	// validator per value checked (0.25 ms for a listing's query, 0.65
+	// ms for a small body). The document uses no keyword only 2020-12
+	// has (checkKeywords).
+	checked := *doc
+	checked.OpenAPI = "3.0.3"
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
-			s.routes[method+" "+path] = &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: op}
+			s.routes[method+" "+path] = &routers.Route{Spec: &checked, Path: path, PathItem: item, Method: method, Operation: op}
 		}
 	}
 	return s, nil
@@ -108,4 +119,28 @@ func isJSON(contentType string) bool {
 	mt, _, _ := strings.Cut(contentType, ";")
 	mt = strings.TrimSpace(strings.ToLower(mt))
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+// checkKeywords refuses a schema keyword that only JSON Schema 2020-12
+// has: the checks run kin-openapi's own validator, which would pass over
+// it.
+func checkKeywords(doc *openapi3.T) error {
+	var bad []string
+	err := doc.WalkSchemas(func(ptr string, ref *openapi3.SchemaRef) error {
+		v := ref.Value
+		if v.Const != nil || len(v.PrefixItems) != 0 || v.Contains != nil || len(v.PatternProperties) != 0 ||
+			len(v.DependentSchemas) != 0 || v.PropertyNames != nil || v.UnevaluatedItems.Has != nil || v.UnevaluatedItems.Schema != nil ||
+			v.UnevaluatedProperties.Has != nil || v.UnevaluatedProperties.Schema != nil || v.If != nil || v.Then != nil || v.Else != nil ||
+			len(v.DependentRequired) != 0 || len(v.Defs) != 0 || v.ContentSchema != nil {
+			bad = append(bad, ptr)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("openapi: walking the document's schemas: %w", err)
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("openapi: a keyword only JSON Schema 2020-12 has, which the checks would pass over, at %s", strings.Join(bad, ", "))
+	}
+	return nil
 }

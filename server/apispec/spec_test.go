@@ -80,6 +80,7 @@ func TestParseRefuses(t *testing.T) {
 		{"not YAML", "openapi: [", "reading the document"},
 		{"OpenAPI 3.0", strings.Replace(testDoc, "3.1.0", "3.0.3", 1), "want 3.1"},
 		{"a path without its parameter", strings.Replace(testDoc, "/things/{id}:", "/things/{id}/{other}:", 1), "not valid"},
+		{"a keyword only 2020-12 has", strings.Replace(testDoc, "name: {type: string}", "name: {type: string, const: x}", 1), "only JSON Schema 2020-12 has, which the checks would pass over, at /paths/~1things~1{id}/get"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.doc))
@@ -120,7 +121,7 @@ func TestCheckRequest(t *testing.T) {
 		{"a query of the wrong type", "GET /things/{id}", "GET", "/things/abc?limit=many", "", []string{"query parameter limit"}},
 		{"a query below its minimum", "GET /things/{id}", "GET", "/things/abc?limit=0", "", []string{"query parameter limit"}},
 		{"a good body", "POST /things/{id}", "POST", "/things/abc", `{"name":"a","labels":{"x":"y"}}`, nil},
-		{"a body without a required field", "POST /things/{id}", "POST", "/things/abc", `{"labels":{}}`, []string{"request body: missing property 'name'"}},
+		{"a body without a required field", "POST /things/{id}", "POST", "/things/abc", `{"labels":{}}`, []string{`request body: field name: property "name" is missing`}},
 		{"an unknown field", "POST /things/{id}", "POST", "/things/abc", `{"name":"a","colour":"red"}`, []string{"request body", "colour"}},
 		{"a field of the wrong type", "POST /things/{id}", "POST", "/things/abc", `{"name":"a","labels":{"x":1}}`, []string{"request body: field labels.x"}},
 		{"no body", "POST /things/{id}", "POST", "/things/abc", "", []string{"request body"}},
@@ -181,7 +182,7 @@ func TestCheckResponse(t *testing.T) {
 		{"a match", 200, js, `{"name":"a","tags":["x"],"size":3}`, true, ""},
 		{"null where the document allows it", 200, js, `{"name":"a","tags":null}`, true, ""},
 		{"a field the document does not list", 200, js, `{"name":"a","tags":[],"new":1}`, true, ""},
-		{"a required field missing", 200, js, `{"name":"a"}`, true, "missing property 'tags'"},
+		{"a required field missing", 200, js, `{"name":"a"}`, true, `field tags: property "tags" is missing`},
 		{"a changed type", 200, js, `{"name":"a","tags":[],"size":"3"}`, true, "field size"},
 		{"null where it is not allowed", 200, js, `{"name":null,"tags":[]}`, true, "field name"},
 		{"a status the document does not list", 418, js, `{}`, true, "418"},

@@ -47,7 +47,7 @@
 // The API's, the CLI's and the console's JSON of a record is its canonical
 // JSON with prev and hash added (an API answer may escape <, > and & as
 // \u003c, \u003e, \u0026, which a JSON decoder reads back the same). So an
-// auditor recomputes every hash of an export, `myriarchd audit --json`
+// auditor recomputes every hash of an export, `myriarchd audit -o json`
 // (one record per line, newest first), with a few lines of Python 3:
 //
 //	import hashlib, json, sys

@@ -129,7 +129,7 @@ func TestAuditPage(t *testing.T) {
 
 	for _, bad := range []struct{ query, want string }{
 		{"since=tomorrow", "Since: not a time such as 2025-06-01T12:00 (UTC): tomorrow"},
-		{"outcome=maybe", "query parameter outcome: value must be one of"},
+		{"outcome=maybe", "query parameter outcome: value is not one of the allowed values"},
 		{"cursor=zzz", "cursor is not a cursor of this trail"},
 	} {
 		resp, page := b.do("GET", "/audit?"+bad.query, nil)

@@ -21,7 +21,7 @@ import (
 	"github.com/myriarch/myriarch/test/e2e/site"
 )
 
-// auditRecord is a record of `myriarchd audit --json`.
+// auditRecord is a record of `myriarchd audit -o json`.
 type auditRecord struct {
 	ID                                                                   int64
 	Actor, Role, Via, Action, Target, Source, RequestID, Outcome, Detail string
@@ -96,7 +96,7 @@ func TestEveryChannelIsAudited(t *testing.T) {
 	trail := func() []auditRecord {
 		t.Helper()
 		var out []auditRecord
-		sc := bufio.NewScanner(strings.NewReader(cli("", "audit", "--json")))
+		sc := bufio.NewScanner(strings.NewReader(cli("", "audit", "--output", "json")))
 		for sc.Scan() {
 			var r auditRecord
 			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
@@ -131,7 +131,7 @@ func TestEveryChannelIsAudited(t *testing.T) {
 		t.Fatalf("users create record: %+v", r)
 	}
 	var key struct{ ID, Secret string }
-	json.Unmarshal([]byte(cli("", "apikeys create", "--name", "dash", "--role", "viewer")), &key)
+	json.Unmarshal([]byte(cli("", "apikeys create", "--name", "dash", "--role", "viewer", "-o", "json")), &key)
 	code, rid := post(t, base+"/api/v1/fleets/edge/pause", key.Secret)
 	if r := newest(); code != 403 || r.Via != "api" || r.Actor != "apikey:"+key.ID || r.Role != "viewer" || r.Action != "fleet.pause" ||
 		r.Outcome != "denied" || r.RequestID != rid {
@@ -186,7 +186,7 @@ func TestEveryChannelIsAudited(t *testing.T) {
 			t.Fatalf("records %d and %d are not chained: %+v / %+v", rs[i-1].ID, rs[i].ID, rs[i-1], rs[i])
 		}
 	}
-	if out := cli("", "audit verify"); !strings.Contains(out, `"ok": true`) {
+	if out := cli("", "audit verify", "-o", "json"); !strings.Contains(out, `"ok": true`) {
 		t.Fatalf("audit verify: %s", out)
 	}
 }
