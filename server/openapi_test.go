@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/myriarch/myriarch/server"
 	"github.com/myriarch/myriarch/server/apispec"
@@ -129,4 +131,56 @@ func TestRequestsCheckedAgainstTheDocument(t *testing.T) {
 	if code != 200 || json.Unmarshal(body, &list) != nil || len(list.Tokens) != 0 {
 		t.Fatalf("tokens after refused requests: %d %s", code, body)
 	}
+}
+
+// Hostile bodies and queries meet the document's check after the caller
+// is known: each is answered 400 naming what is wrong, at once, and
+// nothing is created.
+func TestHostileRequestsAgainstTheDocument(t *testing.T) {
+	ts := startServer(t)
+	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	wide := make(map[string]any, 50000)
+	for i := range 50000 {
+		wide[fmt.Sprintf("k%d", i)] = i
+	}
+	for _, tc := range []struct {
+		name, method, path string
+		body               []byte
+		want               string
+	}{
+		{"a body over 1 MiB", "POST", "/api/v1/tokens", []byte(`{"name":"` + strings.Repeat("a", apispec.MaxRequestBody) + `"}`), "too large"},
+		{"a field nested 20 000 deep", "POST", "/api/v1/tokens", []byte(`{"name":"a","labels":` + deep + `}`), "request body"},
+		{"50 000 unknown fields", "POST", "/api/v1/tokens", mustJSON(t, wide), "more problems"},
+		{"not JSON", "POST", "/api/v1/tokens", []byte(`{"name": "a"`), "request body"},
+		{"a query of 2 000 values", "GET", "/api/v1/agents?" + strings.Repeat("limit=1&", 2000), nil, "limit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			req, _ := http.NewRequest(tc.method, "http://"+ts.AdminAddr().String()+tc.path, bytes.NewReader(tc.body))
+			req.Header.Set("Authorization", "Bearer "+ts.AdminToken())
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), tc.want) || len(body) > 16<<10 {
+				t.Fatalf("%d (%d bytes) %.300s, want 400 naming %q", resp.StatusCode, len(body), body, tc.want)
+			}
+			t.Logf("answered in %v", time.Since(start))
+		})
+	}
+	code, body := ts.api("GET", "/api/v1/tokens", nil)
+	if code != 200 || strings.Contains(string(body), `"name"`) {
+		t.Fatalf("a refused request created a token: %s", body)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -55,7 +55,7 @@ func (s *Spec) CheckRequest(w http.ResponseWriter, r *http.Request, pattern stri
 		Options: &openapi3filter.Options{MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
 			RejectWhenRequestBodyNotSpecified: true, SkipSettingDefaults: true}}
 	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
-		return &Problem{Problems: describe(err)}
+		return &Problem{Problems: capped(describe(err))}
 	}
 	return nil
 }
@@ -79,6 +79,16 @@ func (s *Spec) CheckResponse(r *http.Request, pattern string, status int, header
 		return fmt.Errorf("%s answered %d, which the API document does not allow: %s", pattern, status, strings.Join(describe(err), "; "))
 	}
 	return nil
+}
+
+// MaxProblems bounds the problems a refusal lists; the rest are counted.
+const MaxProblems = 20
+
+func capped(list []string) []string {
+	if len(list) <= MaxProblems {
+		return list
+	}
+	return append(list[:MaxProblems:MaxProblems], fmt.Sprintf("and %d more problems", len(list)-MaxProblems))
 }
 
 // describe names, for each problem in err, where it is (a parameter, the
