@@ -107,3 +107,18 @@ func TestCompletionInEveryShell(t *testing.T) {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// The scripts the packages install (packaging/completion) are what
+// `myriarchd completion SHELL` prints.
+func TestPackagedCompletionScripts(t *testing.T) {
+	for shell, file := range map[string]string{"bash": "myriarchd.bash", "zsh": "_myriarchd", "fish": "myriarchd.fish"} {
+		code, out, errs := runCLI("completion", shell)
+		want, err := os.ReadFile(filepath.Join("..", "..", "packaging", "completion", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code != 0 || out != string(want) {
+			t.Errorf("packaging/completion/%s differs from `myriarchd completion %s` (%d %s): run it again into the file", file, shell, code, errs)
+		}
+	}
+}
