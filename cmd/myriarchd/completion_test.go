@@ -51,7 +51,8 @@ func TestCompletionInEveryShell(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), asMyriarchd+"=1",
-		"MYRIARCH_ADMIN=http://"+ts.AdminAddr().String(), "MYRIARCH_DATA_DIR="+ts.dataDir, "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
+		"MYRIARCH_ADMIN=http://"+ts.AdminAddr().String(), "MYRIARCH_DATA_DIR="+ts.dataDir, "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(),
+		"MYRIARCH_COMPLETE_TIMEOUT=60s") // a loaded test machine's server may take longer than a shell waits
 
 	// Each shell completes a command line (its words, the last being typed).
 	shells := map[string]func(words []string) *exec.Cmd{

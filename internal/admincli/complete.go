@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -11,9 +12,16 @@ import (
 	"github.com/myriarch/myriarch/internal/adminclient"
 )
 
-// CompleteTimeout bounds what completion asks of the server: a shell
-// waits for it.
+// CompleteTimeout bounds what completion asks of the server, as a shell
+// waits for it; MYRIARCH_COMPLETE_TIMEOUT (a duration) replaces it.
 const CompleteTimeout = 3 * time.Second
+
+func completeTimeout() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("MYRIARCH_COMPLETE_TIMEOUT")); err == nil && d > 0 {
+		return d
+	}
+	return CompleteTimeout
+}
 
 // fixed are the candidates of arguments and flag values that need no
 // server.
@@ -30,7 +38,7 @@ var fixed = map[string][]string{
 // fleets', users' and webhooks' names, tokens' and API keys' ids, asked
 // of the server the words before name (their --admin, --config,
 // --data-dir, --admin-token-file, or the environment), within
-// CompleteTimeout; nothing when it does not answer.
+// CompleteTimeout; nothing when it does not answer in time.
 func (c *Commands) Lookup(kind string, words []string) []string {
 	if f, ok := fixed[kind]; ok {
 		return f
@@ -54,7 +62,7 @@ func (c *Commands) Lookup(kind string, words []string) []string {
 	if err != nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), CompleteTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), completeTimeout())
 	defer cancel()
 	list, err := ask(ctx, cl)
 	if err != nil {
