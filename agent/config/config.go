@@ -84,7 +84,11 @@ type ContainerConfig struct {
 type TrustConfig struct {
 	// MinisignPublicKeys are the keys that may sign packages (minisign public key text).
 	MinisignPublicKeys []string `yaml:"minisign_public_keys"`
-	RequireSignature   bool     `yaml:"require_signature"`
+	// MinisignKeys are keys that may sign only within a window: a key
+	// rotated in before the old one's not_after, the old one refused after
+	// it. An artifact signed only by an expired key is refused.
+	MinisignKeys     []MinisignKey `yaml:"minisign_keys"`
+	RequireSignature bool          `yaml:"require_signature"`
 	// AllowDowngrade admits offers of a version older than what runs that
 	// this host never confirmed healthy. Going back to a version it ran
 	// and confirmed healthy (recorded in state_dir/confirmed-versions.json,
@@ -99,6 +103,14 @@ type TrustConfig struct {
 	// sent to, in the same form. Empty (the default) sends it wherever the
 	// server offers.
 	TelemetryHosts []string `yaml:"telemetry_hosts"`
+}
+
+// MinisignKey is a key of trust.minisign_keys: the public key (its line or
+// its .pub file) and when it may sign (RFC 3339 times; absent: no bound).
+type MinisignKey struct {
+	Key       string    `yaml:"key"`
+	NotBefore time.Time `yaml:"not_before"`
+	NotAfter  time.Time `yaml:"not_after"`
 }
 
 // LogConfig selects the log level (debug|info|warn|error) and format (text|json).

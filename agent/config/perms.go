@@ -3,8 +3,10 @@ package config
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/myriarch/myriarch/agent/download"
+	"github.com/myriarch/myriarch/agent/verify"
 	"github.com/myriarch/myriarch/internal/fileperm"
 )
 
@@ -50,11 +52,54 @@ func Warnings(path string, c *Config) []string {
 				c.Server.TokenFile, fi.Mode().Perm(), c.Server.TokenFile))
 		}
 	}
-	if c.Trust.RequireSignature && len(c.Trust.MinisignPublicKeys) == 0 {
+	if c.Trust.RequireSignature && len(c.Trust.MinisignPublicKeys) == 0 && len(c.Trust.MinisignKeys) == 0 {
 		out = append(out, "trust: require_signature is true and trust.minisign_public_keys is empty: "+
 			"every package offer will be refused (add the key that signs your packages)")
 	}
+	if w := c.Trust.keysExpiring(time.Now()); w != "" {
+		out = append(out, w)
+	}
 	return out
+}
+
+// Keyring is trust.minisign_keys for the install engine.
+func (t TrustConfig) Keyring() []verify.KeySpec {
+	out := make([]verify.KeySpec, len(t.MinisignKeys))
+	for i, k := range t.MinisignKeys {
+		out[i] = verify.KeySpec{Text: k.Key, NotBefore: k.NotBefore, NotAfter: k.NotAfter}
+	}
+	return out
+}
+
+// KeyExpiryWarning is how long before the last minisign key expires
+// validate and run warn.
+const KeyExpiryWarning = 30 * 24 * time.Hour
+
+// keysExpiring warns when no minisign key will be valid after
+// KeyExpiryWarning from now: every key has a not_after, the last one
+// soon (or past).
+func (t TrustConfig) keysExpiring(now time.Time) string {
+	if len(t.MinisignPublicKeys) > 0 || len(t.MinisignKeys) == 0 {
+		return ""
+	}
+	var last time.Time
+	for _, k := range t.MinisignKeys {
+		if k.NotAfter.IsZero() {
+			return ""
+		}
+		if k.NotAfter.After(last) {
+			last = k.NotAfter
+		}
+	}
+	switch {
+	case !last.After(now):
+		return fmt.Sprintf("trust.minisign_keys: every key expired, the last on %s: every signed package offer will be refused "+
+			"(add the key that signs your packages now)", last.UTC().Format(time.RFC3339))
+	case last.Before(now.Add(KeyExpiryWarning)):
+		return fmt.Sprintf("trust.minisign_keys: the last key expires on %s, within %d days: add the next signing key before then, "+
+			"or every package offer will be refused", last.UTC().Format(time.RFC3339), int(KeyExpiryWarning.Hours()/24))
+	}
+	return ""
 }
 
 // tokenFromEnv reports whether the inline token comes from the environment

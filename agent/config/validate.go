@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"aead.dev/minisign"
 
@@ -57,6 +58,16 @@ func (c *Config) Validate() error {
 		var pk minisign.PublicKey
 		if err := pk.UnmarshalText([]byte(strings.TrimSpace(k))); err != nil {
 			add(fmt.Sprintf("trust.minisign_public_keys[%d]", i), "not a minisign public key: %v", err)
+		}
+	}
+	for i, k := range c.Trust.MinisignKeys {
+		var pk minisign.PublicKey
+		if err := pk.UnmarshalText([]byte(strings.TrimSpace(k.Key))); err != nil {
+			add(fmt.Sprintf("trust.minisign_keys[%d].key", i), "not a minisign public key: %v", err)
+		}
+		if !k.NotBefore.IsZero() && !k.NotAfter.IsZero() && !k.NotAfter.After(k.NotBefore) {
+			add(fmt.Sprintf("trust.minisign_keys[%d].not_after", i), "must be after not_before (%s), got %s",
+				k.NotBefore.UTC().Format(time.RFC3339), k.NotAfter.UTC().Format(time.RFC3339))
 		}
 	}
 

@@ -68,7 +68,7 @@ func BenchmarkFetchVerify(b *testing.B) {
 		if err := verify.SHA256(want, res.SHA256); err != nil {
 			b.Fatal(err)
 		}
-		if err := verify.Signature([]minisign.PublicKey{pub}, sig, verify.Content{BLAKE2b512: res.BLAKE2b512, Path: dest}); err != nil {
+		if err := verify.Signature([]verify.Key{{PublicKey: pub}}, time.Now(), sig, verify.Content{BLAKE2b512: res.BLAKE2b512, Path: dest}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -135,7 +135,7 @@ func BenchmarkVsCurl(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := verify.Signature([]minisign.PublicKey{pub}, sig, verify.Content{BLAKE2b512: res.BLAKE2b512, Path: dest}); err != nil {
+		if err := verify.Signature([]verify.Key{{PublicKey: pub}}, time.Now(), sig, verify.Content{BLAKE2b512: res.BLAKE2b512, Path: dest}); err != nil {
 			b.Fatal(err)
 		}
 		t3 := time.Now()

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"sync"
 
-	"aead.dev/minisign"
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/proto"
 
@@ -41,7 +40,7 @@ type Engine struct {
 	o       Options
 	log     *slog.Logger
 	fetch   download.Fetcher
-	keys    []minisign.PublicKey
+	keys    []verify.Key
 	j       *journal.Journal
 	crashAt string
 	order   []*backend          // as given to New
@@ -97,6 +96,11 @@ func New(opts Options, log *slog.Logger, backends ...Backend) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	ring, err := verify.ParseKeyring("trust.minisign_keys", o.MinisignKeys)
+	if err != nil {
+		return nil, err
+	}
+	keys = append(keys, ring...)
 	if o.Download.Logger == nil {
 		o.Download.Logger = log
 	}

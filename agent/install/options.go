@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/agent/download"
+	"github.com/myriarch/myriarch/agent/verify"
 )
 
 // SelfPackage is the TopLevel package name of the updater itself.
@@ -26,8 +27,14 @@ type Options struct {
 
 	// Trust (trust.*): local policy the server can never change.
 	MinisignPublicKeys []string
-	RequireSignature   bool
-	AllowDowngrade     bool
+	// MinisignKeys (trust.minisign_keys) are keys that may sign only
+	// within their window: an artifact signed only by an expired key, or
+	// one not valid yet, is refused.
+	MinisignKeys     []verify.KeySpec
+	RequireSignature bool
+	AllowDowngrade   bool
+	// Now is the clock keys' windows are judged by (default time.Now).
+	Now func() time.Time
 
 	// HealthWindow (collector.health_window, default 30 s): how long the new
 	// version must stay up.
@@ -73,6 +80,9 @@ func (o Options) withDefaults() Options {
 	def(&o.PollInterval, 200*time.Millisecond)
 	def(&o.RetryBackoff, time.Minute)
 	def(&o.VersionCheckTimeout, 10*time.Second)
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	if o.MaxPackageSize == 0 {
 		o.MaxPackageSize = download.DefaultMaxSize
 	}
@@ -96,8 +106,8 @@ func (o Options) Validate() error {
 	if o.MaxPackageSize < 0 {
 		add("collector.max_package_size: must be positive, got %d", o.MaxPackageSize)
 	}
-	if o.RequireSignature && len(o.MinisignPublicKeys) == 0 {
-		add("trust.minisign_public_keys: required when trust.require_signature is true")
+	if o.RequireSignature && len(o.MinisignPublicKeys) == 0 && len(o.MinisignKeys) == 0 {
+		add("trust.minisign_public_keys: required (or trust.minisign_keys) when trust.require_signature is true")
 	}
 	for _, d := range []struct {
 		name string

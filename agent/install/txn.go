@@ -97,7 +97,7 @@ func (t *Txn) VerifySignature(c verify.Content) error {
 	sig := t.pkg.GetFile().GetSignature()
 	switch {
 	case len(sig) > 0 && len(t.e.keys) > 0:
-		if err := verify.Signature(t.e.keys, sig, c); err != nil {
+		if err := verify.Signature(t.e.keys, t.e.o.Now(), sig, c); err != nil {
 			return Failf(Artifact, "verify: %w", err)
 		}
 	case t.e.o.RequireSignature:

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"aead.dev/minisign"
 	"golang.org/x/crypto/blake2b"
@@ -39,7 +40,61 @@ var (
 	ErrBadSignature = errors.New("signature does not verify")
 	// ErrNoKeys: signature checking was asked for with no trusted key.
 	ErrNoKeys = errors.New("no trusted minisign public key configured")
+	// ErrKeyNotValid: the signature's key is trusted, but not at this
+	// time (trust.minisign_keys' not_before and not_after).
+	ErrKeyNotValid = errors.New("signature key is not valid now")
 )
+
+// Key is a trusted minisign public key and when it may sign: from
+// NotBefore until NotAfter (zero: no bound).
+type Key struct {
+	minisign.PublicKey
+	NotBefore, NotAfter time.Time
+}
+
+// ValidAt reports whether the key may sign at t.
+func (k Key) ValidAt(t time.Time) bool {
+	return (k.NotBefore.IsZero() || !t.Before(k.NotBefore)) && (k.NotAfter.IsZero() || t.Before(k.NotAfter))
+}
+
+// window says when a key may sign, for a refusal.
+func (k Key) window() string {
+	switch {
+	case !k.NotBefore.IsZero() && !k.NotAfter.IsZero():
+		return "valid from " + k.NotBefore.UTC().Format(time.RFC3339) + " until " + k.NotAfter.UTC().Format(time.RFC3339)
+	case !k.NotAfter.IsZero():
+		return "valid until " + k.NotAfter.UTC().Format(time.RFC3339)
+	default:
+		return "valid from " + k.NotBefore.UTC().Format(time.RFC3339)
+	}
+}
+
+// KeySpec is a key as configured: its text and its window.
+type KeySpec struct {
+	Text                string
+	NotBefore, NotAfter time.Time
+}
+
+// ParseKeyring parses keys with their windows; each bad entry is reported
+// under where (trust.minisign_keys) with its index.
+func ParseKeyring(where string, specs []KeySpec) ([]Key, error) {
+	var keys []Key
+	var errs []error
+	for i, s := range specs {
+		var k minisign.PublicKey
+		if err := k.UnmarshalText([]byte(strings.TrimSpace(s.Text))); err != nil {
+			errs = append(errs, fmt.Errorf("%s[%d].key: %w", where, i, err))
+			continue
+		}
+		if !s.NotBefore.IsZero() && !s.NotAfter.IsZero() && !s.NotAfter.After(s.NotBefore) {
+			errs = append(errs, fmt.Errorf("%s[%d]: not_after (%s) is not after not_before (%s)", where, i,
+				s.NotAfter.UTC().Format(time.RFC3339), s.NotBefore.UTC().Format(time.RFC3339)))
+			continue
+		}
+		keys = append(keys, Key{PublicKey: k, NotBefore: s.NotBefore, NotAfter: s.NotAfter})
+	}
+	return keys, errors.Join(errs...)
+}
 
 // MaxLegacySize bounds files verified with a legacy (non-pre-hashed)
 // signature, which needs the whole file in memory.
@@ -48,8 +103,8 @@ const MaxLegacySize = 64 << 20
 // ParseKeys parses minisign public keys, each either the base64 key line
 // ("RW…") or the whole content of a .pub file. Every bad entry is reported
 // with its index.
-func ParseKeys(texts []string) ([]minisign.PublicKey, error) {
-	var keys []minisign.PublicKey
+func ParseKeys(texts []string) ([]Key, error) {
+	var keys []Key
 	var errs []error
 	for i, t := range texts {
 		line := strings.TrimSpace(t) // UnmarshalText drops a comment line itself
@@ -58,7 +113,7 @@ func ParseKeys(texts []string) ([]minisign.PublicKey, error) {
 			errs = append(errs, fmt.Errorf("trust.minisign_public_keys[%d]: %w", i, err))
 			continue
 		}
-		keys = append(keys, k)
+		keys = append(keys, Key{PublicKey: k})
 	}
 	return keys, errors.Join(errs...)
 }
@@ -83,9 +138,11 @@ type Content struct {
 }
 
 // Signature verifies a detached minisign signature (the text of a .minisig
-// file) over content against the trusted keys. The key is chosen by the
-// signature's key ID; only a key in keys can ever verify.
-func Signature(keys []minisign.PublicKey, signature []byte, c Content) error {
+// file) over content against the trusted keys at now. The key is chosen by
+// the signature's key ID; only a key in keys that is valid at now can ever
+// verify: an artifact signed only by an expired key, or one not valid
+// yet, is refused.
+func Signature(keys []Key, now time.Time, signature []byte, c Content) error {
 	if len(keys) == 0 {
 		return ErrNoKeys
 	}
@@ -97,13 +154,22 @@ func Signature(keys []minisign.PublicKey, signature []byte, c Content) error {
 		return fmt.Errorf("%w: %v", ErrMalformedSignature, err)
 	}
 	var key *minisign.PublicKey
+	var notNow []string
 	for i := range keys {
-		if keys[i].ID() == sig.KeyID {
-			key = &keys[i]
-			break
+		if keys[i].ID() != sig.KeyID {
+			continue
 		}
+		if !keys[i].ValidAt(now) {
+			notNow = append(notNow, keys[i].window())
+			continue
+		}
+		key = &keys[i].PublicKey
+		break
 	}
-	if key == nil {
+	switch {
+	case key == nil && len(notNow) > 0:
+		return fmt.Errorf("%w: key ID %016X is %s, and it is %s", ErrKeyNotValid, sig.KeyID, strings.Join(notNow, ", or "), now.UTC().Format(time.RFC3339))
+	case key == nil:
 		return fmt.Errorf("%w: key ID %016X", ErrUnknownKey, sig.KeyID)
 	}
 	switch sig.Algorithm {

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"aead.dev/minisign"
 	"golang.org/x/crypto/blake2b"
@@ -39,28 +41,36 @@ func TestSignature(t *testing.T) {
 	wrongMsg := minisign.Sign(priv, []byte("something else"))
 	byOther := minisign.Sign(otherPriv, msg)
 	tampered := bytes.Replace(goodHashed, []byte("timestamp:"), []byte("timestamp:9"), 1)
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
 
 	cases := []struct {
 		name    string
-		keys    []minisign.PublicKey
+		keys    []Key
 		sig     []byte
 		content Content
 		want    error
 	}{
-		{"pre-hashed, digest from download", []minisign.PublicKey{pub}, goodHashed, Content{BLAKE2b512: digest[:], Path: path}, nil},
-		{"pre-hashed, digest from file", []minisign.PublicKey{otherPub, pub}, goodHashed, Content{Path: path}, nil},
-		{"legacy", []minisign.PublicKey{pub}, goodLegacy, Content{Path: path}, nil},
-		{"missing signature", []minisign.PublicKey{pub}, nil, Content{Path: path}, ErrNoSignature},
-		{"garbage signature", []minisign.PublicKey{pub}, []byte("not a signature"), Content{Path: path}, ErrMalformedSignature},
-		{"unknown key", []minisign.PublicKey{pub}, byOther, Content{Path: path}, ErrUnknownKey},
-		{"signature of other content", []minisign.PublicKey{pub}, wrongMsg, Content{Path: path}, ErrBadSignature},
-		{"tampered trusted comment", []minisign.PublicKey{pub}, tampered, Content{BLAKE2b512: digest[:], Path: path}, ErrBadSignature},
-		{"wrong digest", []minisign.PublicKey{pub}, goodHashed, Content{BLAKE2b512: make([]byte, 64), Path: path}, ErrBadSignature},
+		{"pre-hashed, digest from download", []Key{{PublicKey: pub}}, goodHashed, Content{BLAKE2b512: digest[:], Path: path}, nil},
+		{"pre-hashed, digest from file", []Key{{PublicKey: otherPub}, {PublicKey: pub}}, goodHashed, Content{Path: path}, nil},
+		{"legacy", []Key{{PublicKey: pub}}, goodLegacy, Content{Path: path}, nil},
+		{"missing signature", []Key{{PublicKey: pub}}, nil, Content{Path: path}, ErrNoSignature},
+		{"garbage signature", []Key{{PublicKey: pub}}, []byte("not a signature"), Content{Path: path}, ErrMalformedSignature},
+		{"unknown key", []Key{{PublicKey: pub}}, byOther, Content{Path: path}, ErrUnknownKey},
+		{"signature of other content", []Key{{PublicKey: pub}}, wrongMsg, Content{Path: path}, ErrBadSignature},
+		{"tampered trusted comment", []Key{{PublicKey: pub}}, tampered, Content{BLAKE2b512: digest[:], Path: path}, ErrBadSignature},
+		{"wrong digest", []Key{{PublicKey: pub}}, goodHashed, Content{BLAKE2b512: make([]byte, 64), Path: path}, ErrBadSignature},
 		{"no keys configured", nil, goodHashed, Content{Path: path}, ErrNoKeys},
+		{"a key in its window", []Key{{PublicKey: pub, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour)}}, goodHashed, Content{Path: path}, nil},
+		{"an expired key", []Key{{PublicKey: pub, NotAfter: now.Add(-time.Second)}}, goodHashed, Content{Path: path}, ErrKeyNotValid},
+		{"a key expiring now", []Key{{PublicKey: pub, NotAfter: now}}, goodHashed, Content{Path: path}, ErrKeyNotValid},
+		{"a key not valid yet", []Key{{PublicKey: pub, NotBefore: now.Add(time.Hour)}}, goodHashed, Content{Path: path}, ErrKeyNotValid},
+		{"a rotated key listed twice, once expired", []Key{{PublicKey: pub, NotAfter: now.Add(-time.Hour)}, {PublicKey: pub, NotBefore: now.Add(-time.Minute)}},
+			goodHashed, Content{Path: path}, nil},
+		{"an expired key does not verify other keys' signatures", []Key{{PublicKey: pub, NotAfter: now.Add(-time.Hour)}}, byOther, Content{Path: path}, ErrUnknownKey},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Signature(tc.keys, tc.sig, tc.content)
+			err := Signature(tc.keys, now, tc.sig, tc.content)
 			if tc.want == nil && err != nil {
 				t.Fatalf("unexpected error: %v", err)
 			}
@@ -97,4 +107,38 @@ func TestParseKeys(t *testing.T) {
 		!bytes.Contains([]byte(err.Error()), []byte("trust.minisign_public_keys[2]")) {
 		t.Fatalf("want both bad entries reported, got %v", err)
 	}
+}
+
+// An expired key's refusal says when the key could sign and when it is.
+func TestExpiredKeySaysWhen(t *testing.T) {
+	pub, priv := keypair(t)
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	err := Signature([]Key{{PublicKey: pub, NotBefore: now.Add(-48 * time.Hour), NotAfter: now.Add(-24 * time.Hour)}}, now,
+		minisign.Sign(priv, []byte("x")), Content{Path: writeTemp(t, "x")})
+	want := "valid from 2026-12-05T12:00:00Z until 2026-12-06T12:00:00Z, and it is 2026-12-07T12:00:00Z"
+	if !errors.Is(err, ErrKeyNotValid) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("%v, want %q", err, want)
+	}
+}
+
+func TestParseKeyring(t *testing.T) {
+	pub, _ := keypair(t)
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	keys, err := ParseKeyring("trust.minisign_keys", []KeySpec{{Text: pub.String(), NotBefore: now, NotAfter: now.Add(time.Hour)}, {Text: pub.String()}})
+	if err != nil || len(keys) != 2 || !keys[0].ValidAt(now) || keys[0].ValidAt(now.Add(time.Hour)) || !keys[1].ValidAt(now.Add(1000*time.Hour)) {
+		t.Fatalf("%v %v", keys, err)
+	}
+	_, err = ParseKeyring("trust.minisign_keys", []KeySpec{{Text: "RWbogus"}, {Text: pub.String(), NotBefore: now, NotAfter: now}})
+	if err == nil || !strings.Contains(err.Error(), "trust.minisign_keys[0].key") || !strings.Contains(err.Error(), "trust.minisign_keys[1]: not_after") {
+		t.Fatalf("want both bad entries reported, got %v", err)
+	}
+}
+
+func writeTemp(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -33,6 +33,7 @@ func installOptions(cfg *config.Config, dl download.Options, obs install.Observe
 		Observer:           obs,
 		StateDir:           cfg.StateDir,
 		MinisignPublicKeys: cfg.Trust.MinisignPublicKeys,
+		MinisignKeys:       cfg.Trust.Keyring(),
 		RequireSignature:   cfg.Trust.RequireSignature,
 		AllowDowngrade:     cfg.Trust.AllowDowngrade,
 		HealthWindow:       cfg.Collector.HealthWindow,

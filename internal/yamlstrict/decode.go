@@ -61,6 +61,7 @@ func (d *Decoder) Fail(path string, line int, format string, args ...any) {
 var (
 	unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 	durationType    = reflect.TypeFor[time.Duration]()
+	timeType        = reflect.TypeFor[time.Time]()
 	expecterType    = reflect.TypeFor[Expecter]()
 )
 
@@ -171,7 +172,7 @@ func (d *Decoder) decodeLeaf(n *yaml.Node, v reflect.Value, path string) {
 	tmp.Elem().Set(v)
 	if err := n.Decode(tmp.Interface()); err != nil {
 		var te *yaml.TypeError
-		if errors.As(err, &te) || n.Kind != yaml.ScalarNode {
+		if errors.As(err, &te) || n.Kind != yaml.ScalarNode || v.Type() == timeType {
 			d.Fail(path, n.Line, "invalid value %s: expected %s", describeNode(n), Expected(v.Type()))
 		} else {
 			d.Fail(path, n.Line, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
@@ -207,6 +208,8 @@ func Expected(t reflect.Type) string {
 		return reflect.Zero(t).Interface().(Expecter).ExpectedYAML()
 	case t == durationType:
 		return "a duration such as 30s or 5m"
+	case t == timeType:
+		return "an RFC 3339 time such as 2027-01-01T00:00:00Z"
 	}
 	switch t.Kind() {
 	case reflect.Bool:

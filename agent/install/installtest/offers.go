@@ -14,6 +14,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 
 	"github.com/myriarch/myriarch/agent/install"
+	"github.com/myriarch/myriarch/agent/verify"
 )
 
 // genericBadOffers are the bad offers every back-end must refuse: bad
@@ -61,6 +62,14 @@ func genericBadOffers(f *Fixture) []BadOffer {
 			data := good(t, s)
 			return offerOf(t, s, s.Server().Serve("/untrusted", data), data, s.Server().SignUntrusted(data))
 		}},
+		{Name: "signed by an expired key", Want: "signature key is not valid now", Quarantine: Blocked,
+			Options: keysValid(time.Time{}, time.Now().Add(-time.Hour)), Offer: func(t testing.TB, s Site) *protobufs.PackagesAvailable {
+				return signed(t, s, "/expired-key")
+			}},
+		{Name: "signed by a key not valid yet", Want: "signature key is not valid now", Quarantine: Blocked,
+			Options: keysValid(time.Now().Add(time.Hour), time.Time{}), Offer: func(t testing.TB, s Site) *protobufs.PackagesAvailable {
+				return signed(t, s, "/future-key")
+			}},
 		{Name: "404", Want: "404", Quarantine: Delayed, Offer: func(t testing.TB, s Site) *protobufs.PackagesAvailable {
 			data := good(t, s)
 			return offerOf(t, s, s.Server().URL()+"/missing", data, s.Server().Sign(data))
@@ -173,4 +182,15 @@ func (f *enospcWriter) Write(p []byte) (int, error) {
 	}
 	f.left -= len(p)
 	return f.w.Write(p)
+}
+
+// keysValid makes the site's pinned keys valid only from notBefore until
+// notAfter (trust.minisign_keys).
+func keysValid(notBefore, notAfter time.Time) func(o *install.Options) {
+	return func(o *install.Options) {
+		for _, k := range o.MinisignPublicKeys {
+			o.MinisignKeys = append(o.MinisignKeys, verify.KeySpec{Text: k, NotBefore: notBefore, NotAfter: notAfter})
+		}
+		o.MinisignPublicKeys = nil
+	}
 }

@@ -1,0 +1,54 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// trust.minisign_keys loads with its windows, and reaches the install
+// engine as key specs.
+func TestKeyringLoads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "updater.yaml")
+	body := minimal + "trust:\n  minisign_keys:\n    - key: " + testKey + "\n      not_after: 2027-01-01T00:00:00Z\n" +
+		"    - {key: " + testKey + ", not_before: 2026-12-01T00:00:00+01:00}\n"
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring := cfg.Trust.Keyring()
+	if len(ring) != 2 || ring[0].Text != testKey || !ring[0].NotAfter.Equal(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)) || !ring[0].NotBefore.IsZero() ||
+		!ring[1].NotBefore.Equal(time.Date(2026, 11, 30, 23, 0, 0, 0, time.UTC)) || !ring[1].NotAfter.IsZero() {
+		t.Fatalf("keyring %+v", ring)
+	}
+}
+
+// The warning of a keyring about to leave the host without a valid key.
+func TestKeysExpiring(t *testing.T) {
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	key := func(notAfter time.Time) MinisignKey { return MinisignKey{Key: testKey, NotAfter: notAfter} }
+	for _, tc := range []struct {
+		name  string
+		trust TrustConfig
+		want  string // "" for no warning
+	}{
+		{"no keyring", TrustConfig{}, ""},
+		{"a pinned key without a window", TrustConfig{MinisignPublicKeys: []string{testKey}, MinisignKeys: []MinisignKey{key(now.Add(time.Hour))}}, ""},
+		{"a key without an end", TrustConfig{MinisignKeys: []MinisignKey{key(now.Add(time.Hour)), {Key: testKey}}}, ""},
+		{"the last key lasts past 30 days", TrustConfig{MinisignKeys: []MinisignKey{key(now.Add(time.Hour)), key(now.Add(31 * 24 * time.Hour))}}, ""},
+		{"the only key expires in 10 days", TrustConfig{MinisignKeys: []MinisignKey{key(now.Add(10 * 24 * time.Hour))}},
+			"trust.minisign_keys: the last key expires on 2026-12-17T12:00:00Z, within 30 days"},
+		{"every key expired", TrustConfig{MinisignKeys: []MinisignKey{key(now.Add(-time.Hour)), key(now.Add(-48 * time.Hour))}},
+			"trust.minisign_keys: every key expired, the last on 2026-12-07T11:00:00Z: every signed package offer will be refused"},
+	} {
+		got := tc.trust.keysExpiring(now)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
