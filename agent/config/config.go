@@ -87,8 +87,11 @@ type TrustConfig struct {
 	// MinisignKeys are keys that may sign only within a window: a key
 	// rotated in before the old one's not_after, the old one refused after
 	// it. An artifact signed only by an expired key is refused.
-	MinisignKeys     []MinisignKey `yaml:"minisign_keys"`
-	RequireSignature bool          `yaml:"require_signature"`
+	MinisignKeys []MinisignKey `yaml:"minisign_keys"`
+	// Sigstore, when set, checks packages signed with a Sigstore bundle
+	// (the OpenTelemetry project's own releases): who may sign them.
+	Sigstore         *SigstoreConfig `yaml:"sigstore"`
+	RequireSignature bool            `yaml:"require_signature"`
 	// AllowDowngrade admits offers of a version older than what runs that
 	// this host never confirmed healthy. Going back to a version it ran
 	// and confirmed healthy (recorded in state_dir/confirmed-versions.json,
@@ -111,6 +114,23 @@ type MinisignKey struct {
 	Key       string    `yaml:"key"`
 	NotBefore time.Time `yaml:"not_before"`
 	NotAfter  time.Time `yaml:"not_after"`
+}
+
+// SigstoreConfig is trust.sigstore: the identity that may sign (a
+// certificate's subject alternative name, such as a release workflow on a
+// tag) and its OIDC issuer, each exact or by regular expression, and the
+// trusted root (default: the public-good instance's, built in).
+type SigstoreConfig struct {
+	Identity        string `yaml:"identity"`
+	IdentityRegexp  string `yaml:"identity_regexp"`
+	Issuer          string `yaml:"issuer"`
+	IssuerRegexp    string `yaml:"issuer_regexp"`
+	TrustedRootFile string `yaml:"trusted_root_file"`
+	// RequireTlog (default true) requires a transparency-log entry,
+	// verified offline from the bundle; RequireSCT (default true) a
+	// certificate timestamp of a CT log in the certificate.
+	RequireTlog *bool `yaml:"require_tlog"`
+	RequireSCT  *bool `yaml:"require_sct"`
 }
 
 // LogConfig selects the log level (debug|info|warn|error) and format (text|json).

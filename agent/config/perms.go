@@ -52,14 +52,57 @@ func Warnings(path string, c *Config) []string {
 				c.Server.TokenFile, fi.Mode().Perm(), c.Server.TokenFile))
 		}
 	}
-	if c.Trust.RequireSignature && len(c.Trust.MinisignPublicKeys) == 0 && len(c.Trust.MinisignKeys) == 0 {
+	if c.Trust.RequireSignature && len(c.Trust.MinisignPublicKeys) == 0 && len(c.Trust.MinisignKeys) == 0 && c.Trust.Sigstore == nil {
 		out = append(out, "trust: require_signature is true and trust.minisign_public_keys is empty: "+
 			"every package offer will be refused (add the key that signs your packages)")
 	}
 	if w := c.Trust.keysExpiring(time.Now()); w != "" {
 		out = append(out, w)
 	}
+	if w := c.Trust.rootExpiring(time.Now()); w != "" {
+		out = append(out, w)
+	}
 	return out
+}
+
+// rootExpiring warns when trust.sigstore's trusted root covers no
+// certificate authority beyond KeyExpiryWarning from now.
+func (t TrustConfig) rootExpiring(now time.Time) string {
+	p, err := t.SigstorePolicy()
+	if p == nil || err != nil {
+		return ""
+	}
+	end, err := verify.RootExpiry(p.TrustedRoot)
+	switch {
+	case err != nil || end.IsZero():
+		return ""
+	case !end.After(now):
+		return fmt.Sprintf("trust.sigstore: the trusted root's certificate authorities ended on %s: every Sigstore-signed offer will be refused "+
+			"(replace trust.sigstore.trusted_root_file)", end.UTC().Format(time.RFC3339))
+	case end.Before(now.Add(KeyExpiryWarning)):
+		return fmt.Sprintf("trust.sigstore: the trusted root's certificate authorities end on %s, within %d days: replace trust.sigstore.trusted_root_file",
+			end.UTC().Format(time.RFC3339), int(KeyExpiryWarning.Hours()/24))
+	}
+	return ""
+}
+
+// SigstorePolicy is trust.sigstore for the install engine (nil when it
+// is not set), its trusted root read.
+func (t TrustConfig) SigstorePolicy() (*verify.SigstorePolicy, error) {
+	s := t.Sigstore
+	if s == nil {
+		return nil, nil
+	}
+	p := &verify.SigstorePolicy{Identity: s.Identity, IdentityRegexp: s.IdentityRegexp, Issuer: s.Issuer, IssuerRegexp: s.IssuerRegexp,
+		WithoutTlog: s.RequireTlog != nil && !*s.RequireTlog, WithoutSCT: s.RequireSCT != nil && !*s.RequireSCT}
+	if s.TrustedRootFile != "" {
+		data, err := os.ReadFile(s.TrustedRootFile)
+		if err != nil {
+			return nil, err
+		}
+		p.TrustedRoot = data
+	}
+	return p, nil
 }
 
 // Keyring is trust.minisign_keys for the install engine.

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"aead.dev/minisign"
 
 	"github.com/myriarch/myriarch/agent/download"
+	"github.com/myriarch/myriarch/agent/verify"
 	"github.com/myriarch/myriarch/internal/yamlstrict"
 )
 
@@ -70,6 +72,8 @@ func (c *Config) Validate() error {
 				k.NotBefore.UTC().Format(time.RFC3339), k.NotAfter.UTC().Format(time.RFC3339))
 		}
 	}
+
+	c.Trust.validateSigstore(add)
 
 	requireAbs(add, "state_dir", c.StateDir)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
@@ -163,5 +167,33 @@ func requireAbs(add adder, path, v string) {
 		add(path, "required")
 	case !filepath.IsAbs(v):
 		add(path, "must be an absolute path, got %q", v)
+	}
+}
+
+// validateSigstore checks trust.sigstore: who may sign, and a trusted root
+// that parses.
+func (t TrustConfig) validateSigstore(add adder) {
+	s := t.Sigstore
+	if s == nil {
+		return
+	}
+	if s.Identity == "" && s.IdentityRegexp == "" {
+		add("trust.sigstore.identity", "required (or identity_regexp): the certificate identity that may sign, such as a release workflow's URL on a tag")
+	}
+	if s.Issuer == "" && s.IssuerRegexp == "" {
+		add("trust.sigstore.issuer", "required (or issuer_regexp): the OIDC issuer of that identity, such as https://token.actions.githubusercontent.com")
+	}
+	for _, r := range []struct{ path, expr string }{{"trust.sigstore.identity_regexp", s.IdentityRegexp}, {"trust.sigstore.issuer_regexp", s.IssuerRegexp}} {
+		if _, err := regexp.Compile(r.expr); err != nil {
+			add(r.path, "not a regular expression: %v", err)
+		}
+	}
+	if s.TrustedRootFile != "" {
+		data, err := os.ReadFile(s.TrustedRootFile)
+		if err != nil {
+			add("trust.sigstore.trusted_root_file", "%v", err)
+		} else if _, err := verify.RootExpiry(data); err != nil {
+			add("trust.sigstore.trusted_root_file", "%v", err)
+		}
 	}
 }

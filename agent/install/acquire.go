@@ -46,7 +46,7 @@ func (e *Engine) download(ctx context.Context, t *Txn) error {
 	res, err := e.fetch.Fetch(ctx, download.Request{
 		URL: p.GetFile().GetDownloadUrl(), Header: hdr, Dest: staged,
 		// BLAKE2b-512 (minisign's pre-hash) only when a signature will be checked.
-		Prehash: len(p.GetFile().GetSignature()) > 0 && len(e.keys) > 0,
+		Prehash: len(p.GetFile().GetSignature()) > 0 && len(e.keys) > 0 && !verify.IsSigstoreBundle(p.GetFile().GetSignature()),
 		Progress: func(pr download.Progress) {
 			if first && pr.Bytes > 0 {
 				first = false
@@ -71,7 +71,7 @@ func (e *Engine) download(ctx context.Context, t *Txn) error {
 		e.verificationFailed()
 		return Failf(Artifact, "verify: %w", err)
 	}
-	if err := t.VerifySignature(verify.Content{BLAKE2b512: res.BLAKE2b512, Path: staged}); err != nil {
+	if err := t.VerifySignature(verify.Content{BLAKE2b512: res.BLAKE2b512, SHA256: res.SHA256, Path: staged}); err != nil {
 		e.verificationFailed()
 		return err
 	}

@@ -37,14 +37,16 @@ type Reporter func(*protobufs.PackageStatuses) error
 // the next Recover, exactly like after a crash. An Engine is the updater's
 // PackageHandler (HandlePackages, LastStatuses).
 type Engine struct {
-	o       Options
-	log     *slog.Logger
-	fetch   download.Fetcher
-	keys    []verify.Key
-	j       *journal.Journal
-	crashAt string
-	order   []*backend          // as given to New
-	byName  map[string]*backend // by package name
+	o     Options
+	log   *slog.Logger
+	fetch download.Fetcher
+	keys  []verify.Key
+	// sigstore checks Sigstore bundles (nil: no trust.sigstore policy).
+	sigstore *verify.Sigstore
+	j        *journal.Journal
+	crashAt  string
+	order    []*backend          // as given to New
+	byName   map[string]*backend // by package name
 
 	// mu guards the fields marked so; helpers that need it held end in
 	// Locked.
@@ -101,6 +103,12 @@ func New(opts Options, log *slog.Logger, backends ...Backend) (*Engine, error) {
 		return nil, err
 	}
 	keys = append(keys, ring...)
+	var sig *verify.Sigstore
+	if o.Sigstore != nil {
+		if sig, err = verify.NewSigstore(*o.Sigstore); err != nil {
+			return nil, fmt.Errorf("trust.sigstore: %w", err)
+		}
+	}
 	if o.Download.Logger == nil {
 		o.Download.Logger = log
 	}
@@ -116,7 +124,7 @@ func New(opts Options, log *slog.Logger, backends ...Backend) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{
-		o: o, log: log, fetch: f, keys: keys, j: j, crashAt: os.Getenv(CrashAtEnv),
+		o: o, log: log, fetch: f, keys: keys, sigstore: sig, j: j, crashAt: os.Getenv(CrashAtEnv),
 		byName:   map[string]*backend{},
 		statuses: map[string]*protobufs.PackageStatus{},
 		rep:      func(*protobufs.PackageStatuses) error { return nil },

@@ -1,6 +1,7 @@
 package install
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"log/slog"
 	"os"
@@ -90,12 +91,22 @@ func (t *Txn) Progress(details *protobufs.PackageDownloadDetails) {
 }
 
 // VerifySignature applies trust.* to the offer's signature over content:
-// checked with the pinned keys when the offer is signed and keys are
-// configured, required when trust.require_signature is set, otherwise the
-// install goes on with a warning. A failure is an Artifact fault.
+// a Sigstore bundle checked with trust.sigstore's policy, a minisign
+// signature with the pinned keys, when the offer is signed so and the
+// host trusts someone for it; required when trust.require_signature is
+// set, otherwise the install goes on with a warning. A failure is an
+// Artifact fault.
 func (t *Txn) VerifySignature(c verify.Content) error {
 	sig := t.pkg.GetFile().GetSignature()
 	switch {
+	case verify.IsSigstoreBundle(sig) && t.e.sigstore != nil:
+		if err := t.e.sigstore.Verify(sig, c.SHA256); err != nil {
+			return Failf(Artifact, "verify: %w", err)
+		}
+	case verify.IsSigstoreBundle(sig) && t.e.o.RequireSignature:
+		return Failf(Artifact, "verify: %w", verify.ErrNoSigstorePolicy)
+	case verify.IsSigstoreBundle(sig):
+		t.log.Warn("installing an unverified package: a Sigstore bundle and no trust.sigstore policy, and trust.require_signature is false")
 	case len(sig) > 0 && len(t.e.keys) > 0:
 		if err := verify.Signature(t.e.keys, t.e.o.Now(), sig, c); err != nil {
 			return Failf(Artifact, "verify: %w", err)
@@ -111,7 +122,12 @@ func (t *Txn) VerifySignature(c verify.Content) error {
 // VerifySignatureOf is VerifySignature over a message (the digest text
 // of an image pulled by digest).
 func (t *Txn) VerifySignatureOf(msg []byte) error {
-	if len(t.pkg.GetFile().GetSignature()) == 0 || len(t.e.keys) == 0 {
+	sig := t.pkg.GetFile().GetSignature()
+	if verify.IsSigstoreBundle(sig) {
+		sum := sha256.Sum256(msg)
+		return t.VerifySignature(verify.Content{SHA256: sum[:]})
+	}
+	if len(sig) == 0 || len(t.e.keys) == 0 {
 		return t.VerifySignature(verify.Content{})
 	}
 	f, err := os.CreateTemp(filepath.Join(t.e.o.StateDir, StagingDir), "signed-*.txt")

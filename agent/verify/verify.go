@@ -134,7 +134,10 @@ func SHA256(offered, computed []byte) error {
 // or when the digest is missing).
 type Content struct {
 	BLAKE2b512 []byte
-	Path       string
+	// SHA256 is the content's SHA-256, checked against the offer's
+	// content hash already (what a Sigstore bundle signs).
+	SHA256 []byte
+	Path   string
 }
 
 // Signature verifies a detached minisign signature (the text of a .minisig

@@ -26,6 +26,7 @@ import (
 func Run(t *testing.T, f *Fixture) {
 	t.Run("CrashPoints", func(t *testing.T) { testCrashPoints(t, f) })
 	t.Run("BadOffers", func(t *testing.T) { testBadOffers(t, f) })
+	t.Run("SigstoreInstalls", func(t *testing.T) { testSigstoreInstalls(t, f) })
 }
 
 var (
@@ -188,7 +189,7 @@ func checkQuarantine(t testing.TB, f *Fixture, state, hash string, want Quaranti
 // running version untouched and nothing left behind.
 func testBadOffers(t *testing.T, f *Fixture) {
 	site := f.NewSite(t)
-	offers := genericBadOffers(f)
+	offers := append(genericBadOffers(f), sigstoreBadOffers(f)...)
 	if f.BadOffers != nil {
 		offers = append(offers, f.BadOffers(t, site)...)
 	}
