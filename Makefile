@@ -5,7 +5,7 @@ LDFLAGS   ?= -s -w
 VERSION   ?= 0.1.0-dev
 GOFLAGS_BUILD = -trimpath -ldflags "$(LDFLAGS) -X github.com/myriarch/myriarch/internal/buildinfo.Version=$(VERSION)"
 
-CMDS = myriarchd myriarch-updater telecraft blueprint-check
+CMDS = myriarchd myriarch-updater myriarch-sigstore telecraft blueprint-check
 
 .PHONY: all build test setup vet tidy unit crossbuild demo bench clean
 
@@ -61,7 +61,7 @@ unit:
 # the updater (every package under agent/) and the offline tools on Windows, the offline
 # tools on macOS. myriarchd is a Linux server (packages, image); compiling the whole tree
 # twice more would double a cold make test's build for nothing shipped.
-CROSS_WINDOWS = ./agent/... ./cmd/myriarch-updater ./cmd/telecraft ./cmd/blueprint-check
+CROSS_WINDOWS = ./agent/... ./cmd/myriarch-updater ./cmd/myriarch-sigstore ./cmd/telecraft ./cmd/blueprint-check
 CROSS_MACOS   = ./cmd/telecraft ./cmd/blueprint-check
 crossbuild:
 	GOOS=windows GOARCH=amd64 $(GO) build $(CROSS_WINDOWS)

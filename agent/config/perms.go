@@ -68,11 +68,17 @@ func Warnings(path string, c *Config) []string {
 // rootExpiring warns when trust.sigstore's trusted root covers no
 // certificate authority beyond KeyExpiryWarning from now.
 func (t TrustConfig) rootExpiring(now time.Time) string {
-	p, err := t.SigstorePolicy()
-	if p == nil || err != nil {
+	if t.Sigstore == nil {
 		return ""
 	}
-	end, err := verify.RootExpiry(p.TrustedRoot)
+	var data []byte // nil: the built-in root
+	if f := t.Sigstore.TrustedRootFile; f != "" {
+		var err error
+		if data, err = os.ReadFile(f); err != nil {
+			return ""
+		}
+	}
+	end, err := verify.RootExpiry(data)
 	switch {
 	case err != nil || end.IsZero():
 		return ""
@@ -87,22 +93,14 @@ func (t TrustConfig) rootExpiring(now time.Time) string {
 }
 
 // SigstorePolicy is trust.sigstore for the install engine (nil when it
-// is not set), its trusted root read.
-func (t TrustConfig) SigstorePolicy() (*verify.SigstorePolicy, error) {
+// is not set).
+func (t TrustConfig) SigstorePolicy() *verify.SigstorePolicy {
 	s := t.Sigstore
 	if s == nil {
-		return nil, nil
+		return nil
 	}
-	p := &verify.SigstorePolicy{Identity: s.Identity, IdentityRegexp: s.IdentityRegexp, Issuer: s.Issuer, IssuerRegexp: s.IssuerRegexp,
-		WithoutTlog: s.RequireTlog != nil && !*s.RequireTlog, WithoutSCT: s.RequireSCT != nil && !*s.RequireSCT}
-	if s.TrustedRootFile != "" {
-		data, err := os.ReadFile(s.TrustedRootFile)
-		if err != nil {
-			return nil, err
-		}
-		p.TrustedRoot = data
-	}
-	return p, nil
+	return &verify.SigstorePolicy{Identity: s.Identity, IdentityRegexp: s.IdentityRegexp, Issuer: s.Issuer, IssuerRegexp: s.IssuerRegexp,
+		TrustedRootFile: s.TrustedRootFile, WithoutTlog: s.RequireTlog != nil && !*s.RequireTlog, WithoutSCT: s.RequireSCT != nil && !*s.RequireSCT}
 }
 
 // Keyring is trust.minisign_keys for the install engine.

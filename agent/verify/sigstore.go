@@ -2,13 +2,19 @@ package verify
 
 import (
 	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
 	"time"
-
-	"github.com/sigstore/sigstore-go/pkg/bundle"
-	"github.com/sigstore/sigstore-go/pkg/root"
-	sgverify "github.com/sigstore/sigstore-go/pkg/verify"
 
 	"github.com/myriarch/myriarch/agent/verify/sigstoreroot"
 )
@@ -25,6 +31,15 @@ var (
 // MaxBundleSize bounds a Sigstore bundle read from an offer.
 const MaxBundleSize = 256 << 10
 
+// SigstoreHelperName is the program that verifies Sigstore bundles
+// (cmd/myriarch-sigstore), installed beside the updater: sigstore-go, which
+// it links, would add about 10 MiB to the updater's resident memory for a
+// check made once an install.
+const SigstoreHelperName = "myriarch-sigstore"
+
+// SigstoreTimeout bounds one verification by the helper.
+const SigstoreTimeout = time.Minute
+
 // SigstorePolicy is who may sign what the updater installs with Sigstore
 // (keyless: a Fulcio certificate for a workload's identity, recorded in
 // Rekor): the certificate's identity (its subject alternative name, such
@@ -33,9 +48,9 @@ const MaxBundleSize = 256 << 10
 type SigstorePolicy struct {
 	Identity, IdentityRegexp string
 	Issuer, IssuerRegexp     string
-	// TrustedRoot is a trusted_root.json; nil: the public-good instance's
-	// (sigstoreroot.PublicGood).
-	TrustedRoot []byte
+	// TrustedRootFile is a trusted_root.json; "": the public-good
+	// instance's (sigstoreroot.PublicGood, built into the helper).
+	TrustedRootFile string
 	// WithoutTlog accepts a bundle without a transparency-log entry when
 	// it carries a signed timestamp; the default requires the entry, its
 	// inclusion verified offline from the bundle's proof and signed entry
@@ -45,50 +60,73 @@ type SigstorePolicy struct {
 	// timestamp of a CT log; the default requires one, as Fulcio's
 	// certificates carry it (a private CA's may not).
 	WithoutSCT bool
+	// Helper is the verifying program ("": SigstoreHelperName beside the
+	// running executable).
+	Helper string
 }
 
-// Sigstore checks Sigstore bundles against a policy. It is safe for
-// concurrent use.
-type Sigstore struct {
-	v  *sgverify.Verifier
-	id sgverify.CertificateIdentity
+// Check reports what is wrong with the policy itself.
+func (p SigstorePolicy) Check() error {
+	var errs []error
+	if p.Identity == "" && p.IdentityRegexp == "" {
+		errs = append(errs, errors.New("an identity (or identity_regexp) is required"))
+	}
+	if p.Issuer == "" && p.IssuerRegexp == "" {
+		errs = append(errs, errors.New("an issuer (or issuer_regexp) is required"))
+	}
+	for _, r := range []struct{ what, expr string }{{"identity_regexp", p.IdentityRegexp}, {"issuer_regexp", p.IssuerRegexp}} {
+		if _, err := regexp.Compile(r.expr); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", r.what, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
-// NewSigstore prepares the checks of p.
-func NewSigstore(p SigstorePolicy) (*Sigstore, error) {
-	data := p.TrustedRoot
-	if data == nil {
-		data = sigstoreroot.PublicGood
-	}
-	tr, err := root.NewTrustedRootFromJSON(data)
-	if err != nil {
-		return nil, fmt.Errorf("sigstore trusted root: %w", err)
-	}
-	return newSigstore(tr, p)
-}
-
-func newSigstore(tm root.TrustedMaterial, p SigstorePolicy) (*Sigstore, error) {
-	if p.Identity == "" && p.IdentityRegexp == "" || p.Issuer == "" && p.IssuerRegexp == "" {
-		return nil, errors.New("sigstore: an identity (or identity_regexp) and an issuer (or issuer_regexp) are required")
-	}
-	id, err := sgverify.NewShortCertificateIdentity(p.Issuer, p.IssuerRegexp, p.Identity, p.IdentityRegexp)
-	if err != nil {
-		return nil, fmt.Errorf("sigstore identity: %w", err)
-	}
-	var opts []sgverify.VerifierOption
-	if !p.WithoutSCT {
-		opts = append(opts, sgverify.WithSignedCertificateTimestamps(1))
+// Args are the helper's flags for the policy.
+func (p SigstorePolicy) Args() []string {
+	var out []string
+	for _, f := range []struct{ name, v string }{{"identity", p.Identity}, {"identity-regexp", p.IdentityRegexp},
+		{"issuer", p.Issuer}, {"issuer-regexp", p.IssuerRegexp}, {"trusted-root", p.TrustedRootFile}} {
+		if f.v != "" {
+			out = append(out, "--"+f.name+"="+f.v)
+		}
 	}
 	if p.WithoutTlog {
-		opts = append(opts, sgverify.WithObserverTimestamps(1))
-	} else {
-		opts = append(opts, sgverify.WithTransparencyLog(1), sgverify.WithIntegratedTimestamps(1))
+		out = append(out, "--without-tlog")
 	}
-	v, err := sgverify.NewVerifier(tm, opts...)
-	if err != nil {
+	if p.WithoutSCT {
+		out = append(out, "--without-sct")
+	}
+	return out
+}
+
+// Sigstore checks Sigstore bundles against a policy, with the helper. It
+// is safe for concurrent use.
+type Sigstore struct {
+	p      SigstorePolicy
+	helper string
+}
+
+// NewSigstore prepares the checks of p; the helper must exist.
+func NewSigstore(p SigstorePolicy) (*Sigstore, error) {
+	if err := p.Check(); err != nil {
 		return nil, fmt.Errorf("sigstore: %w", err)
 	}
-	return &Sigstore{v: v, id: id}, nil
+	helper := p.Helper
+	if helper == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("sigstore: finding %s beside this program: %w", SigstoreHelperName, err)
+		}
+		helper = filepath.Join(filepath.Dir(exe), SigstoreHelperName)
+		if runtime.GOOS == "windows" {
+			helper += ".exe"
+		}
+	}
+	if _, err := os.Stat(helper); err != nil {
+		return nil, fmt.Errorf("sigstore: the verifier %s is not installed: %w", SigstoreHelperName, err)
+	}
+	return &Sigstore{p: p, helper: helper}, nil
 }
 
 // IsSigstoreBundle reports whether an offer's signature is meant as a
@@ -100,48 +138,81 @@ func IsSigstoreBundle(sig []byte) bool {
 }
 
 // Verify checks a Sigstore bundle (the JSON of a .sigstore.json file) over
-// the artifact whose SHA-256 is digest.
+// the artifact whose SHA-256 is sha256: the helper reads the bundle on
+// its standard input and says why it refuses it.
 func (s *Sigstore) Verify(bundleJSON, sha256 []byte) error {
 	if len(bundleJSON) > MaxBundleSize {
 		return fmt.Errorf("%w: the bundle has %d bytes, more than %d", ErrSigstore, len(bundleJSON), MaxBundleSize)
 	}
-	var b bundle.Bundle
-	if err := b.UnmarshalJSON(bundleJSON); err != nil {
-		return fmt.Errorf("%w: not a Sigstore bundle: %v", ErrSigstore, err)
-	}
-	return s.verifyEntity(&b, sha256)
-}
-
-func (s *Sigstore) verifyEntity(e sgverify.SignedEntity, sha256 []byte) error {
 	if len(sha256) != 32 {
 		return fmt.Errorf("%w: no SHA-256 of the artifact to check it against", ErrSigstore)
 	}
-	_, err := s.v.Verify(e, sgverify.NewPolicy(sgverify.WithArtifactDigest("sha256", sha256), sgverify.WithCertificateIdentity(s.id)))
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrSigstore, err)
+	ctx, cancel := context.WithTimeout(context.Background(), SigstoreTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.helper, append([]string{"verify", "--sha256=" + hex.EncodeToString(sha256)}, s.p.Args()...)...)
+	cmd.Stdin = bytes.NewReader(bundleJSON)
+	var out limited
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("%w: the verifier gave no answer within %s", ErrSigstore, SigstoreTimeout)
+	case errors.As(err, &exit) && exit.ExitCode() == 1:
+		why := strings.TrimSpace(out.String())
+		why = strings.TrimPrefix(why, SigstoreHelperName+" verify: ")
+		why = strings.TrimPrefix(why, ErrSigstore.Error()+": ")
+		return fmt.Errorf("%w: %s", ErrSigstore, why)
+	default:
+		return fmt.Errorf("sigstore: running %s: %w: %s", s.helper, err, strings.TrimSpace(out.String()))
 	}
-	return nil
 }
 
-// RootExpiry is when the trusted root stops covering new signatures: the
-// latest end of its certificate authorities' validity (zero when one has
-// no end).
+// limited keeps the first 4 KiB written to it.
+type limited struct{ bytes.Buffer }
+
+func (l *limited) Write(p []byte) (int, error) {
+	if room := 4096 - l.Len(); room > 0 {
+		l.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+var _ io.Writer = (*limited)(nil)
+
+// RootExpiry reads a trusted_root.json (nil: the built-in public-good
+// one) enough to say when it stops covering new signatures: the latest
+// end of its certificate authorities' validity (zero when one has none).
 func RootExpiry(trustedRoot []byte) (time.Time, error) {
 	if trustedRoot == nil {
 		trustedRoot = sigstoreroot.PublicGood
 	}
-	tr, err := root.NewTrustedRootFromJSON(trustedRoot)
-	if err != nil {
+	var doc struct {
+		MediaType string `json:"mediaType"`
+		CAs       []struct {
+			ValidFor struct {
+				End *time.Time `json:"end"`
+			} `json:"validFor"`
+		} `json:"certificateAuthorities"`
+	}
+	if err := json.Unmarshal(trustedRoot, &doc); err != nil {
 		return time.Time{}, fmt.Errorf("sigstore trusted root: %w", err)
 	}
+	if !strings.HasPrefix(doc.MediaType, "application/vnd.dev.sigstore.trustedroot") {
+		return time.Time{}, fmt.Errorf("sigstore trusted root: media type %q is not a trusted root's", doc.MediaType)
+	}
+	if len(doc.CAs) == 0 {
+		return time.Time{}, errors.New("sigstore trusted root: no certificate authority")
+	}
 	var last time.Time
-	for _, ca := range tr.FulcioCertificateAuthorities() {
-		f, ok := ca.(*root.FulcioCertificateAuthority)
-		if !ok || f.ValidityPeriodEnd.IsZero() {
+	for _, ca := range doc.CAs {
+		if ca.ValidFor.End == nil {
 			return time.Time{}, nil
 		}
-		if f.ValidityPeriodEnd.After(last) {
-			last = f.ValidityPeriodEnd
+		if ca.ValidFor.End.After(last) {
+			last = *ca.ValidFor.End
 		}
 	}
 	return last, nil

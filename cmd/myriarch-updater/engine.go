@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 
 	"github.com/myriarch/myriarch/agent/config"
@@ -29,13 +28,9 @@ func (r *restartRequest) ExitCode() int { return exitRestart }
 const exitRestart = 3
 
 // installOptions maps updater.yaml to what every install back-end shares.
-func installOptions(cfg *config.Config, dl download.Options, obs install.Observer) (install.Options, error) {
-	sig, err := cfg.Trust.SigstorePolicy()
-	if err != nil {
-		return install.Options{}, fmt.Errorf("trust.sigstore: %w", err)
-	}
+func installOptions(cfg *config.Config, dl download.Options, obs install.Observer) install.Options {
 	return install.Options{
-		Sigstore:           sig,
+		Sigstore:           cfg.Trust.SigstorePolicy(),
 		Observer:           obs,
 		StateDir:           cfg.StateDir,
 		MinisignPublicKeys: cfg.Trust.MinisignPublicKeys,
@@ -45,7 +40,7 @@ func installOptions(cfg *config.Config, dl download.Options, obs install.Observe
 		HealthWindow:       cfg.Collector.HealthWindow,
 		MaxPackageSize:     int64(cfg.Collector.MaxPackageSize),
 		Download:           dl,
-	}, nil
+	}
 }
 
 // newEngine builds the install engine of the collector mode rt, whose
@@ -59,12 +54,7 @@ func newEngine(cfg *config.Config, rt mode.Runtime, log *slog.Logger, obs instal
 		log.Warn("package installation not enabled", "err", err)
 		return nil
 	}
-	opts, err := installOptions(cfg, download.Options{Transport: tr, AllowedHosts: cfg.Trust.HostPatterns()}, obs)
-	if err != nil {
-		log.Warn("package installation not enabled", "err", err)
-		return nil
-	}
-	eng, err := rt.NewEngine(opts, log, restart)
+	eng, err := rt.NewEngine(installOptions(cfg, download.Options{Transport: tr, AllowedHosts: cfg.Trust.HostPatterns()}, obs), log, restart)
 	if err != nil {
 		log.Warn("package installation not enabled", "err", err)
 		return nil

@@ -41,16 +41,18 @@ const (
 // imageContext prepares the build context packaging/docker/Dockerfile.<name> documents:
 // the static binary of cmd/<binary> (version imageVersion), the host's CA bundle, an
 // empty directory and the files given (context name -> repository path).
-func imageContext(t *testing.T, binary string, files map[string]string) string {
+func imageContext(t *testing.T, binary string, files map[string]string, more ...string) string {
 	t.Helper()
 	testenv.Tool(t, "docker", "docker.io")
 	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-trimpath",
-		"-ldflags", "-s -w -X github.com/myriarch/myriarch/internal/buildinfo.Version="+imageVersion,
-		"-o", filepath.Join(dir, binary), "../../cmd/"+binary)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build %s: %v\n%s", binary, err, out)
+	for _, b := range append([]string{binary}, more...) {
+		cmd := exec.Command("go", "build", "-trimpath",
+			"-ldflags", "-s -w -X github.com/myriarch/myriarch/internal/buildinfo.Version="+imageVersion,
+			"-o", filepath.Join(dir, b), "../../cmd/"+b)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", b, err, out)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "ca-certificates.crt"), testenv.File(t, caBundle, "ca-certificates"), 0o644); err != nil {
 		t.Fatal(err)
@@ -314,7 +316,7 @@ func TestMyriarchdImage(t *testing.T) {
 func TestUpdaterImage(t *testing.T) {
 	t.Parallel()
 	cli := testenv.Docker(t)
-	tag := buildImage(t, cli, "Dockerfile.updater", imageContext(t, "myriarch-updater", nil))
+	tag := buildImage(t, cli, "Dockerfile.updater", imageContext(t, "myriarch-updater", nil, "myriarch-sigstore"))
 	checkImageConfig(t, cli, tag, "myriarch-updater", "/var/lib/myriarch-updater",
 		[]string{"/usr/bin/myriarch-updater"}, []string{"run", "--config", "/etc/myriarch/updater.yaml"})
 	if out := dockerCLI(t, "run", "--rm", "--network", "none", tag, "version"); !strings.Contains(out, imageVersion) {

@@ -2,6 +2,8 @@ package installtest
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -15,39 +17,51 @@ import (
 )
 
 // suiteSigstore is the suite's Sigstore (a CA and a log in memory, made
-// once), another that the sites do not trust, and their roots.
+// once), another that the sites do not trust, and their trusted roots'
+// files.
 type suiteSigstore struct {
 	vs, other       *ca.VirtualSigstore
-	root, otherRoot []byte
+	root, otherRoot string
 }
 
 var sigstores = sync.OnceValue(func() *suiteSigstore {
 	s := &suiteSigstore{}
-	var err error
-	if s.vs, err = ca.NewVirtualSigstore(); err == nil {
-		if s.other, err = ca.NewVirtualSigstore(); err == nil {
-			if s.root, err = sigstoretest.RootJSON(s.vs, s.vs); err == nil {
-				s.otherRoot, err = sigstoretest.RootJSON(s.other, s.vs)
-			}
+	dir, err := os.MkdirTemp("", "myriarch-sigstore-roots-")
+	write := func(name string, fulcio, logs *ca.VirtualSigstore) string {
+		data, err := sigstoretest.RootJSON(fulcio, logs)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, name), data, 0o644)
+		}
+		if err != nil {
+			panic(err)
+		}
+		return filepath.Join(dir, name)
+	}
+	if err == nil {
+		if s.vs, err = ca.NewVirtualSigstore(); err == nil {
+			s.other, err = ca.NewVirtualSigstore()
 		}
 	}
 	if err != nil {
 		panic(err)
 	}
+	s.root, s.otherRoot = write("trusted_root.json", s.vs, s.vs), write("other_root.json", s.other, s.vs)
 	return s
 })
 
-// trusting makes the engine trust root for the releases' identity (the
-// test CA's certificates carry no SCT).
-func trusting(root []byte) func(o *install.Options) {
+// trusting makes the engine trust root for the releases' identity, with
+// the verifier helper built for the test (the test CA's certificates
+// carry no SCT).
+func trusting(t testing.TB, root string) func(o *install.Options) {
+	helper := sigstoretest.Helper(t)
 	return func(o *install.Options) {
-		o.Sigstore = &verify.SigstorePolicy{Identity: sigstoretest.Identity, Issuer: sigstoretest.Issuer, TrustedRoot: root, WithoutSCT: true}
+		o.Sigstore = &verify.SigstorePolicy{Identity: sigstoretest.Identity, Issuer: sigstoretest.Issuer, TrustedRootFile: root, WithoutSCT: true, Helper: helper}
 	}
 }
 
 // sigstoreBadOffers are the Sigstore bundles every back-end refuses: a
 // good artifact, served, offered with a bundle that sign makes of it.
-func sigstoreBadOffers(f *Fixture) []BadOffer {
+func sigstoreBadOffers(t testing.TB, f *Fixture) []BadOffer {
 	s := sigstores()
 	offer := func(path string, sign func(t testing.TB, data []byte) []byte) func(t testing.TB, site Site) *protobufs.PackagesAvailable {
 		return func(t testing.TB, site Site) *protobufs.PackagesAvailable {
@@ -63,13 +77,13 @@ func sigstoreBadOffers(f *Fixture) []BadOffer {
 	}
 	good := by(sigstoretest.Identity, sigstoretest.Issuer, 0)
 	return []BadOffer{
-		{Name: "sigstore: another identity", Want: "expected SAN value", Quarantine: Blocked, Options: trusting(s.root),
+		{Name: "sigstore: another identity", Want: "expected SAN value", Quarantine: Blocked, Options: trusting(t, s.root),
 			Offer: offer("/sigstore-identity", by("https://github.com/someone/else/.github/workflows/x.yaml@refs/heads/main", sigstoretest.Issuer, 0))},
-		{Name: "sigstore: another issuer", Want: "expected issuer value", Quarantine: Blocked, Options: trusting(s.root),
+		{Name: "sigstore: another issuer", Want: "expected issuer value", Quarantine: Blocked, Options: trusting(t, s.root),
 			Offer: offer("/sigstore-issuer", by(sigstoretest.Identity, "https://accounts.google.com", 0))},
 		{Name: "sigstore: an expired certificate without a timestamp", Want: "integrated time outside certificate validity", Quarantine: Blocked,
-			Options: trusting(s.root), Offer: offer("/sigstore-expired", by(sigstoretest.Identity, sigstoretest.Issuer, 30*time.Minute))},
-		{Name: "sigstore: no log entry", Want: "transparency log", Quarantine: Blocked, Options: trusting(s.root),
+			Options: trusting(t, s.root), Offer: offer("/sigstore-expired", by(sigstoretest.Identity, sigstoretest.Issuer, 30*time.Minute))},
+		{Name: "sigstore: no log entry", Want: "transparency log", Quarantine: Blocked, Options: trusting(t, s.root),
 			Offer: offer("/sigstore-no-tlog", func(t testing.TB, data []byte) []byte {
 				e, err := s.vs.SignAtTime(sigstoretest.Identity, sigstoretest.Issuer, data, time.Now())
 				if err != nil {
@@ -77,10 +91,10 @@ func sigstoreBadOffers(f *Fixture) []BadOffer {
 				}
 				return sigstoretest.BundleOf(t, s.vs, e, false)
 			})},
-		{Name: "sigstore: a bundle of another artifact", Want: "artifact does not match digest", Quarantine: Blocked, Options: trusting(s.root),
+		{Name: "sigstore: a bundle of another artifact", Want: "artifact does not match digest", Quarantine: Blocked, Options: trusting(t, s.root),
 			Offer: offer("/sigstore-other", func(t testing.TB, _ []byte) []byte { return good(t, []byte("another artifact")) })},
 		{Name: "sigstore: a root that does not cover the certificate", Want: "leaf certificate verification failed", Quarantine: Blocked,
-			Options: trusting(s.otherRoot), Offer: offer("/sigstore-root", good)},
+			Options: trusting(t, s.otherRoot), Offer: offer("/sigstore-root", good)},
 		{Name: "sigstore: no policy on the host", Want: "trust.sigstore names no identity", Quarantine: Blocked,
 			Offer: offer("/sigstore-no-policy", good)},
 	}
@@ -96,7 +110,7 @@ func testSigstoreInstalls(t *testing.T, f *Fixture) {
 	s := sigstores()
 	restarted := make(chan struct{})
 	var once sync.Once
-	eng, err := f.Engine(site.Config(state), testLogger(t), func(string) { once.Do(func() { close(restarted) }) }, trusting(s.root))
+	eng, err := f.Engine(site.Config(state), testLogger(t), func(string) { once.Do(func() { close(restarted) }) }, trusting(t, s.root))
 	if err != nil {
 		t.Fatal(err)
 	}

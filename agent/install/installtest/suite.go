@@ -189,7 +189,7 @@ func checkQuarantine(t testing.TB, f *Fixture, state, hash string, want Quaranti
 // running version untouched and nothing left behind.
 func testBadOffers(t *testing.T, f *Fixture) {
 	site := f.NewSite(t)
-	offers := append(genericBadOffers(f), sigstoreBadOffers(f)...)
+	offers := append(genericBadOffers(f), sigstoreBadOffers(t, f)...)
 	if f.BadOffers != nil {
 		offers = append(offers, f.BadOffers(t, site)...)
 	}

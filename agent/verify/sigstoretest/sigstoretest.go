@@ -6,6 +6,12 @@ package sigstoretest
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -132,4 +138,46 @@ func RootJSON(fulcio, logs *ca.VirtualSigstore) ([]byte, error) {
 		return nil, err
 	}
 	return tr.MarshalJSON()
+}
+
+var helper struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Helper builds the Sigstore verifier the updater runs
+// (cmd/myriarch-sigstore), once per test process, and returns its path.
+func Helper(t testing.TB) string {
+	t.Helper()
+	helper.once.Do(func() {
+		dir, err := os.MkdirTemp("", "myriarch-sigstore-helper-")
+		if err != nil {
+			helper.err = err
+			return
+		}
+		name := "myriarch-sigstore"
+		if runtime.GOOS == "windows" {
+			name += ".exe"
+		}
+		helper.path = filepath.Join(dir, name)
+		out, err := exec.Command("go", "build", "-o", helper.path, "github.com/myriarch/myriarch/cmd/myriarch-sigstore").CombinedOutput()
+		if err != nil {
+			helper.err = fmt.Errorf("building myriarch-sigstore: %v\n%s", err, out)
+		}
+	})
+	if helper.err != nil {
+		t.Fatal(helper.err)
+	}
+	return helper.path
+}
+
+// RootFile writes a trusted_root.json into t's temporary directory.
+func RootFile(t testing.TB, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "trusted_root.json")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -36,6 +36,7 @@ var packageSpecs = []packageSpec{
 		entries: []entry{
 			{path: "/opt/myriarch/bin/myriarch-updater", perms: "-rwxr-xr-x"},
 			{path: "/usr/bin/myriarch-updater", perms: "lrwxrwxrwx", link: "/opt/myriarch/bin/myriarch-updater"},
+			{path: "/opt/myriarch/bin/myriarch-sigstore", perms: "-rwxr-xr-x"},
 			{path: "/usr/lib/systemd/system/myriarch-updater.service", perms: "-rw-r--r--", same: "systemd/myriarch-updater.service"},
 			{path: "/etc/myriarch", perms: "drwxr-xr-x"},
 			{path: "/var/lib/myriarch-updater", perms: "drwx------"},

@@ -38,7 +38,7 @@ var rpmArch = map[string]string{"amd64": "x86_64", "arm64": "aarch64"}
 func fakeBinaries(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, n := range []string{"myriarch-updater", "myriarchd"} {
+	for _, n := range []string{"myriarch-updater", "myriarch-sigstore", "myriarchd"} {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte("#!/bin/sh\necho "+n+"\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
