@@ -3,6 +3,7 @@ package estate
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,13 +31,16 @@ type PackageVersion struct {
 // Artifact is a binary-mode package for one platform: a file in the estate
 // (served by myriarchd) or an external URL.
 type Artifact struct {
-	OS         string `yaml:"os"`
-	Arch       string `yaml:"arch"`
-	File       string `yaml:"file"`
-	URL        string `yaml:"url"`
-	SHA256     string `yaml:"sha256"`
-	Signature  string `yaml:"signature"`
-	Executable string `yaml:"executable"`
+	OS        string `yaml:"os"`
+	Arch      string `yaml:"arch"`
+	File      string `yaml:"file"`
+	URL       string `yaml:"url"`
+	SHA256    string `yaml:"sha256"`
+	Signature string `yaml:"signature"`
+	// SigstoreBundle is an estate file holding the artifact's Sigstore
+	// bundle (.sigstore.json), offered in place of a minisign signature.
+	SigstoreBundle string `yaml:"sigstoreBundle"`
+	Executable     string `yaml:"executable"`
 }
 
 // Image is the container-mode form of a package.
@@ -47,10 +51,11 @@ type Image struct {
 
 // ImageArchive is an image tarball, in the estate or at a URL.
 type ImageArchive struct {
-	File      string `yaml:"file"`
-	URL       string `yaml:"url"`
-	SHA256    string `yaml:"sha256"`
-	Signature string `yaml:"signature"`
+	File           string `yaml:"file"`
+	URL            string `yaml:"url"`
+	SHA256         string `yaml:"sha256"`
+	Signature      string `yaml:"signature"`
+	SigstoreBundle string `yaml:"sigstoreBundle"`
 }
 
 // Package returns the catalog entry for name at version (leading v ignored), or nil.
@@ -141,6 +146,7 @@ func loadPackage(ps *problems, root, dirName, path string) (PackageVersion, bool
 			ps.add(path, line, "%s: executable is required", where)
 		}
 		checkSource(ps, path, line, where, a.File, a.URL, a.SHA256)
+		loadBundle(ps, path, line, where, &pv.Artifacts[i].Signature, a.SigstoreBundle)
 	}
 	if im := pv.Image; im != nil {
 		line := keyLine(node, "image")
@@ -154,6 +160,7 @@ func loadPackage(ps *problems, root, dirName, path string) (PackageVersion, bool
 		}
 		if ar := im.Archive; ar != nil {
 			checkSource(ps, path, line, "image.archive", ar.File, ar.URL, ar.SHA256)
+			loadBundle(ps, path, line, "image.archive", &ar.Signature, ar.SigstoreBundle)
 		}
 	}
 	return pv, len(ps.list) == bad
@@ -198,6 +205,52 @@ func checkSource(ps *problems, path string, line int, where, file, rawURL, sum s
 	if got != sum {
 		ps.add(path, line, "%s: file %s has sha256 %s, not the declared %s", where, file, got, sum)
 	}
+}
+
+// MaxSigstoreBundle bounds a Sigstore bundle read from the estate (the
+// updater reads no larger one).
+const MaxSigstoreBundle = 256 << 10
+
+// loadBundle reads an artifact's Sigstore bundle file (inside the estate)
+// into its offered signature: a bundle of at most MaxSigstoreBundle bytes,
+// with a Sigstore bundle's media type, and no minisign signature beside
+// it. The updater verifies it.
+func loadBundle(ps *problems, path string, line int, where string, signature *string, file string) {
+	if file == "" {
+		return
+	}
+	if *signature != "" {
+		ps.add(path, line, "%s: set signature or sigstoreBundle, not both", where)
+		return
+	}
+	clean := filepath.Clean(file)
+	if filepath.IsAbs(file) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+		ps.add(path, line, "%s: sigstoreBundle %q must be a path inside the estate", where, file)
+		return
+	}
+	f, err := openIn(ps.fs, ps.root, clean)
+	if err != nil {
+		ps.add(path, line, "%s: sigstoreBundle %s: %v", where, file, err)
+		return
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSigstoreBundle+1))
+	switch {
+	case err != nil:
+		ps.add(path, line, "%s: sigstoreBundle %s: %v", where, file, err)
+		return
+	case len(data) > MaxSigstoreBundle:
+		ps.add(path, line, "%s: sigstoreBundle %s is larger than %d KiB", where, file, MaxSigstoreBundle>>10)
+		return
+	}
+	var head struct {
+		MediaType string `json:"mediaType"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil || !strings.HasPrefix(head.MediaType, "application/vnd.dev.sigstore.bundle") {
+		ps.add(path, line, "%s: sigstoreBundle %s is not a Sigstore bundle (a JSON object whose mediaType is application/vnd.dev.sigstore.bundle…)", where, file)
+		return
+	}
+	*signature = string(data)
 }
 
 func childNode(m *yaml.Node, key string) *yaml.Node {
