@@ -46,6 +46,7 @@ func program() *cmdline.Program {
 	p.Groups = append(p.Groups,
 		&cmdline.Group{Name: "backup", Summary: "take a consistent backup of the running server's store", Default: backupLeaf(cli)},
 		&cmdline.Group{Name: "restore", Summary: "restore a backup into an empty store (server stopped)", Default: &cmdline.Leaf{Raw: restoreCmd}},
+		catalogGroup(),
 		p.CompletionGroup(),
 		&cmdline.Group{Name: "version", Summary: "print the version", Default: &cmdline.Leaf{Raw: versionCmd}},
 		&cmdline.Group{Name: "help", Summary: "print this text, or the settings of serve as Markdown (help config)", Default: &cmdline.Leaf{Raw: helpCmd}},

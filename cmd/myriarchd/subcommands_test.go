@@ -3,14 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
+	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/myriarch/myriarch/agent/verify/sigstoretest"
 	"github.com/myriarch/myriarch/internal/cmdline"
 	"github.com/myriarch/myriarch/server/servertest"
 	"github.com/myriarch/myriarch/server/store"
@@ -59,6 +63,17 @@ func TestEverySubcommandAgainstAServer(t *testing.T) {
 	if _, err := ts.Registry().Report(offline, store.Credential{Kind: "token", ID: "x"}, &protobufs.AgentToServer{}, false, false); err != nil {
 		t.Fatal(err)
 	}
+	// An upstream release, signed with a test Sigstore, for catalog import.
+	vs, err := ca.NewVirtualSigstore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := t.TempDir()
+	archive := []byte("collector archive")
+	os.WriteFile(filepath.Join(rel, "otelcol-contrib_0.150.0_linux_amd64.tar.gz"), archive, 0o644)
+	os.WriteFile(filepath.Join(rel, "otelcol-contrib_0.150.0_linux_amd64.tar.gz.sigstore.json"),
+		sigstoretest.Bundle(t, vs, sigstoretest.Identity, sigstoretest.Issuer, archive, time.Now()), 0o644)
+	sigRoot := sigstoretest.RootFile(t, sigstoretest.Root(t, vs))
 	// Made by earlier rows, used by later ones.
 	vars := map[string]string{"{{uid}}": uid, "{{offline}}": offline.String(), "{{dir}}": t.TempDir()}
 	cases := []cliCase{
@@ -110,6 +125,12 @@ func TestEverySubcommandAgainstAServer(t *testing.T) {
 		{args: []string{"backup", "--out", "{{dir}}/b.tar.gz"}, out: "sqlite store"},
 		{args: []string{"backup", "--out", "{{dir}}/b.tar.gz"}, code: 1, err: "--force replaces it"},
 		{args: []string{"restore", "{{dir}}/b.tar.gz", "--data-dir", "{{dir}}/restored"}, out: "restored"},
+		{args: []string{"catalog", "import", rel, "--estate", est, "--package", "otelcol-contrib", "--version", "0.150.0",
+			"--identity", sigstoretest.Identity, "--issuer", sigstoretest.Issuer, "--trusted-root", sigRoot, "--without-sct"},
+			out: "wrote packages/otelcol-contrib/0.150.0.yaml"},
+		{args: []string{"catalog", "import", rel, "--estate", est, "--package", "otelcol-contrib", "--version", "0.150.0",
+			"--identity", "https://example.com/other", "--issuer", sigstoretest.Issuer, "--trusted-root", sigRoot, "--without-sct", "--force"},
+			code: 1, err: "expected SAN value"},
 		{args: []string{"completion", "bash"}, out: "complete -o default -F _myriarchd_complete myriarchd"},
 		{args: []string{"version"}, out: "myriarchd "},
 		{args: []string{"help"}, out: "commands:"},
@@ -188,7 +209,7 @@ func TestEverySubcommandAgainstAServer(t *testing.T) {
 // the connection flags).
 func isClient(args []string) bool {
 	switch args[0] {
-	case "restore", "completion", "version", "help", "serve":
+	case "restore", "completion", "version", "help", "serve", "catalog":
 		return false
 	}
 	return true
