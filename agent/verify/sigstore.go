@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -80,6 +81,18 @@ func (p SigstorePolicy) Check() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// AddFlags declares the policy's flags on fs, as the helper and
+// `myriarchd catalog import` take them (Args writes them).
+func (p *SigstorePolicy) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&p.Identity, "identity", "", "the certificate `IDENTITY` that may sign (e.g. a release workflow's URL on a tag)")
+	fs.StringVar(&p.IdentityRegexp, "identity-regexp", "", "the identity, as a regular `EXPRESSION`")
+	fs.StringVar(&p.Issuer, "issuer", "", "the identity's OIDC `ISSUER`, e.g. https://token.actions.githubusercontent.com")
+	fs.StringVar(&p.IssuerRegexp, "issuer-regexp", "", "the issuer, as a regular `EXPRESSION`")
+	fs.StringVar(&p.TrustedRootFile, "trusted-root", "", "a trusted_root.json `FILE` (default: the public-good instance's, built in)")
+	fs.BoolVar(&p.WithoutTlog, "without-tlog", false, "accept a bundle without a transparency-log entry that has a signed timestamp")
+	fs.BoolVar(&p.WithoutSCT, "without-sct", false, "accept a certificate without a CT log's timestamp")
 }
 
 // Args are the helper's flags for the policy.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,4 +110,16 @@ func BenchmarkVerify100MiB(b *testing.B) {
 			}
 		}
 	})
+}
+
+// The flags the updater gives the helper (Args) are the flags the helper
+// reads (AddFlags).
+func TestSigstorePolicyFlags(t *testing.T) {
+	p := verify.SigstorePolicy{Identity: "a", IdentityRegexp: "b", Issuer: "c", IssuerRegexp: "d", TrustedRootFile: "/r", WithoutTlog: true, WithoutSCT: true}
+	var q verify.SigstorePolicy
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	q.AddFlags(fs)
+	if err := fs.Parse(p.Args()); err != nil || q != p {
+		t.Fatalf("%+v from %q (%v), want %+v", q, p.Args(), err, p)
+	}
 }

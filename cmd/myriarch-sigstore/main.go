@@ -33,13 +33,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			Setup: func(c *cmdline.Command) func(context.Context, []string) error {
 				var pol verify.SigstorePolicy
 				sum := c.FS.String("sha256", "", "the artifact's SHA-256, in `HEX`")
-				c.FS.StringVar(&pol.Identity, "identity", "", "the certificate `IDENTITY` that may sign")
-				c.FS.StringVar(&pol.IdentityRegexp, "identity-regexp", "", "the identity, as a regular `EXPRESSION`")
-				c.FS.StringVar(&pol.Issuer, "issuer", "", "the identity's OIDC `ISSUER`")
-				c.FS.StringVar(&pol.IssuerRegexp, "issuer-regexp", "", "the issuer, as a regular `EXPRESSION`")
-				c.FS.StringVar(&pol.TrustedRootFile, "trusted-root", "", "a trusted_root.json `FILE` (default: the public-good instance's, built in)")
-				c.FS.BoolVar(&pol.WithoutTlog, "without-tlog", false, "accept a bundle without a transparency-log entry that has a signed timestamp")
-				c.FS.BoolVar(&pol.WithoutSCT, "without-sct", false, "accept a certificate without a CT log's timestamp")
+				pol.AddFlags(c.FS)
 				return func(_ context.Context, args []string) error {
 					if len(args) > 0 {
 						return cmdline.Usagef("unexpected argument %q", args[0])

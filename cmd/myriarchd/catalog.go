@@ -29,13 +29,7 @@ func catalogGroup() *cmdline.Group {
 			c.FS.StringVar(&o.Package, "package", "", "the package `NAME`, as in the archives' names (required), e.g. otelcol-contrib")
 			c.FS.StringVar(&o.Version, "version", "", "the `VERSION` to import (required)")
 			c.FS.StringVar(&o.Executable, "executable", "", "the collector's `FILE` name in the archives (default: the package name)")
-			c.FS.StringVar(&o.Policy.Identity, "identity", "", "the certificate `IDENTITY` that signed the release")
-			c.FS.StringVar(&o.Policy.IdentityRegexp, "identity-regexp", "", "the identity, as a regular `EXPRESSION`")
-			c.FS.StringVar(&o.Policy.Issuer, "issuer", "", "the identity's OIDC `ISSUER`, e.g. https://token.actions.githubusercontent.com")
-			c.FS.StringVar(&o.Policy.IssuerRegexp, "issuer-regexp", "", "the issuer, as a regular `EXPRESSION`")
-			c.FS.StringVar(&o.Policy.TrustedRootFile, "trusted-root", "", "a trusted_root.json `FILE` (default: the public-good instance's, built in)")
-			c.FS.BoolVar(&o.Policy.WithoutTlog, "without-tlog", false, "accept bundles without a transparency-log entry that have a signed timestamp")
-			c.FS.BoolVar(&o.Policy.WithoutSCT, "without-sct", false, "accept certificates without a CT log's timestamp")
+			o.Policy.AddFlags(c.FS)
 			c.FS.BoolVar(&o.Force, "force", false, "replace the version when the catalog has it")
 			return func(_ context.Context, args []string) error {
 				switch {
