@@ -62,6 +62,11 @@ func Warnings(path string, c *Config) []string {
 	if w := c.Trust.rootExpiring(time.Now()); w != "" {
 		out = append(out, w)
 	}
+	if p := c.Trust.SigstorePolicy(); p != nil {
+		if w := p.HelperMissing(); w != "" {
+			out = append(out, "trust.sigstore: "+w)
+		}
+	}
 	return out
 }
 

@@ -120,26 +120,39 @@ type Sigstore struct {
 	helper string
 }
 
-// NewSigstore prepares the checks of p; the helper must exist.
+// NewSigstore prepares the checks of p. A helper that is not installed
+// refuses each bundle, saying so (HelperMissing tells validate).
 func NewSigstore(p SigstorePolicy) (*Sigstore, error) {
 	if err := p.Check(); err != nil {
 		return nil, fmt.Errorf("sigstore: %w", err)
 	}
-	helper := p.Helper
-	if helper == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("sigstore: finding %s beside this program: %w", SigstoreHelperName, err)
-		}
-		helper = filepath.Join(filepath.Dir(exe), SigstoreHelperName)
-		if runtime.GOOS == "windows" {
-			helper += ".exe"
-		}
+	return &Sigstore{p: p, helper: p.HelperPath()}, nil
+}
+
+// HelperPath is where the helper is: Helper, or SigstoreHelperName beside
+// the running executable.
+func (p SigstorePolicy) HelperPath() string {
+	if p.Helper != "" {
+		return p.Helper
 	}
-	if _, err := os.Stat(helper); err != nil {
-		return nil, fmt.Errorf("sigstore: the verifier %s is not installed: %w", SigstoreHelperName, err)
+	name := SigstoreHelperName
+	if runtime.GOOS == "windows" {
+		name += ".exe"
 	}
-	return &Sigstore{p: p, helper: helper}, nil
+	exe, err := os.Executable()
+	if err != nil {
+		return name
+	}
+	return filepath.Join(filepath.Dir(exe), name)
+}
+
+// HelperMissing says why the helper cannot run ("" when it is there).
+func (p SigstorePolicy) HelperMissing() string {
+	path := p.HelperPath()
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Sprintf("the verifier %s is not installed (%s): every package offered with a Sigstore bundle will be refused", SigstoreHelperName, path)
+	}
+	return ""
 }
 
 // IsSigstoreBundle reports whether an offer's signature is meant as a
@@ -159,6 +172,9 @@ func (s *Sigstore) Verify(bundleJSON, sha256 []byte) error {
 	}
 	if len(sha256) != 32 {
 		return fmt.Errorf("%w: no SHA-256 of the artifact to check it against", ErrSigstore)
+	}
+	if _, err := os.Stat(s.helper); err != nil {
+		return fmt.Errorf("%w: the verifier %s is not installed beside the updater: %v", ErrSigstore, SigstoreHelperName, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), SigstoreTimeout)
 	defer cancel()

@@ -42,9 +42,16 @@ func TestSigstoreThroughTheHelper(t *testing.T) {
 	if !errors.Is(err, verify.ErrSigstore) || err.Error() != "sigstore bundle does not verify: failed to verify signature: artifact does not match digest" {
 		t.Fatalf("another artifact: %v", err)
 	}
-	if _, err := verify.NewSigstore(verify.SigstorePolicy{Identity: "x", Issuer: "y", Helper: filepath.Join(t.TempDir(), "none")}); err == nil ||
-		!strings.Contains(err.Error(), "the verifier myriarch-sigstore is not installed") {
+	missing := verify.SigstorePolicy{Identity: "x", Issuer: "y", Helper: filepath.Join(t.TempDir(), "none")}
+	m, err := verify.NewSigstore(missing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Verify(good, digest[:]); !errors.Is(err, verify.ErrSigstore) || !strings.Contains(err.Error(), "the verifier myriarch-sigstore is not installed beside the updater") {
 		t.Fatalf("a missing helper: %v", err)
+	}
+	if w := missing.HelperMissing(); !strings.Contains(w, "every package offered with a Sigstore bundle will be refused") {
+		t.Fatalf("HelperMissing %q", w)
 	}
 }
 
