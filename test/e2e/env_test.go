@@ -38,6 +38,8 @@ type env struct {
 	// ownTelemetry and collectorEnv, set before install: see site.Options.
 	ownTelemetry bool
 	collectorEnv map[string]string
+	// sigstore, set before install, is the updater's trust.sigstore.
+	sigstore map[string]any
 }
 
 var siteAttrs = map[string]string{
@@ -90,7 +92,7 @@ func (e *env) install(v string) {
 	e.site, err = site.New(filepath.Join(e.root, "host"), site.Options{
 		Peers: peers, Initial: v, ServerURL: e.srv.OpAMPURL(), Token: e.token,
 		Attributes: siteAttrs, MinisignPubKey: string(pubText), HealthWindow: 5 * time.Second, Providers: e.providers,
-		OwnTelemetry: e.ownTelemetry, CollectorEnv: e.collectorEnv,
+		OwnTelemetry: e.ownTelemetry, CollectorEnv: e.collectorEnv, Sigstore: e.sigstore,
 	})
 	if err != nil {
 		e.t.Fatal(err)

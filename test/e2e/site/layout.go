@@ -45,6 +45,8 @@ type Options struct {
 	// fleet asks (peerrun.SupervisorConfig.OwnTelemetry), with CollectorEnv.
 	OwnTelemetry bool
 	CollectorEnv map[string]string
+	// Sigstore, when set, is the updater config's trust.sigstore section.
+	Sigstore map[string]any
 }
 
 // New lays out a site under root: the initial collector in a versioned
@@ -114,6 +116,9 @@ func New(root string, o Options) (*Site, error) {
 	}
 	if o.Providers != nil {
 		cfg["providers"] = o.Providers
+	}
+	if o.Sigstore != nil {
+		cfg["trust"].(map[string]any)["sigstore"] = o.Sigstore
 	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
