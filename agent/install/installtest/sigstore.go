@@ -1,7 +1,6 @@
 package installtest
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"sync"
@@ -110,15 +109,7 @@ func testSigstoreInstalls(t *testing.T, f *Fixture) {
 	s := sigstores()
 	restarted := make(chan struct{})
 	var once sync.Once
-	eng, err := f.Engine(site.Config(state), testLogger(t), func(string) { once.Do(func() { close(restarted) }) }, trusting(t, s.root))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer func() { cancel(); eng.Close() }()
-	if err := eng.Recover(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ctx, eng := startEngine(t, f, site, state, func(string) { once.Do(func() { close(restarted) }) }, trusting(t, s.root))
 	_, v := site.Versions()
 	data := site.Artifact(t, v, false)
 	o := Offer(f.Package, f.Type, v, site.Server().Serve("/sigstore-good", data), data,

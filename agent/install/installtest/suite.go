@@ -196,15 +196,7 @@ func testBadOffers(t *testing.T, f *Fixture) {
 	for _, bo := range offers {
 		t.Run(bo.Name, func(t *testing.T) {
 			state := t.TempDir()
-			eng, err := f.Engine(site.Config(state), testLogger(t), func(string) { t.Error("restart requested") }, bo.Options)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer func() { cancel(); eng.Close() }()
-			if err := eng.Recover(ctx); err != nil {
-				t.Fatal(err)
-			}
+			ctx, eng := startEngine(t, f, site, state, func(string) { t.Error("restart requested") }, bo.Options)
 			id, _ := site.Running(t)
 			o := bo.Offer(t, site)
 			var name string
@@ -229,6 +221,22 @@ func testBadOffers(t *testing.T, f *Fixture) {
 			t.Logf("refused: %s", st.ErrorMessage)
 		})
 	}
+}
+
+// startEngine builds the fixture's engine on site with state and
+// options, and replays its journal; it is closed when t ends.
+func startEngine(t *testing.T, f *Fixture, site Site, state string, restart func(string), options func(*install.Options)) (context.Context, *install.Engine) {
+	t.Helper()
+	eng, err := f.Engine(site.Config(state), testLogger(t), restart, options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); eng.Close() })
+	if err := eng.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, eng
 }
 
 // waitIdle waits until the engine has neither a running nor a queued
