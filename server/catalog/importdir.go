@@ -93,6 +93,11 @@ func Import(o Options) ([]Imported, error) {
 		}
 		bundle, err := os.ReadFile(path + BundleSuffix)
 		if err != nil {
+			if pairPresent(path) {
+				errs = append(errs, fmt.Errorf("%s: only a .sig and .pem pair, which holds no transparency-log entry to check offline: "+
+					"download the release's %s bundle", e.Name(), BundleSuffix))
+				continue
+			}
 			errs = append(errs, fmt.Errorf("%s: no Sigstore bundle (%s): %w", e.Name(), e.Name()+BundleSuffix, err))
 			continue
 		}
@@ -111,6 +116,14 @@ func Import(o Options) ([]Imported, error) {
 	}
 	slices.SortFunc(out, func(a, b Imported) int { return strings.Compare(a.OS+a.Arch, b.OS+b.Arch) })
 	return out, write(o, out, pkgFile)
+}
+
+// pairPresent reports whether an archive has cosign's older detached
+// signature and certificate beside it.
+func pairPresent(archive string) bool {
+	_, sigErr := os.Stat(archive + ".sig")
+	_, pemErr := os.Stat(archive + ".pem")
+	return sigErr == nil && pemErr == nil
 }
 
 // checksums reads the release's checksums file, if any: "<sha256>  <file>" lines.

@@ -104,6 +104,12 @@ func TestImportRefuses(t *testing.T) {
 	}{
 		{"a bundle missing", func(dir string) { os.Remove(filepath.Join(dir, "otelcol-contrib_0.149.0_linux_arm64.tar.gz"+BundleSuffix)) },
 			[]string{"otelcol-contrib_0.149.0_linux_arm64.tar.gz: no Sigstore bundle"}},
+		{"a .sig and .pem pair in place of a bundle", func(dir string) {
+			name := filepath.Join(dir, "otelcol-contrib_0.149.0_linux_arm64.tar.gz")
+			os.Remove(name + BundleSuffix)
+			writeFile(t, name+".sig", []byte("MEUCIQ…"))
+			writeFile(t, name+".pem", []byte("LS0tLS1CRUdJTi…"))
+		}, []string{"otelcol-contrib_0.149.0_linux_arm64.tar.gz: only a .sig and .pem pair, which holds no transparency-log entry to check offline"}},
 		{"an archive that is not what the checksums say", func(dir string) {
 			writeFile(t, filepath.Join(dir, "otelcol-contrib_0.149.0_linux_amd64.tar.gz"), []byte("tampered"))
 		}, []string{"otelcol-contrib_0.149.0_linux_amd64.tar.gz: SHA-256", "but the release's checksums say"}},
