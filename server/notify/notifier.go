@@ -104,6 +104,11 @@ type Notifier struct {
 	mu       sync.Mutex
 	incoming []Occurrence              // guarded by mu
 	hooks    map[string]estate.Webhook // guarded by mu
+	// hooksKnown: SetWebhooks has run. Before it (a start, until the
+	// estate is loaded) nothing is sent, and what comes in waits: no
+	// delivery is given up, no occurrence dropped, for a webhook the
+	// estate will name.
+	hooksKnown bool // guarded by mu
 	stats    Stats                     // guarded by mu
 	closed   bool                      // guarded by mu
 	unsaved  []store.Delivery          // deliveries the store refused, written again; guarded by mu
@@ -142,8 +147,14 @@ func (n *Notifier) SetWebhooks(ws []estate.Webhook) {
 		m[w.Name] = w
 	}
 	n.mu.Lock()
-	n.hooks = m
+	n.hooks, n.hooksKnown = m, true
 	n.mu.Unlock()
+}
+
+func (n *Notifier) webhooksKnown() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.hooksKnown
 }
 
 func (n *Notifier) hook(name string) (Hook, bool) {
@@ -255,6 +266,10 @@ func (n *Notifier) Close() error {
 // due at once).
 func (n *Notifier) gather(ctx context.Context, now time.Time) error {
 	n.mu.Lock()
+	if !n.hooksKnown && !now.IsZero() {
+		n.mu.Unlock()
+		return nil // the occurrences wait for the webhooks in force
+	}
 	in := n.incoming
 	n.incoming = nil
 	hooks := n.hooks
@@ -409,7 +424,7 @@ func (n *Notifier) deliveries(b Batch, hooks map[string]estate.Webhook, at time.
 
 // send starts attempts at the due deliveries, where this instance leads.
 func (n *Notifier) send(ctx context.Context) {
-	if !n.c.Leads() {
+	if !n.c.Leads() || !n.webhooksKnown() {
 		return
 	}
 	if _, err := n.sender.Dispatch(ctx); err != nil && ctx.Err() == nil {

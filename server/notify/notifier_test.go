@@ -285,3 +285,41 @@ func TestNotifierHangingReceiverStallsNothingElse(t *testing.T) {
 		t.Fatalf("%d attempts at the stuck receiver, want %d while the other body was delivered", h, DefaultPerWebhook)
 	}
 }
+
+// Until the estate's webhooks are set (a start, while the estate loads),
+// a pending delivery is neither sent nor given up, and what comes in is
+// neither stored nor dropped: once they are set, both go out.
+func TestNothingGoesBeforeTheWebhooksAreKnown(t *testing.T) {
+	ctx, db, rc, srv := outboxAndReceiver(t)
+	hooks := []estate.Webhook{{Name: "ops", URL: srv.URL, Secret: rc.secret, Events: []string{estate.EventOfferFailed, estate.EventEstateReloadFailed}}}
+	// A delivery a previous run stored, due now.
+	if _, err := db.PutDeliveries(ctx, []store.Delivery{{ID: "01a25163-bf5f-7073-95dd-211893986a08", Webhook: "ops", Event: estate.EventEstateReloadFailed,
+		Body: []byte(`{"id":"01a25163-bf5f-7073-95dd-211893986a08","event":"estate_reload_failed"}`), Created: time.Now().Add(-time.Minute), NextAt: time.Now().Add(-time.Second)}}); err != nil {
+		t.Fatal(err)
+	}
+	n := New(Config{Store: db, Window: time.Millisecond, Poll: 20 * time.Millisecond, Leads: func() bool { return true }})
+	n.Add(Occurrence{Event: estate.EventOfferFailed, Agent: "a", Message: "checksum mismatch"})
+	for range 3 { // passes as the loops would make them
+		if err := n.gather(ctx, time.Now().Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		n.send(ctx)
+		n.sender.Wait()
+	}
+	if k, _ := db.PendingDeliveries(ctx); k != 1 {
+		t.Fatalf("before the webhooks are known: %d pending, want the 1 stored", k)
+	}
+	if got, _ := rc.list(); len(got) != 0 {
+		t.Fatalf("%d bodies sent before the webhooks were known", len(got))
+	}
+	n.SetWebhooks(hooks)
+	n.Start()
+	defer n.Close()
+	testkit.WaitWithin(t, 10*time.Second, "both delivered", func() bool {
+		got, _ := rc.list()
+		return len(got) == 2
+	})
+	if st := n.Stats(); st.Dropped != 0 || st.GivenUp["ops"] != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}

@@ -120,11 +120,17 @@ func TestNotificationSurvivesKillBetweenSendAndRecord(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitWithin(t, 30*time.Second, "the body sent again", func() bool {
+	if !testkit.Poll(60*time.Second, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(seen) >= 2
-	})
+	}) {
+		// What the restarted server's outbox says of the delivery.
+		var raw any
+		code, err := srv.API("GET", "/api/v1/notifications/deliveries", nil, &raw)
+		b, _ := json.MarshalIndent(raw, "", "  ")
+		t.Fatalf("the body was not sent again within 60 s of the restart; the outbox (%d %v):\n%s", code, err, b)
+	}
 	var out struct {
 		Deliveries []struct {
 			ID, Event, State string
