@@ -30,7 +30,7 @@ type Options struct {
 	// MinisignKeys (trust.minisign_keys) are keys that may sign only
 	// within their window: an artifact signed only by an expired key, or
 	// one not valid yet, is refused.
-	MinisignKeys     []verify.KeySpec
+	MinisignKeys []verify.KeySpec
 	// Sigstore (trust.sigstore), when set, checks offers signed with a
 	// Sigstore bundle (upstream releases signed keyless).
 	Sigstore         *verify.SigstorePolicy

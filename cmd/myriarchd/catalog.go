@@ -55,4 +55,3 @@ func catalogGroup() *cmdline.Group {
 		},
 	}}}
 }
-

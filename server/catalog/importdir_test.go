@@ -102,7 +102,9 @@ func TestImportRefuses(t *testing.T) {
 		setup func(dir string)
 		want  []string
 	}{
-		{"a bundle missing", func(dir string) { os.Remove(filepath.Join(dir, "otelcol-contrib_0.149.0_linux_arm64.tar.gz"+BundleSuffix)) },
+		{"a bundle missing", func(dir string) {
+			os.Remove(filepath.Join(dir, "otelcol-contrib_0.149.0_linux_arm64.tar.gz"+BundleSuffix))
+		},
 			[]string{"otelcol-contrib_0.149.0_linux_arm64.tar.gz: no Sigstore bundle"}},
 		{"a .sig and .pem pair in place of a bundle", func(dir string) {
 			name := filepath.Join(dir, "otelcol-contrib_0.149.0_linux_arm64.tar.gz")

@@ -108,10 +108,10 @@ type Notifier struct {
 	// estate is loaded) nothing is sent, and what comes in waits: no
 	// delivery is given up, no occurrence dropped, for a webhook the
 	// estate will name.
-	hooksKnown bool // guarded by mu
-	stats    Stats                     // guarded by mu
-	closed   bool                      // guarded by mu
-	unsaved  []store.Delivery          // deliveries the store refused, written again; guarded by mu
+	hooksKnown bool             // guarded by mu
+	stats      Stats            // guarded by mu
+	closed     bool             // guarded by mu
+	unsaved    []store.Delivery // deliveries the store refused, written again; guarded by mu
 
 	cancel context.CancelFunc
 	done   sync.WaitGroup

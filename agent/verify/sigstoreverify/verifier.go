@@ -77,4 +77,3 @@ func (s *Verifier) Verify(bundleJSON, sha256 []byte) error {
 	}
 	return nil
 }
-
