@@ -56,7 +56,7 @@ func (c *Commands) Lookup(kind string, words []string) []string {
 	}
 	fs := flag.NewFlagSet("complete", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	client := c.connect(fs)
+	client := c.Connect(fs)
 	_ = fs.Parse(connectionFlags(fs, words))
 	cl, err := client()
 	if err != nil {

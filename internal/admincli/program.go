@@ -44,16 +44,10 @@ func (c *Commands) Groups() []*cmdline.Group {
 // Aliases are groups under another name kept for scripts: "token".
 func (c *Commands) Aliases() []*cmdline.Group { return []*cmdline.Group{c.tokens("token")} }
 
-// Connect adds the connection flags to fs, as every client command has
-// them; the function returned makes the client once the flags are parsed.
-func (c *Commands) Connect(fs *flag.FlagSet) func() (*adminclient.Client, error) {
-	return c.connect(fs)
-}
-
 // connect adds the connection flags to fs (and --config when the program
 // reads the server's configuration file); the function returned makes the
 // client once the flags are parsed.
-func (c *Commands) connect(fs *flag.FlagSet) func() (*adminclient.Client, error) {
+func (c *Commands) Connect(fs *flag.FlagSet) func() (*adminclient.Client, error) {
 	if c.o.ServerConfig == nil {
 		return adminclient.Flags(fs)
 	}
@@ -83,7 +77,7 @@ func (c *Commands) leaf(group, name, args, summary, about string, kinds []string
 	}
 	return &cmdline.Leaf{Name: name, Synopsis: syn + " [flags]", Summary: summary, About: about, Args: kinds,
 		Setup: func(cmd *cmdline.Command) func(context.Context, []string) error {
-			client := c.connect(cmd.FS)
+			client := c.Connect(cmd.FS)
 			return setup(cmd, client)
 		}}
 }

@@ -102,7 +102,7 @@ func serve(t *testing.T, s *Spec, pattern string, r *http.Request) (error, strin
 		got = s.CheckRequest(w, r, pattern)
 		if got == nil && r.Body != nil {
 			b := new(strings.Builder)
-			_, _ = io_copy(b, r)
+			_, _ = io.Copy(b, r.Body)
 			body = b.String()
 		}
 	})
@@ -202,5 +202,3 @@ func TestCheckResponse(t *testing.T) {
 		})
 	}
 }
-
-func io_copy(w *strings.Builder, r *http.Request) (int64, error) { return io.Copy(w, r.Body) }
