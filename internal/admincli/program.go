@@ -44,7 +44,7 @@ func (c *Commands) Groups() []*cmdline.Group {
 // Aliases are groups under another name kept for scripts: "token".
 func (c *Commands) Aliases() []*cmdline.Group { return []*cmdline.Group{c.tokens("token")} }
 
-// connect adds the connection flags to fs (and --config when the program
+// Connect adds the connection flags to fs (and --config when the program
 // reads the server's configuration file); the function returned makes the
 // client once the flags are parsed.
 func (c *Commands) Connect(fs *flag.FlagSet) func() (*adminclient.Client, error) {
