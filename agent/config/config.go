@@ -88,6 +88,11 @@ type TrustConfig struct {
 	// rotated in before the old one's not_after, the old one refused after
 	// it. An artifact signed only by an expired key is refused.
 	MinisignKeys []MinisignKey `yaml:"minisign_keys"`
+	// RootKeys are minisign keys that sign only the estate's keyring
+	// (agent/keyring): the server offers it, and its keys are trusted and
+	// its revoked keys refused (pinned ones included) once a root key
+	// here verifies it. Rotating the signing key then touches no host.
+	RootKeys []string `yaml:"root_keys"`
 	// Sigstore, when set, checks packages signed with a Sigstore bundle
 	// (the OpenTelemetry project's own releases): who may sign them.
 	Sigstore         *SigstoreConfig `yaml:"sigstore"`

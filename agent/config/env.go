@@ -44,6 +44,8 @@ var environment = []envVar{
 		apply: func(c *Config, v string) { c.StateDir = v }},
 	{EnvVar: EnvVar{"MYRIARCH_MINISIGN_PUBLIC_KEYS", "trust.minisign_public_keys", "comma-separated keys"},
 		apply: func(c *Config, v string) { c.Trust.MinisignPublicKeys = commaList(v) }},
+	{EnvVar: EnvVar{"MYRIARCH_ROOT_KEYS", "trust.root_keys", "comma-separated keys"},
+		apply: func(c *Config, v string) { c.Trust.RootKeys = commaList(v) }},
 	{EnvVar: EnvVar{"MYRIARCH_DOWNLOAD_HOSTS", "trust.download_hosts", "comma-separated hosts"},
 		apply: func(c *Config, v string) { c.Trust.DownloadHosts = commaList(v) }},
 	{EnvVar: EnvVar{"MYRIARCH_TELEMETRY_HOSTS", "trust.telemetry_hosts", "comma-separated hosts"},

@@ -52,3 +52,27 @@ func TestKeysExpiring(t *testing.T) {
 		}
 	}
 }
+
+// trust.root_keys: each must be a minisign key (named by its index, with
+// its line); a host pinned only with a root key requires signatures
+// without a warning, its signing keys coming from the keyring.
+func TestRootKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "updater.yaml")
+	body := minimal + "trust:\n  require_signature: true\n  root_keys:\n    - " + testKey + "\n    - RWnotakey\n"
+	os.WriteFile(path, []byte(body), 0o600)
+	_, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), "trust.root_keys[1]") || !strings.Contains(err.Error(), "not a minisign public key") {
+		t.Fatalf("a bad root key: %v", err)
+	}
+	body = minimal + "trust:\n  require_signature: true\n  root_keys: [" + testKey + "]\n"
+	os.WriteFile(path, []byte(body), 0o600)
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range Warnings(path, cfg) {
+		if strings.Contains(w, "every package offer will be refused") {
+			t.Fatalf("warning %q", w)
+		}
+	}
+}

@@ -52,7 +52,7 @@ func Warnings(path string, c *Config) []string {
 				c.Server.TokenFile, fi.Mode().Perm(), c.Server.TokenFile))
 		}
 	}
-	if c.Trust.RequireSignature && len(c.Trust.MinisignPublicKeys) == 0 && len(c.Trust.MinisignKeys) == 0 && c.Trust.Sigstore == nil {
+	if c.Trust.RequireSignature && len(c.Trust.MinisignPublicKeys) == 0 && len(c.Trust.MinisignKeys) == 0 && c.Trust.Sigstore == nil && len(c.Trust.RootKeys) == 0 {
 		out = append(out, "trust: require_signature is true and trust.minisign_public_keys is empty: "+
 			"every package offer will be refused (add the key that signs your packages)")
 	}

@@ -73,6 +73,12 @@ func (c *Config) Validate() error {
 		}
 	}
 
+	for i, k := range c.Trust.RootKeys {
+		var pk minisign.PublicKey
+		if err := pk.UnmarshalText([]byte(strings.TrimSpace(k))); err != nil {
+			add(fmt.Sprintf("trust.root_keys[%d]", i), "not a minisign public key: %v", err)
+		}
+	}
 	c.Trust.validateSigstore(add)
 
 	requireAbs(add, "state_dir", c.StateDir)

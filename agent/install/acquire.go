@@ -46,7 +46,7 @@ func (e *Engine) download(ctx context.Context, t *Txn) error {
 	res, err := e.fetch.Fetch(ctx, download.Request{
 		URL: p.GetFile().GetDownloadUrl(), Header: hdr, Dest: staged,
 		// BLAKE2b-512 (minisign's pre-hash) only when a signature will be checked.
-		Prehash: len(p.GetFile().GetSignature()) > 0 && len(e.keys) > 0 && !verify.IsSigstoreBundle(p.GetFile().GetSignature()),
+		Prehash: len(p.GetFile().GetSignature()) > 0 && e.checksMinisign() && !verify.IsSigstoreBundle(p.GetFile().GetSignature()),
 		Progress: func(pr download.Progress) {
 			if first && pr.Bytes > 0 {
 				first = false

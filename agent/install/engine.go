@@ -40,7 +40,7 @@ type Engine struct {
 	o     Options
 	log   *slog.Logger
 	fetch download.Fetcher
-	keys  []verify.Key
+	keys  []verify.Key // pinned; see minisignKeys
 	// sigstore checks Sigstore bundles (nil: no trust.sigstore policy).
 	sigstore *verify.Sigstore
 	j        *journal.Journal

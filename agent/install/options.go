@@ -31,6 +31,10 @@ type Options struct {
 	// within their window: an artifact signed only by an expired key, or
 	// one not valid yet, is refused.
 	MinisignKeys []verify.KeySpec
+	// Keyring (trust.root_keys), when set, gives the minisign keys in
+	// force at each verification: the pinned ones with the keys of the
+	// host's signed keyring added and its revocations marked.
+	Keyring KeySource
 	// Sigstore (trust.sigstore), when set, checks offers signed with a
 	// Sigstore bundle (upstream releases signed keyless).
 	Sigstore         *verify.SigstorePolicy
@@ -109,8 +113,8 @@ func (o Options) Validate() error {
 	if o.MaxPackageSize < 0 {
 		add("collector.max_package_size: must be positive, got %d", o.MaxPackageSize)
 	}
-	if o.RequireSignature && len(o.MinisignPublicKeys) == 0 && len(o.MinisignKeys) == 0 && o.Sigstore == nil {
-		add("trust.minisign_public_keys: required (or trust.minisign_keys, or trust.sigstore) when trust.require_signature is true")
+	if o.RequireSignature && len(o.MinisignPublicKeys) == 0 && len(o.MinisignKeys) == 0 && o.Sigstore == nil && o.Keyring == nil {
+		add("trust.minisign_public_keys: required (or trust.minisign_keys, trust.root_keys or trust.sigstore) when trust.require_signature is true")
 	}
 	for _, d := range []struct {
 		name string

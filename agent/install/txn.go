@@ -107,8 +107,12 @@ func (t *Txn) VerifySignature(c verify.Content) error {
 		return Failf(Artifact, "verify: %w", verify.ErrNoSigstorePolicy)
 	case verify.IsSigstoreBundle(sig):
 		t.log.Warn("installing an unverified package: a Sigstore bundle and no trust.sigstore policy, and trust.require_signature is false")
-	case len(sig) > 0 && len(t.e.keys) > 0:
-		if err := verify.Signature(t.e.keys, t.e.o.Now(), sig, c); err != nil {
+	case len(sig) > 0 && t.e.checksMinisign():
+		keys, err := t.e.minisignKeys()
+		if err != nil { // the host's keyring, not the artifact: never quarantined
+			return Failf(Refused, "verify: %w", err)
+		}
+		if err := verify.Signature(keys, t.e.o.Now(), sig, c); err != nil {
 			return Failf(Artifact, "verify: %w", err)
 		}
 	case t.e.o.RequireSignature:
@@ -127,7 +131,7 @@ func (t *Txn) VerifySignatureOf(msg []byte) error {
 		sum := sha256.Sum256(msg)
 		return t.VerifySignature(verify.Content{SHA256: sum[:]})
 	}
-	if len(sig) == 0 || len(t.e.keys) == 0 {
+	if len(sig) == 0 || !t.e.checksMinisign() {
 		return t.VerifySignature(verify.Content{})
 	}
 	f, err := os.CreateTemp(filepath.Join(t.e.o.StateDir, StagingDir), "signed-*.txt")

@@ -21,9 +21,9 @@ const MinInterval = time.Second
 // Sender is the part of the OpAMP client the Reporter uses (opamp-go's
 // client.OpAMPClient has it). SendCustomMessage fails with
 // types.ErrCustomMessagePending while an earlier message is unsent and
-// returns a channel that is closed when it is sent.
+// returns a channel that is closed when it is sent. The client's owner
+// announces Capability with its other custom capabilities.
 type Sender interface {
-	SetCustomCapabilities(*protobufs.CustomCapabilities) error
 	SendCustomMessage(*protobufs.CustomMessage) (chan struct{}, error)
 }
 
@@ -54,11 +54,8 @@ func New(send Sender, log *slog.Logger) *Reporter {
 	return &Reporter{send: send, log: log, now: time.Now, interval: MinInterval, wake: make(chan struct{}, 1)}
 }
 
-// Capabilities is the custom capability to announce (SetCustomCapabilities
-// before or after the client starts).
-func Capabilities() *protobufs.CustomCapabilities {
-	return &protobufs.CustomCapabilities{Capabilities: []string{providerwire.Capability}}
-}
+// Capability is the custom capability to announce.
+const Capability = providerwire.Capability
 
 // Update makes s the snapshot to send.
 func (r *Reporter) Update(s providers.Snapshot) {
@@ -86,9 +83,6 @@ func (r *Reporter) poke() {
 
 // Run sends until ctx ends; it returns nil then.
 func (r *Reporter) Run(ctx context.Context) error {
-	if err := r.send.SetCustomCapabilities(Capabilities()); err != nil {
-		return err
-	}
 	var last time.Time
 	for {
 		select {

@@ -23,17 +23,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // sender records messages; every other send is refused as pending first.
 type sender struct {
 	mu      sync.Mutex
-	caps    []string
 	msgs    []providerwire.Snapshot
 	at      []time.Time
 	pending bool
-}
-
-func (s *sender) SetCustomCapabilities(c *protobufs.CustomCapabilities) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.caps = c.Capabilities
-	return nil
 }
 
 func (s *sender) SendCustomMessage(m *protobufs.CustomMessage) (chan struct{}, error) {
@@ -114,9 +106,6 @@ func TestReporter(t *testing.T) {
 	waitCount(t, s, 3)
 	if s.last().Context["local"]["site"] != "d" {
 		t.Fatalf("resent %+v", s.last())
-	}
-	if len(s.caps) != 1 || s.caps[0] != providerwire.Capability {
-		t.Fatalf("capabilities %v", s.caps)
 	}
 }
 

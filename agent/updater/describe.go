@@ -17,6 +17,7 @@ import (
 	"github.com/myriarch/myriarch/agent/config"
 	"github.com/myriarch/myriarch/agent/hostinfo"
 	"github.com/myriarch/myriarch/agent/identity"
+	"github.com/myriarch/myriarch/agent/keyring"
 	"github.com/myriarch/myriarch/agent/mode"
 	"github.com/myriarch/myriarch/agent/modes"
 	"github.com/myriarch/myriarch/agent/supervisorstate"
@@ -86,6 +87,13 @@ func Describe(cfg *config.Config) (*Description, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		problems = append(problems, err)
 	}
+	if len(cfg.Trust.RootKeys) > 0 {
+		r, err := keyring.Open(cfg.StateDir, cfg.Trust.RootKeys)
+		if err != nil {
+			return nil, err
+		}
+		f.keyring = r.Attributes()
+	}
 	if l, ok := rt.(mode.RunningLooker); ok {
 		running, err := l.LookupRunning(ctx)
 		if err != nil {
@@ -103,10 +111,11 @@ type facts struct {
 	host         hostinfo.Info
 	collectorUID string            // "" while unknown
 	running      map[string]string // mode.RunningLooker's last look, nil while unknown
+	keyring      map[string]string // keyring.Ring.Attributes, nil without trust.root_keys
 }
 
 func (f facts) equal(o facts) bool {
-	return f.host == o.host && f.collectorUID == o.collectorUID && maps.Equal(f.running, o.running)
+	return f.host == o.host && f.collectorUID == o.collectorUID && maps.Equal(f.running, o.running) && maps.Equal(f.keyring, o.keyring)
 }
 
 func buildDescription(cfg *config.Config, rt mode.Runtime, uid uuid.UUID, f facts) *protobufs.AgentDescription {
@@ -126,7 +135,7 @@ func buildDescription(cfg *config.Config, rt mode.Runtime, uid uuid.UUID, f fact
 	if f.collectorUID != "" {
 		non[AttrCollectorInstanceUID] = f.collectorUID
 	}
-	for _, attrs := range []map[string]string{rt.Attributes(), f.running} {
+	for _, attrs := range []map[string]string{rt.Attributes(), f.running, f.keyring} {
 		for k, v := range attrs {
 			if v != "" {
 				non[k] = v

@@ -10,6 +10,9 @@ import (
 	"github.com/myriarch/myriarch/agent/providers"
 )
 
+// providerCapability is announced while the providers run.
+const providerCapability = providerreport.Capability
+
 // hostProviders runs the configured variable-substitution providers and reports their
 // data to the server (agent/providerreport), so the configuration of this
 // host's collector can follow the host.

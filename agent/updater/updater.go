@@ -42,6 +42,7 @@ import (
 	"github.com/myriarch/myriarch/agent/config"
 	"github.com/myriarch/myriarch/agent/hostinfo"
 	"github.com/myriarch/myriarch/agent/identity"
+	"github.com/myriarch/myriarch/agent/keyring"
 	"github.com/myriarch/myriarch/agent/mode"
 	"github.com/myriarch/myriarch/agent/modes"
 	"github.com/myriarch/myriarch/agent/supervisor"
@@ -60,6 +61,7 @@ type options struct {
 	runtime           mode.Runtime
 	own               OwnTelemetry
 	providersObserver ProvidersObserver
+	keyring           *keyring.Ring
 }
 
 // WithPackageHandler plugs in the engine that handles package offers. Without
@@ -175,6 +177,9 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Updater, error)
 		log.Warn("incomplete host information", "err", err)
 	}
 	u.facts.host = host
+	if o.keyring != nil {
+		u.facts.keyring = o.keyring.Attributes()
+	}
 	return u, nil
 }
 
@@ -232,6 +237,11 @@ func (u *Updater) Run(ctx context.Context) error {
 	}
 	conn := newConnectionRecord(u.cfg.StateDir, publicEndpoint(u.serverURL), u.scheme == "ws" || u.scheme == "wss", u.log)
 	hp := u.newHostProviders()
+	if caps := u.customCapabilities(hp); len(caps) > 0 {
+		if err := u.client.SetCustomCapabilities(&protobufs.CustomCapabilities{Capabilities: caps}); err != nil {
+			return fmt.Errorf("updater: %w", err)
+		}
+	}
 	settings := types.StartSettings{
 		OpAMPServerURL:        u.serverURL,
 		Header:                http.Header{"User-Agent": {ServiceName + "/" + buildinfo.Version}},
@@ -315,6 +325,7 @@ func (u *Updater) authorize(h http.Header) http.Header {
 
 func (u *Updater) onMessage(_ context.Context, msg *types.MessageData) {
 	u.applyOwnTelemetry(msg)
+	u.applyKeyring(msg)
 	if msg.PackagesAvailable != nil {
 		u.mu.Lock()
 		ctx := u.runCtx

@@ -43,13 +43,19 @@ var (
 	// ErrKeyNotValid: the signature's key is trusted, but not at this
 	// time (trust.minisign_keys' not_before and not_after).
 	ErrKeyNotValid = errors.New("signature key is not valid now")
+	// ErrKeyRevoked: the signature's key was revoked (the host's signed
+	// keyring: agent/keyring), whether or not it is pinned.
+	ErrKeyRevoked = errors.New("signature key is revoked")
 )
 
 // Key is a trusted minisign public key and when it may sign: from
-// NotBefore until NotAfter (zero: no bound).
+// NotBefore until NotAfter (zero: no bound). A key with a Revoked reason
+// never verifies anything, and refuses a signature even when another
+// entry trusts the same key.
 type Key struct {
 	minisign.PublicKey
 	NotBefore, NotAfter time.Time
+	Revoked             string
 }
 
 // ValidAt reports whether the key may sign at t.
@@ -144,7 +150,7 @@ type Content struct {
 // file) over content against the trusted keys at now. The key is chosen by
 // the signature's key ID; only a key in keys that is valid at now can ever
 // verify: an artifact signed only by an expired key, or one not valid
-// yet, is refused.
+// yet, is refused, and one signed by a revoked key always is.
 func Signature(keys []Key, now time.Time, signature []byte, c Content) error {
 	if len(keys) == 0 {
 		return ErrNoKeys
@@ -155,6 +161,11 @@ func Signature(keys []Key, now time.Time, signature []byte, c Content) error {
 	var sig minisign.Signature
 	if err := sig.UnmarshalText(signature); err != nil {
 		return fmt.Errorf("%w: %v", ErrMalformedSignature, err)
+	}
+	for i := range keys {
+		if keys[i].ID() == sig.KeyID && keys[i].Revoked != "" {
+			return fmt.Errorf("%w: key ID %016X is %s", ErrKeyRevoked, sig.KeyID, keys[i].Revoked)
+		}
 	}
 	var key *minisign.PublicKey
 	var notNow []string

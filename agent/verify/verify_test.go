@@ -66,6 +66,8 @@ func TestSignature(t *testing.T) {
 		{"a key not valid yet", []Key{{PublicKey: pub, NotBefore: now.Add(time.Hour)}}, goodHashed, Content{Path: path}, ErrKeyNotValid},
 		{"a rotated key listed twice, once expired", []Key{{PublicKey: pub, NotAfter: now.Add(-time.Hour)}, {PublicKey: pub, NotBefore: now.Add(-time.Minute)}},
 			goodHashed, Content{Path: path}, nil},
+		{"a revoked key", []Key{{PublicKey: pub, Revoked: "revoked by keyring serial 2"}}, goodHashed, Content{Path: path}, ErrKeyRevoked},
+		{"a revoked key is refused though also pinned", []Key{{PublicKey: pub}, {PublicKey: pub, Revoked: "revoked by keyring serial 2"}}, goodHashed, Content{Path: path}, ErrKeyRevoked},
 		{"an expired key does not verify other keys' signatures", []Key{{PublicKey: pub, NotAfter: now.Add(-time.Hour)}}, byOther, Content{Path: path}, ErrUnknownKey},
 	}
 	for _, tc := range cases {

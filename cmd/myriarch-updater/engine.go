@@ -8,9 +8,11 @@ import (
 	"github.com/myriarch/myriarch/agent/config"
 	"github.com/myriarch/myriarch/agent/download"
 	"github.com/myriarch/myriarch/agent/install"
+	"github.com/myriarch/myriarch/agent/keyring"
 	"github.com/myriarch/myriarch/agent/mode"
 	"github.com/myriarch/myriarch/agent/modes"
 	"github.com/myriarch/myriarch/agent/updater"
+	ikeyring "github.com/myriarch/myriarch/internal/keyring"
 )
 
 // restartRequest ends `run` after a self-update replaced the binary: the
@@ -28,8 +30,8 @@ func (r *restartRequest) ExitCode() int { return exitRestart }
 const exitRestart = 3
 
 // installOptions maps updater.yaml to what every install back-end shares.
-func installOptions(cfg *config.Config, dl download.Options, obs install.Observer) install.Options {
-	return install.Options{
+func installOptions(cfg *config.Config, dl download.Options, obs install.Observer, ring *keyring.Ring) install.Options {
+	o := install.Options{
 		Sigstore:           cfg.Trust.SigstorePolicy(),
 		Observer:           obs,
 		StateDir:           cfg.StateDir,
@@ -41,6 +43,10 @@ func installOptions(cfg *config.Config, dl download.Options, obs install.Observe
 		MaxPackageSize:     int64(cfg.Collector.MaxPackageSize),
 		Download:           dl,
 	}
+	if ring != nil {
+		o.Keyring = ring
+	}
+	return o
 }
 
 // newEngine builds the install engine of the collector mode rt, whose
@@ -48,13 +54,13 @@ func installOptions(cfg *config.Config, dl download.Options, obs install.Observe
 // agents presenting their credential. It returns nil (offers are then
 // refused by the updater) when that transport or the engine cannot be
 // built, e.g. signatures are required but no key is configured.
-func newEngine(cfg *config.Config, rt mode.Runtime, log *slog.Logger, obs install.Observer, restart func(string)) *install.Engine {
+func newEngine(cfg *config.Config, rt mode.Runtime, log *slog.Logger, obs install.Observer, ring *keyring.Ring, restart func(string)) *install.Engine {
 	tr, err := updater.ServerTransport(cfg, download.DefaultConnectTimeout, download.DefaultIdleTimeout)
 	if err != nil {
 		log.Warn("package installation not enabled", "err", err)
 		return nil
 	}
-	eng, err := rt.NewEngine(installOptions(cfg, download.Options{Transport: tr, AllowedHosts: cfg.Trust.HostPatterns()}, obs), log, restart)
+	eng, err := rt.NewEngine(installOptions(cfg, download.Options{Transport: tr, AllowedHosts: cfg.Trust.HostPatterns()}, obs, ring), log, restart)
 	if err != nil {
 		log.Warn("package installation not enabled", "err", err)
 		return nil
@@ -75,7 +81,17 @@ func runUpdater(ctx context.Context, cfg *config.Config, log *slog.Logger, own *
 		return err
 	}
 	opts := []updater.Option{updater.WithRuntime(rt), updater.WithOwnTelemetry(own.exporter), updater.WithProvidersObserver(own.counters)}
-	eng := newEngine(cfg, rt, log, own.counters, func(reason string) { cancel(&restartRequest{reason}) })
+	var ring *keyring.Ring
+	if len(cfg.Trust.RootKeys) > 0 {
+		if ring, err = keyring.Open(cfg.StateDir, cfg.Trust.RootKeys); err != nil {
+			return err
+		}
+		opts = append(opts, updater.WithKeyring(ring))
+		if why := ring.Attributes()[ikeyring.AttrRefused]; why != "" {
+			log.Error("keyring", "err", why)
+		}
+	}
+	eng := newEngine(cfg, rt, log, own.counters, ring, func(reason string) { cancel(&restartRequest{reason}) })
 	if eng != nil {
 		defer eng.Close() // after u.Run has returned
 		opts = append(opts, updater.WithPackageHandler(eng))

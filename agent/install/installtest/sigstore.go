@@ -100,20 +100,27 @@ func sigstoreBadOffers(t testing.TB, f *Fixture) []BadOffer {
 }
 
 // testSigstoreInstalls installs a version signed only with a Sigstore
-// bundle, on a host that trusts its signer's identity: Installed, or, for
-// a back-end whose install ends in a restart (the updater itself), the
-// restart asked for once the new version is in place.
+// bundle, on a host that trusts its signer's identity.
 func testSigstoreInstalls(t *testing.T, f *Fixture) {
+	s := sigstores()
+	testInstalls(t, f, "/sigstore-good", trusting(t, s.root), func(_ Site, data []byte) []byte {
+		return sigstoretest.Bundle(t, s.vs, sigstoretest.Identity, sigstoretest.Issuer, data, time.Now())
+	})
+}
+
+// testInstalls installs a version served at path and signed by sign, on a
+// host set up by options: Installed, or, for a back-end whose install ends
+// in a restart (the updater itself), the restart asked for once the new
+// version is in place.
+func testInstalls(t *testing.T, f *Fixture, path string, options func(*install.Options), sign func(site Site, data []byte) []byte) {
 	site := f.NewSite(t)
 	state := t.TempDir()
-	s := sigstores()
 	restarted := make(chan struct{})
 	var once sync.Once
-	ctx, eng := startEngine(t, f, site, state, func(string) { once.Do(func() { close(restarted) }) }, trusting(t, s.root))
+	ctx, eng := startEngine(t, f, site, state, func(string) { once.Do(func() { close(restarted) }) }, options)
 	_, v := site.Versions()
 	data := site.Artifact(t, v, false)
-	o := Offer(f.Package, f.Type, v, site.Server().Serve("/sigstore-good", data), data,
-		sigstoretest.Bundle(t, s.vs, sigstoretest.Identity, sigstoretest.Issuer, data, time.Now()))
+	o := Offer(f.Package, f.Type, v, site.Server().Serve(path, data), data, sign(site, data))
 	rec := newRecorder()
 	eng.HandlePackages(ctx, o, rec.report)
 	st := rec.Wait(t, f.Package, 2*time.Minute, func(st *protobufs.PackageStatus) bool {

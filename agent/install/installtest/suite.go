@@ -27,6 +27,7 @@ func Run(t *testing.T, f *Fixture) {
 	t.Run("CrashPoints", func(t *testing.T) { testCrashPoints(t, f) })
 	t.Run("BadOffers", func(t *testing.T) { testBadOffers(t, f) })
 	t.Run("SigstoreInstalls", func(t *testing.T) { testSigstoreInstalls(t, f) })
+	t.Run("KeyringInstalls", func(t *testing.T) { testKeyringInstalls(t, f) })
 }
 
 var (
@@ -189,7 +190,7 @@ func checkQuarantine(t testing.TB, f *Fixture, state, hash string, want Quaranti
 // running version untouched and nothing left behind.
 func testBadOffers(t *testing.T, f *Fixture) {
 	site := f.NewSite(t)
-	offers := append(genericBadOffers(f), sigstoreBadOffers(t, f)...)
+	offers := append(append(genericBadOffers(f), sigstoreBadOffers(t, f)...), keyringBadOffers(t, f)...)
 	if f.BadOffers != nil {
 		offers = append(offers, f.BadOffers(t, site)...)
 	}
