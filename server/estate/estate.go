@@ -31,6 +31,9 @@ type Estate struct {
 	Blueprints *blueprint.Estate
 	// Webhooks are where notifications are sent (notifications/*.yaml).
 	Webhooks []Webhook
+	// Keyring is the signed keyring offered to updaters (trust/); nil
+	// without one.
+	Keyring *Keyring
 	// Findings are what blueprint-check reports of the Blueprints
 	// (references, ordering, variables no context has): they never block
 	// the load.
