@@ -24,6 +24,7 @@ import (
 	"github.com/myriarch/myriarch/server/opampsrv"
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/rollout"
+	"github.com/myriarch/myriarch/server/keyrings"
 	"github.com/myriarch/myriarch/server/telemetry"
 )
 
@@ -53,6 +54,7 @@ func (s *Server) components() []component {
 		{name: "host contexts", start: s.startHosts, stop: s.stopHosts},
 		{name: "configs", start: s.startConfigs, stop: s.stopConfigs},
 		{name: "own telemetry", start: s.startTelemetry, stop: s.stopTelemetry},
+		{name: "keyrings", start: s.startKeyrings, stop: s.stopKeyrings},
 		{name: "console", start: s.startConsole, stop: s.stopConsole},
 		{name: "estate watchers", start: s.startEstateWatchers},
 		{name: "cluster sync", start: s.startSync, stop: s.stopSync},
@@ -167,6 +169,12 @@ func (s *Server) startMetrics(context.Context) error {
 				return nil
 			}
 			return s.telemetry.StateCounts()
+		},
+		Keyring: func() map[string]int {
+			if s.keyrings == nil {
+				return nil
+			}
+			return s.keyrings.StateCounts()
 		},
 		Notifications: s.notificationMetrics(),
 	}
@@ -329,6 +337,22 @@ func (s *Server) stopTelemetry(context.Context) error {
 	return nil
 }
 
+// startKeyrings offers the estate's signed keyring to the updaters.
+func (s *Server) startKeyrings(context.Context) error {
+	s.keyrings = keyrings.New(s.registry, s.opamp, keyrings.Options{Log: s.log.With("component", "keyrings")})
+	if s.estate != nil {
+		s.keyrings.SetEstate(s.estate)
+	}
+	s.opamp.AddHook(s.keyrings)
+	s.keyrings.Routes(s.admin)
+	return nil
+}
+
+func (s *Server) stopKeyrings(context.Context) error {
+	s.keyrings.Close()
+	return nil
+}
+
 // startConsole mounts the browser console at / of the admin listener; its
 // hook runs after the features' hooks, so a refresh shows what they made
 // of a message.
@@ -358,6 +382,7 @@ func (s *Server) startEstateWatchers(context.Context) error {
 		s.offers.SetEstate(e)
 		s.configs.SetEstate(e)
 		s.telemetry.SetEstate(e)
+		s.keyrings.SetEstate(e)
 		s.console.ChangedAll()
 	})
 	return nil

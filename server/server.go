@@ -41,6 +41,7 @@ import (
 	"github.com/myriarch/myriarch/server/opampsrv"
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/store"
+	"github.com/myriarch/myriarch/server/keyrings"
 	"github.com/myriarch/myriarch/server/telemetry"
 )
 
@@ -226,6 +227,7 @@ type Server struct {
 	hosts     *hostcontext.Book
 	configs   *configs.Engine
 	telemetry *telemetry.Engine
+	keyrings  *keyrings.Engine
 	artifacts *artifacts.Handler
 	console   *console.Console
 	accounts  *accounts.Service

@@ -76,24 +76,25 @@ func Open(stateDir string, roots []string) (*Ring, error) {
 // Apply takes a keyring offered by the server (a custom message's data):
 // it must verify against a pinned root and be newer than the one in force.
 // It is stored before it is in force. It returns the serial in force
-// afterwards; an error says why the offer was refused (and is what
-// Attributes reports).
+// afterwards; an error says why the offer was refused, and Attributes
+// reports it after the keyring's ID (keyring.ID) and a colon.
 func (r *Ring) Apply(data []byte) (uint64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	err := r.applyLocked(data)
+	s, err := keyring.Decode(data)
+	id := keyring.ID(data)
+	if err == nil {
+		id = keyring.ID(s.Keyring)
+		err = r.applyLocked(s)
+	}
 	r.refused = ""
 	if err != nil {
-		r.refused = err.Error()
+		r.refused = id + ": " + err.Error()
 	}
 	return r.serialLocked(), err
 }
 
-func (r *Ring) applyLocked(data []byte) error {
-	s, err := keyring.Decode(data)
-	if err != nil {
-		return err
-	}
+func (r *Ring) applyLocked(s keyring.Signed) error {
 	d, err := keyring.Verify(s.Keyring, []byte(s.Signature), r.roots)
 	if err != nil {
 		return err
@@ -142,6 +143,11 @@ func (r *Ring) Keys(pinned []verify.Key) ([]verify.Key, error) {
 		if why, ok := r.doc.RevokedReason(out[i].ID()); ok {
 			out[i].Revoked = why
 		}
+	}
+	// A revoked key listed nowhere else still says why it is refused.
+	for _, rv := range r.doc.Revoked {
+		why, _ := r.doc.RevokedReason(rv.ID())
+		out = append(out, verify.RevokedKey(rv.ID(), why))
 	}
 	return out, nil
 }

@@ -34,8 +34,11 @@ func TestRingRotatesAndRevokes(t *testing.T) {
 	check := func(r *akeyring.Ring) {
 		t.Helper()
 		keys, err := r.Keys(pinned)
-		if err != nil || len(keys) != 2 {
+		if err != nil || len(keys) != 3 {
 			t.Fatalf("keys %+v %v", keys, err)
+		}
+		if keys[2].ID() != k1.Public.ID() || keys[2].Revoked == "" {
+			t.Errorf("the revocation by key ID: %+v", keys[2])
 		}
 		if keys[0].ID() != k1.Public.ID() || keys[0].Revoked != "revoked by keyring serial 2: rotated" {
 			t.Errorf("the pinned key: %+v", keys[0])
@@ -57,13 +60,14 @@ func TestRingRotatesAndRevokes(t *testing.T) {
 		{"signed by another key", keyringtest.Sign(other, keyringtest.Doc{Serial: 9}.JSON(t)).Encode(), "not signed by a pinned root key"},
 		{"signed by a revoked signing key", keyringtest.Sign(k1, keyringtest.Doc{Serial: 9}.JSON(t)).Encode(), "not signed by a pinned root key"},
 		{"not a keyring message", []byte(`{"keyring":1}`), "malformed keyring"},
+		{"a message of 1 MiB", []byte(`{"keyring":"` + strings.Repeat("A", 1<<20) + `"}`), "malformed keyring: a message of 1048590 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			serial, err := r.Apply(tc.data)
 			if err == nil || serial != 2 || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("serial %d, err %v; want a refusal saying %q", serial, err, tc.want)
 			}
-			if got := r.Attributes()[keyring.AttrRefused]; !strings.Contains(got, tc.want) {
+			if got := r.Attributes()[keyring.AttrRefused]; !strings.HasPrefix(got, "sha256:") || !strings.Contains(got, tc.want) {
 				t.Fatalf("refused attribute %q", got)
 			}
 			check(r)

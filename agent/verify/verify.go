@@ -16,6 +16,7 @@ import (
 	"crypto/ed25519"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -255,4 +256,16 @@ func fileBLAKE2b(path string) ([]byte, error) {
 	defer f.Close()
 	r := minisignDigestReader(f)
 	return r()
+}
+
+// RevokedKey stands for a key known only by its ID (a keyring revokes it
+// without listing it): it refuses, as revoked, every signature made with
+// that key ID, and never verifies one.
+func RevokedKey(id uint64, why string) Key {
+	raw := make([]byte, 2+8+ed25519.PublicKeySize)
+	copy(raw, "Ed")
+	binary.LittleEndian.PutUint64(raw[2:], id)
+	var k minisign.PublicKey
+	_ = k.UnmarshalText([]byte(base64.StdEncoding.EncodeToString(raw))) // well-formed by construction
+	return Key{PublicKey: k, Revoked: why}
 }

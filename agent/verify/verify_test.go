@@ -68,6 +68,7 @@ func TestSignature(t *testing.T) {
 			goodHashed, Content{Path: path}, nil},
 		{"a revoked key", []Key{{PublicKey: pub, Revoked: "revoked by keyring serial 2"}}, goodHashed, Content{Path: path}, ErrKeyRevoked},
 		{"a revoked key is refused though also pinned", []Key{{PublicKey: pub}, {PublicKey: pub, Revoked: "revoked by keyring serial 2"}}, goodHashed, Content{Path: path}, ErrKeyRevoked},
+		{"a key revoked by its ID alone", []Key{RevokedKey(pub.ID(), "revoked by keyring serial 2")}, goodHashed, Content{Path: path}, ErrKeyRevoked},
 		{"an expired key does not verify other keys' signatures", []Key{{PublicKey: pub, NotAfter: now.Add(-time.Hour)}}, byOther, Content{Path: path}, ErrUnknownKey},
 	}
 	for _, tc := range cases {

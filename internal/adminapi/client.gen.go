@@ -149,6 +149,33 @@ func (e AgentContextTypes) Valid() bool {
 	}
 }
 
+// Defines values for AgentKeyringState.
+const (
+	AgentKeyringStateAhead   AgentKeyringState = "ahead"
+	AgentKeyringStateBehind  AgentKeyringState = "behind"
+	AgentKeyringStateCurrent AgentKeyringState = "current"
+	AgentKeyringStateOffered AgentKeyringState = "offered"
+	AgentKeyringStateRefused AgentKeyringState = "refused"
+)
+
+// Valid indicates whether the value is a known member of the AgentKeyringState enum.
+func (e AgentKeyringState) Valid() bool {
+	switch e {
+	case AgentKeyringStateAhead:
+		return true
+	case AgentKeyringStateBehind:
+		return true
+	case AgentKeyringStateCurrent:
+		return true
+	case AgentKeyringStateOffered:
+		return true
+	case AgentKeyringStateRefused:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AgentOfferState.
 const (
 	AgentOfferStateDownloading   AgentOfferState = "downloading"
@@ -1001,6 +1028,9 @@ type Agent struct {
 	// InstanceUid The agent's OpAMP instance UID.
 	InstanceUid openapi_types.UUID `json:"instanceUid"`
 
+	// Keyring An updater's state of the estate's signed keyring (trust/keyring.json), for an updater that takes keyrings (a root key is pinned on its host).
+	Keyring *AgentKeyring `json:"keyring,omitempty"`
+
 	// Kind What the server recognises the agent as.
 	Kind AgentKind `json:"kind"`
 
@@ -1143,6 +1173,22 @@ type AgentHealth struct {
 	Status     string                   `json:"status"`
 	StatusTime *time.Time               `json:"statusTime"`
 }
+
+// AgentKeyring An updater's state of the estate's signed keyring (trust/keyring.json), for an updater that takes keyrings (a root key is pinned on its host).
+type AgentKeyring struct {
+	// Error Why the updater refused a keyring, after that keyring's ID (sha256:…).
+	Error *string `json:"error,omitempty"`
+
+	// Estate The serial of the estate's keyring (0 when the estate has none).
+	Estate int64 `json:"estate"`
+
+	// Serial The serial of the keyring in force on the host (0 for none).
+	Serial int64             `json:"serial"`
+	State  AgentKeyringState `json:"state"`
+}
+
+// AgentKeyringState defines model for AgentKeyring.State.
+type AgentKeyringState string
 
 // AgentList A page of agents (GET /api/v1/agents).
 type AgentList struct {

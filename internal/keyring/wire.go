@@ -2,6 +2,8 @@ package keyring
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 )
@@ -46,4 +48,12 @@ func Decode(data []byte) (Signed, error) {
 		return s, fmt.Errorf("%w: message: %v", ErrMalformed, err)
 	}
 	return s, nil
+}
+
+// ID names a keyring document by its content ("sha256:" and 16
+// hexadecimal digits): an updater's refusal starts with it and a colon, so
+// the server knows which keyring was refused.
+func ID(doc []byte) string {
+	sum := sha256.Sum256(doc)
+	return "sha256:" + hex.EncodeToString(sum[:8])
 }

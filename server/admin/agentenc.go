@@ -78,6 +78,10 @@ func appendAgent(b []byte, j *Agent, depth int, scratch *[]keyValue) []byte {
 		o.key("telemetry")
 		o.b = appendAny(o.b, j.Telemetry, depth+1)
 	}
+	if j.Keyring != nil { // omitempty
+		o.key("keyring")
+		o.b = appendAny(o.b, j.Keyring, depth+1)
+	}
 	if len(j.LabelSources) > 0 { // omitempty
 		o.key("labelSources")
 		o.b = appendStringMap(o.b, j.LabelSources, depth+1, scratch)

@@ -33,6 +33,9 @@ type Agent struct {
 	// Telemetry is where the agent is offered to send its own telemetry
 	// (none: its fleet names none).
 	Telemetry any `json:"telemetry,omitempty"`
+	// Keyring is an updater's state of the estate's signed keyring (none:
+	// it does not take keyrings).
+	Keyring any `json:"keyring,omitempty"`
 	// LabelSources says where each label comes from (registry.LabelFrom…);
 	// GET /api/v1/agents/{uid} only.
 	LabelSources map[string]string `json:"labelSources,omitempty"`

@@ -14,6 +14,7 @@ import (
 
 	"github.com/myriarch/myriarch/internal/configrender"
 	"github.com/myriarch/myriarch/internal/providerwire"
+	"github.com/myriarch/myriarch/server/opampsrv"
 	"github.com/myriarch/myriarch/server/registry"
 )
 
@@ -137,7 +138,7 @@ func (b *Book) Close() {
 // the first answer and takes snapshots from updaters.
 func (b *Book) OnAgentMessage(uid uuid.UUID, msg *protobufs.AgentToServer, resp *protobufs.ServerToAgent) {
 	if resp.Capabilities != 0 || msg.GetCustomCapabilities() != nil {
-		resp.CustomCapabilities = &protobufs.CustomCapabilities{Capabilities: []string{Capability}}
+		opampsrv.Announce(resp, Capability)
 	}
 	cm := msg.GetCustomMessage()
 	if cm == nil || cm.GetCapability() != Capability {

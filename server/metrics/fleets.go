@@ -23,6 +23,8 @@ var (
 		"Failures a fleet's rollout counted against its maxFailures since it last resumed.", []string{"rollout", "fleet"}, nil)
 	telemetryDesc = prometheus.NewDesc("myriarch_telemetry_offers",
 		"Agents offered own-telemetry destinations by their fleet, by state (applied, offered, sent, failed, waiting_wave, not_offered).", []string{"state"}, nil)
+	keyringDesc = prometheus.NewDesc("myriarch_keyring_updaters",
+		"Updaters that take the estate's signed keyring, by state (current, offered, behind, refused, ahead).", []string{"state"}, nil)
 	offlineDesc = prometheus.NewDesc("myriarch_agents_offline",
 		"Collectors offline for longer than their fleet's offlineAfter, per fleet that sets one.", []string{"fleet"}, nil)
 )
@@ -73,6 +75,14 @@ func telemetryCollector(fn func() map[string]int) prometheus.Collector {
 	return &sampled{descs: []*prometheus.Desc{telemetryDesc}, collect: func(ch chan<- prometheus.Metric) {
 		for st, n := range fn() {
 			ch <- gauge(telemetryDesc, float64(n), st)
+		}
+	}}
+}
+
+func keyringCollector(fn func() map[string]int) prometheus.Collector {
+	return &sampled{descs: []*prometheus.Desc{keyringDesc}, collect: func(ch chan<- prometheus.Metric) {
+		for st, n := range fn() {
+			ch <- gauge(keyringDesc, float64(n), st)
 		}
 	}}
 }

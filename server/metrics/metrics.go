@@ -44,6 +44,9 @@ type Sources struct {
 	// Telemetry counts the agents offered own-telemetry destinations by
 	// state (telemetry.Engine.StateCounts).
 	Telemetry func() map[string]int
+	// Keyring counts the updaters that take the estate's keyring by state
+	// (server/keyrings).
+	Keyring func() map[string]int
 	// Notifications samples the notifier (nil: none).
 	Notifications *Notifications
 }
@@ -114,6 +117,9 @@ func New(src Sources) *Metrics {
 	}
 	if src.Offline != nil {
 		m.reg.MustRegister(offlineCollector(src.Offline))
+	}
+	if src.Keyring != nil {
+		m.reg.MustRegister(keyringCollector(src.Keyring))
 	}
 	if src.Telemetry != nil {
 		m.reg.MustRegister(telemetryCollector(src.Telemetry))

@@ -37,7 +37,10 @@ type Options struct {
 	ServerURL      string // ws://127.0.0.1:PORT/v1/opamp
 	Token          string
 	Attributes     map[string]string // site.* and deployment.environment.name
-	MinisignPubKey string            // trusted by the updater
+	MinisignPubKey string            // trusted by the updater ("": none pinned)
+	// RootKeys, when set, are the updater's trust.root_keys: the estate's
+	// signed keyring brings its signing keys.
+	RootKeys []string
 	HealthWindow   time.Duration
 	// Providers, when set, is the updater config's providers: section.
 	Providers map[string]any
@@ -110,15 +113,22 @@ func New(root string, o Options) (*Site, error) {
 			"executable":    peerbuild.CollectorExecutable,
 			"health_window": hw.String(),
 		},
-		"trust":     map[string]any{"minisign_public_keys": []string{o.MinisignPubKey}, "require_signature": true},
+		"trust":     map[string]any{"require_signature": true},
 		"state_dir": s.StateDir,
 		"log":       map[string]any{"level": "debug", "format": "json"},
 	}
 	if o.Providers != nil {
 		cfg["providers"] = o.Providers
 	}
+	trust := cfg["trust"].(map[string]any)
+	if o.MinisignPubKey != "" {
+		trust["minisign_public_keys"] = []string{o.MinisignPubKey}
+	}
+	if len(o.RootKeys) > 0 {
+		trust["root_keys"] = o.RootKeys
+	}
 	if o.Sigstore != nil {
-		cfg["trust"].(map[string]any)["sigstore"] = o.Sigstore
+		trust["sigstore"] = o.Sigstore
 	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
