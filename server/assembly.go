@@ -19,12 +19,12 @@ import (
 	"github.com/myriarch/myriarch/server/credentials"
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/hostcontext"
+	"github.com/myriarch/myriarch/server/keyrings"
 	"github.com/myriarch/myriarch/server/metrics"
 	"github.com/myriarch/myriarch/server/offers"
 	"github.com/myriarch/myriarch/server/opampsrv"
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/rollout"
-	"github.com/myriarch/myriarch/server/keyrings"
 	"github.com/myriarch/myriarch/server/telemetry"
 )
 

@@ -34,6 +34,7 @@ import (
 	"github.com/myriarch/myriarch/server/credentials"
 	"github.com/myriarch/myriarch/server/estate"
 	"github.com/myriarch/myriarch/server/hostcontext"
+	"github.com/myriarch/myriarch/server/keyrings"
 	"github.com/myriarch/myriarch/server/metrics"
 	"github.com/myriarch/myriarch/server/notify"
 	"github.com/myriarch/myriarch/server/offers"
@@ -41,7 +42,6 @@ import (
 	"github.com/myriarch/myriarch/server/opampsrv"
 	"github.com/myriarch/myriarch/server/registry"
 	"github.com/myriarch/myriarch/server/store"
-	"github.com/myriarch/myriarch/server/keyrings"
 	"github.com/myriarch/myriarch/server/telemetry"
 )
 

@@ -40,8 +40,8 @@ type Options struct {
 	MinisignPubKey string            // trusted by the updater ("": none pinned)
 	// RootKeys, when set, are the updater's trust.root_keys: the estate's
 	// signed keyring brings its signing keys.
-	RootKeys []string
-	HealthWindow   time.Duration
+	RootKeys     []string
+	HealthWindow time.Duration
 	// Providers, when set, is the updater config's providers: section.
 	Providers map[string]any
 	// OwnTelemetry lets the collector send its own telemetry where its
