@@ -21,6 +21,11 @@ type SelfUpdatePending struct {
 	Executable string    `json:"executable"`
 	Backup     string    `json:"backup"`
 	Applied    time.Time `json:"applied"`
+	// Helper is the Sigstore verifier beside the executable when the
+	// update replaces it too, HelperBackup where the old one is kept (""
+	// when there was none: a rollback removes the new one).
+	Helper       string `json:"helper,omitempty"`
+	HelperBackup string `json:"helper_backup,omitempty"`
 }
 
 // StatusHash is the hex server_offered_hash of a status about p: the offer

@@ -2,7 +2,8 @@
 // which runs it for each package offered with one: the bundle on standard
 // input, the artifact's SHA-256 and the policy in flags. Exit 0: the
 // bundle verifies; 1: it is refused, the reason on standard error; 2: a
-// usage error. It makes no network call.
+// usage error. It makes no network call. `version` (or `--version`)
+// prints its version, which is always the updater's beside it.
 package main
 
 import (
@@ -23,6 +24,9 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 1 && args[0] == "--version" { // as the updater answers it: a self-update checks both
+		args = []string{"version"}
+	}
 	p := &cmdline.Program{Name: "myriarch-sigstore", Groups: []*cmdline.Group{
 		{Name: "verify", Summary: "verify the Sigstore bundle on standard input", Default: &cmdline.Leaf{
 			Synopsis: "verify --sha256 HEX (--identity ID | --identity-regexp RE) (--issuer URL | --issuer-regexp RE) [flags] < BUNDLE",

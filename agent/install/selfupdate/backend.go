@@ -16,6 +16,7 @@ import (
 	"github.com/myriarch/myriarch/agent/install"
 	"github.com/myriarch/myriarch/agent/journal"
 	"github.com/myriarch/myriarch/agent/unpack"
+	"github.com/myriarch/myriarch/agent/verify"
 )
 
 // Kind names self-update transactions in the journal.
@@ -136,6 +137,23 @@ func exeName() string {
 	return install.SelfPackage
 }
 
+func helperName() string {
+	if runtime.GOOS == "windows" {
+		return verify.SigstoreHelperName + ".exe"
+	}
+	return verify.SigstoreHelperName
+}
+
+// stagedHelper is the Sigstore verifier the unpacked package carries, ""
+// when it carries none.
+func stagedHelper(dir string) string {
+	p := filepath.Join(dir, helperName())
+	if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+		return p
+	}
+	return ""
+}
+
 func (b *Backend) stageDir(rec *journal.Record) string {
 	return filepath.Join(b.env.StateDir, install.StagingDir, "self-"+rec.Hash[:16])
 }
@@ -157,6 +175,13 @@ func (b *Backend) Stage(ctx context.Context, t *install.Txn) error {
 	if err := install.CheckExecutable(ctx, filepath.Join(dir, exeName()), b.o.VersionArgs, rec.Version, b.env.VersionCheckTimeout); err != nil {
 		return install.Fail(install.Artifact, err)
 	}
+	// A package that carries the Sigstore verifier replaces it too: it must
+	// be of the same version.
+	if helper := stagedHelper(dir); helper != "" {
+		if err := install.CheckExecutable(ctx, helper, b.o.VersionArgs, rec.Version, b.env.VersionCheckTimeout); err != nil {
+			return install.Failf(install.Artifact, "%s: %w", helperName(), err)
+		}
+	}
 	if err := t.Step(cpVersionChecked); err != nil {
 		return install.Failf(install.Transient, "journal: %w", err)
 	}
@@ -170,7 +195,7 @@ func (b *Backend) Activate(_ context.Context, t *install.Txn) error {
 		return install.Failf(install.Transient, "journal: %w", err)
 	}
 	newExe := filepath.Join(b.stageDir(rec), exeName())
-	if err := b.u.Apply(newExe, b.o.Version, rec.Version, rec.Hash, rec.OfferHash); err != nil {
+	if err := b.u.Apply(newExe, stagedHelper(b.stageDir(rec)), b.o.Version, rec.Version, rec.Hash, rec.OfferHash); err != nil {
 		return install.Fail(install.Transient, err)
 	}
 	b.removeStage(rec)

@@ -58,16 +58,28 @@ func TestSelfUpdate(t *testing.T) {
 		t.Skip("the stand-in binaries are built for the test's own system")
 	}
 	for _, tc := range []struct {
-		name   string
-		broken bool
-	}{{"confirmed at the next start", false}, {"rolled back when the new binary reports another version", true}} {
+		name           string
+		broken, helper bool
+	}{
+		{"confirmed at the next start", false, false},
+		{"rolled back when the new binary reports another version", true, false},
+		{"with its Sigstore verifier, confirmed", false, true},
+		{"with its Sigstore verifier, rolled back", true, true},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSite(t)
 			state := t.TempDir()
 			oldBin, _ := os.ReadFile(s.exe)
 			newBin := s.Artifact(t, "0.2.0", tc.broken)
-			sum := sha256.Sum256(newBin)
-			o := installtest.Offer(install.SelfPackage, protobufs.PackageType_PackageType_TopLevel, "0.2.0", s.srv.Serve("/self", newBin), newBin, s.srv.Sign(newBin))
+			pkg := newBin
+			helper := filepath.Join(filepath.Dir(s.exe), helperName())
+			oldHelper, newHelper := installtest.Binary("0.1.0", "ok"), installtest.Binary("0.2.0", "ok")
+			if tc.helper {
+				os.WriteFile(helper, oldHelper, 0o755)
+				pkg = tarGzOf(t, map[string][]byte{exeName(): newBin, helperName(): newHelper})
+			}
+			sum := sha256.Sum256(pkg)
+			o := installtest.Offer(install.SelfPackage, protobufs.PackageType_PackageType_TopLevel, "0.2.0", s.srv.Serve("/self", pkg), pkg, s.srv.Sign(pkg))
 			wantOffered := o.Packages[install.SelfPackage].Hash
 
 			restarts := make(chan string, 4)
@@ -85,6 +97,9 @@ func TestSelfUpdate(t *testing.T) {
 			installtest.WaitIdle(t, eng)
 			if b, _ := os.ReadFile(s.exe); !bytes.Equal(b, newBin) {
 				t.Fatal("executable not replaced")
+			}
+			if b, _ := os.ReadFile(helper); tc.helper && !bytes.Equal(b, newHelper) {
+				t.Fatal("the Sigstore verifier not replaced")
 			}
 			if b, _ := os.ReadFile(filepath.Join(filepath.Dir(s.exe), "."+exeName()+".myriarch-old")); !bytes.Equal(b, oldBin) {
 				t.Fatal("old binary not kept")
@@ -107,6 +122,9 @@ func TestSelfUpdate(t *testing.T) {
 				if len(restarts) != 0 {
 					t.Fatal("restart requested after a confirmed update")
 				}
+				if b, _ := os.ReadFile(helper); tc.helper && !bytes.Equal(b, newHelper) {
+					t.Fatal("the new Sigstore verifier is gone after the update was confirmed")
+				}
 				return
 			}
 			if st.GetStatus() != stFailed || !strings.Contains(st.ErrorMessage, "rolled back to 0.1.0") || !bytes.Equal(st.ServerOfferedHash, wantOffered) {
@@ -114,6 +132,9 @@ func TestSelfUpdate(t *testing.T) {
 			}
 			if b, _ := os.ReadFile(s.exe); !bytes.Equal(b, oldBin) {
 				t.Fatal("old binary not restored")
+			}
+			if b, _ := os.ReadFile(helper); tc.helper && !bytes.Equal(b, oldHelper) {
+				t.Fatal("the old Sigstore verifier not restored")
 			}
 			select {
 			case <-restarts:
@@ -168,7 +189,7 @@ func TestAdoptsAMarkerWithoutJournal(t *testing.T) {
 				t.Fatal(err)
 			}
 			sum := sha256.Sum256(newBin)
-			if err := u.Apply(staged, "0.1.0", "0.2.0", hexOf(sum[:]), ""); err != nil {
+			if err := u.Apply(staged, "", "0.1.0", "0.2.0", hexOf(sum[:]), ""); err != nil {
 				t.Fatal(err)
 			}
 			restarts := make(chan string, 2)

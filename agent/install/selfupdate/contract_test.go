@@ -1,6 +1,9 @@
 package selfupdate
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -164,6 +167,31 @@ var fixture = &installtest.Fixture{
 					return installtest.Offer(install.SelfPackage, protobufs.PackageType_PackageType_TopLevel, "0.4.0",
 						s.srv.Serve("/other-version", data), data, s.srv.Sign(data))
 				}},
+			{Name: "the Sigstore verifier it carries prints another version", Want: `myriarch-sigstore: `, Quarantine: installtest.Blocked,
+				Offer: func(t testing.TB, _ installtest.Site) *protobufs.PackagesAvailable {
+					data := tarGzOf(t, map[string][]byte{exeName(): installtest.Binary("0.4.0", "ok"), helperName(): installtest.Binary("0.3.0", "ok")})
+					return installtest.Offer(install.SelfPackage, protobufs.PackageType_PackageType_TopLevel, "0.4.0",
+						s.srv.Serve("/helper-version", data), data, s.srv.Sign(data))
+				}},
 		}
 	},
+}
+
+// tarGzOf packs executables (mode 0755) into a .tar.gz.
+func tarGzOf(t testing.TB, files map[string][]byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for name, body := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write(body)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	gz.Close()
+	return buf.Bytes()
 }

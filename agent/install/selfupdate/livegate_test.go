@@ -35,7 +35,7 @@ func appliedSite(t *testing.T) (s *site, state string, oldBin []byte, o *protobu
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(newBin)
-	if err := u.Apply(staged, "0.1.0", "0.2.0", hexOf(sum[:]), ""); err != nil {
+	if err := u.Apply(staged, "", "0.1.0", "0.2.0", hexOf(sum[:]), ""); err != nil {
 		t.Fatal(err)
 	}
 	o = installtest.Offer(install.SelfPackage, protobufs.PackageType_PackageType_TopLevel, "0.2.0", s.srv.Serve("/self", newBin), newBin, s.srv.Sign(newBin))

@@ -17,7 +17,7 @@ func TestApplyKeepsTheOldInodeAsBackup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := u.Apply(newBin, "1.0.0", "1.1.0", "ab", "cd"); err != nil {
+	if err := u.Apply(newBin, "", "1.0.0", "1.1.0", "ab", "cd"); err != nil {
 		t.Fatal(err)
 	}
 	backup, err := os.Stat(u.backupPath())
@@ -49,7 +49,7 @@ func TestApplyWithoutABackupChangesNothing(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(u.backupPath(), "x"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := u.Apply(newBin, "1.0.0", "1.1.0", "ab", "cd"); err == nil {
+	if err := u.Apply(newBin, "", "1.0.0", "1.1.0", "ab", "cd"); err == nil {
 		t.Fatal("Apply without a backup succeeded")
 	}
 	if b, _ := os.ReadFile(exe); string(b) != "old binary" {

@@ -25,6 +25,7 @@
 package selfupdate
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,13 +79,32 @@ func (u *Updater) backupPath() string {
 	return filepath.Join(filepath.Dir(u.exe), "."+filepath.Base(u.exe)+".myriarch-old")
 }
 
+// HelperPath is the Sigstore verifier beside the executable
+// (verify.SigstoreHelperName), which a self-update replaces with the
+// updater when its package carries one.
+func (u *Updater) HelperPath() string {
+	return filepath.Join(filepath.Dir(u.exe), helperName())
+}
+
+func (u *Updater) helperBackupPath() string {
+	return filepath.Join(filepath.Dir(u.exe), "."+filepath.Base(u.HelperPath())+".myriarch-old")
+}
+
 // Apply replaces the executable with newBinary (already verified by the
-// caller) and records the pending update. On error the old executable is in
-// place and nothing is pending, unless the error says putting it back
-// failed too (Windows); the marker then stays for the next start.
-func (u *Updater) Apply(newBinary, from, to, hash, offerHash string) error {
+// caller), and the helper beside it with newHelper unless that is "", and
+// records the pending update. On error the old executable and helper are
+// in place and nothing is pending, unless the error says putting the
+// executable back failed too (Windows); the marker then stays for the
+// next start.
+func (u *Updater) Apply(newBinary, newHelper, from, to, hash, offerHash string) error {
 	backup := u.backupPath()
 	p := &Pending{From: from, To: to, Hash: hash, OfferHash: offerHash, Executable: u.exe, Backup: backup, Applied: time.Now().UTC()}
+	if newHelper != "" {
+		p.Helper = u.HelperPath()
+		if _, err := os.Stat(p.Helper); err == nil {
+			p.HelperBackup = u.helperBackupPath()
+		}
+	}
 	if err := statefile.Write(u.markerPath(), p); err != nil {
 		return err
 	}
@@ -94,19 +114,71 @@ func (u *Updater) Apply(newBinary, from, to, hash, offerHash string) error {
 		return fmt.Errorf("selfupdate: %w", err)
 	}
 	defer f.Close()
-	st, _ := os.Stat(u.exe)
-	mode := os.FileMode(0o755)
-	if st != nil {
-		mode = st.Mode().Perm()
+	if newHelper != "" {
+		if err := replaceFile(newHelper, p.Helper, p.HelperBackup); err != nil {
+			u.restoreHelper(p)
+			journal.Remove(u.markerPath())
+			return err
+		}
 	}
 	// The old binary is kept as backup (see replaceExecutable, per OS).
-	if changed, err := replaceExecutable(f, u.exe, backup, mode); err != nil {
+	if changed, err := replaceExecutable(f, u.exe, backup, modeOf(u.exe)); err != nil {
 		if !changed {
+			u.restoreHelper(p)
 			journal.Remove(u.markerPath()) // nothing to confirm or roll back
 		}
 		return err
 	}
 	return journal.SyncDir(filepath.Dir(u.exe))
+}
+
+// replaceFile puts src in place of dst, keeping the old dst as backup
+// (when backup is not ""); dst may not exist yet.
+func replaceFile(src, dst, backup string) error {
+	f, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("selfupdate: %w", err)
+	}
+	defer f.Close()
+	if backup == "" {
+		if err := journal.WriteFrom(dst, f, 0o755); err != nil {
+			return fmt.Errorf("selfupdate: install %s: %w", dst, err)
+		}
+		return nil
+	}
+	_, err = replaceExecutable(f, dst, backup, modeOf(dst))
+	return err
+}
+
+func modeOf(path string) os.FileMode {
+	if st, err := os.Stat(path); err == nil {
+		return st.Mode().Perm()
+	}
+	return 0o755
+}
+
+// restoreHelper puts back the helper p replaced (or removes the one it
+// added); the failed new one goes.
+func (u *Updater) restoreHelper(p *Pending) error {
+	switch {
+	case p.Helper == "":
+		return nil
+	case p.HelperBackup == "":
+		if err := os.Remove(p.Helper); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("selfupdate: remove %s: %w", p.Helper, err)
+		}
+		return nil
+	}
+	if _, err := os.Stat(p.HelperBackup); err != nil {
+		return nil // never replaced, or already restored
+	}
+	if same, _ := sameContent(p.HelperBackup, p.Helper); same {
+		return nil
+	}
+	if err := replaceFile(p.HelperBackup, p.Helper, ""); err != nil {
+		return fmt.Errorf("selfupdate: restore %s: %w", p.Helper, err)
+	}
+	return nil
 }
 
 // Pending returns the applied, not yet confirmed update; nil when there is
@@ -125,10 +197,16 @@ func (u *Updater) Pending() (*Pending, error) {
 	return &p, nil
 }
 
-// Restore puts the saved binary back in place of the executable (a no-op
-// when it is already there or there is none) and reports whether there was
-// a saved binary to go back to.
+// Restore puts the saved binary back in place of the executable, and the
+// helper the pending update replaced (a no-op when they are already there
+// or there is none) and reports whether there was a saved binary to go
+// back to.
 func (u *Updater) Restore() (bool, error) {
+	if p, err := u.Pending(); err == nil && p != nil {
+		if err := u.restoreHelper(p); err != nil {
+			return true, err
+		}
+	}
 	backup := u.backupPath()
 	if _, err := os.Stat(backup); err != nil {
 		return false, nil

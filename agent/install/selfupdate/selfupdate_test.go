@@ -38,7 +38,7 @@ func TestApplyRestoreFinish(t *testing.T) {
 			if p, err := u.Pending(); err != nil || p != nil {
 				t.Fatalf("pending before Apply: %+v %v", p, err)
 			}
-			if err := u.Apply(newBin, "1.0.0", "1.1.0", "ab", "cd"); err != nil {
+			if err := u.Apply(newBin, "", "1.0.0", "1.1.0", "ab", "cd"); err != nil {
 				t.Fatal(err)
 			}
 			if b, _ := os.ReadFile(exe); !bytes.Equal(b, []byte("new binary")) {
@@ -88,7 +88,7 @@ func TestUnreadableMarker(t *testing.T) {
 
 func TestApplyMissingFileKeepsOld(t *testing.T) {
 	u, exe, _ := setup(t)
-	if err := u.Apply(filepath.Join(t.TempDir(), "absent"), "1", "2", "ab", ""); err == nil {
+	if err := u.Apply(filepath.Join(t.TempDir(), "absent"), "", "1", "2", "ab", ""); err == nil {
 		t.Fatal("want an error")
 	}
 	if b, _ := os.ReadFile(exe); string(b) != "old binary" {
@@ -99,5 +99,74 @@ func TestApplyMissingFileKeepsOld(t *testing.T) {
 	}
 	if saved, err := u.Restore(); saved || err != nil {
 		t.Fatalf("Restore after a failed Apply: saved %v, %v", saved, err)
+	}
+}
+
+// A package carrying the Sigstore verifier replaces it beside the
+// executable; a rollback puts the old one back, or removes the new one
+// when there was none before.
+func TestApplyReplacesTheHelper(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		before string // "" : no helper installed
+	}{
+		{"replaced", "old helper"},
+		{"added", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u, exe, newBin := setup(t)
+			helper := u.HelperPath()
+			if filepath.Dir(helper) != filepath.Dir(exe) {
+				t.Fatalf("helper %s is not beside %s", helper, exe)
+			}
+			if tc.before != "" {
+				os.WriteFile(helper, []byte(tc.before), 0o755)
+			}
+			newHelper := filepath.Join(t.TempDir(), "helper")
+			os.WriteFile(newHelper, []byte("new helper"), 0o755)
+			if err := u.Apply(newBin, newHelper, "1.0.0", "1.1.0", "ab", "cd"); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(helper); string(b) != "new helper" {
+				t.Fatalf("helper holds %q", b)
+			}
+			if st, err := os.Stat(helper); err != nil || st.Mode().Perm()&0o100 == 0 {
+				t.Fatalf("helper mode: %v %v", st, err)
+			}
+			for range 2 {
+				if _, err := u.Restore(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b, err := os.ReadFile(helper)
+			switch {
+			case tc.before == "" && !os.IsNotExist(err):
+				t.Fatalf("the added helper stays after a rollback: %q %v", b, err)
+			case tc.before != "" && string(b) != tc.before:
+				t.Fatalf("helper holds %q after a rollback, want %q", b, tc.before)
+			}
+			if b, _ := os.ReadFile(exe); string(b) != "old binary" {
+				t.Fatalf("executable holds %q", b)
+			}
+		})
+	}
+}
+
+// When the executable cannot be replaced, the helper already replaced is
+// put back and nothing is pending.
+func TestApplyFailureRestoresTheHelper(t *testing.T) {
+	u, exe, newBin := setup(t)
+	os.WriteFile(u.HelperPath(), []byte("old helper"), 0o755)
+	newHelper := filepath.Join(t.TempDir(), "helper")
+	os.WriteFile(newHelper, []byte("new helper"), 0o755)
+	os.Remove(exe) // the executable cannot be replaced
+	if err := u.Apply(newBin, newHelper, "1", "2", "ab", ""); err == nil {
+		t.Fatal("want an error")
+	}
+	if b, _ := os.ReadFile(u.HelperPath()); string(b) != "old helper" {
+		t.Fatalf("helper holds %q", b)
+	}
+	if p, _ := u.Pending(); p != nil {
+		t.Fatal("a failed Apply left a pending marker")
 	}
 }
