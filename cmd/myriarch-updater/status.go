@@ -18,11 +18,13 @@ import (
 	"github.com/myriarch/myriarch/agent/config"
 	"github.com/myriarch/myriarch/agent/identity"
 	"github.com/myriarch/myriarch/agent/install"
+	"github.com/myriarch/myriarch/agent/keyring"
 	"github.com/myriarch/myriarch/agent/modes"
 	"github.com/myriarch/myriarch/agent/service"
 	"github.com/myriarch/myriarch/agent/supervisorstate"
 	"github.com/myriarch/myriarch/agent/updater"
 	"github.com/myriarch/myriarch/internal/buildinfo"
+	ikeyring "github.com/myriarch/myriarch/internal/keyring"
 	"github.com/myriarch/myriarch/internal/yamlstrict"
 )
 
@@ -67,6 +69,15 @@ type updaterReport struct {
 	Version     string                     `json:"version"` // of this binary
 	InstanceUID string                     `json:"instance_uid,omitempty"`
 	SelfUpdate  *install.SelfUpdatePending `json:"self_update_pending,omitempty"`
+	// Keyring is the signed keyring kept in the state dir (with
+	// trust.root_keys only).
+	Keyring *keyringReport `json:"keyring,omitempty"`
+}
+
+type keyringReport struct {
+	Serial uint64 `json:"serial"` // 0: none yet
+	// Problem says why the kept keyring is not in force.
+	Problem string `json:"problem,omitempty"`
 }
 
 type collectorReport struct {
@@ -204,6 +215,9 @@ func readStateDir(cfg *config.Config, r *statusReport) {
 		r.Server.Connection = c
 	}
 
+	if len(cfg.Trust.RootKeys) > 0 {
+		r.Updater.Keyring = readKeyring(cfg, r)
+	}
 	m, err := modes.Lookup(cfg.Mode)
 	if err != nil {
 		r.problem("%v", err)
@@ -230,6 +244,21 @@ func readStateDir(cfg *config.Config, r *statusReport) {
 	if h := st.Statuses.GetServerProvidedAllPackagesHash(); len(h) > 0 {
 		r.Install.AllPackagesHash = hex.EncodeToString(h)
 	}
+}
+
+// readKeyring reads the kept keyring (only reading, as keyring.Open does).
+func readKeyring(cfg *config.Config, r *statusReport) *keyringReport {
+	ring, err := keyring.Open(cfg.StateDir, cfg.Trust.RootKeys)
+	if err != nil {
+		r.problem("%v", err)
+		return nil
+	}
+	a := ring.Attributes()
+	k := &keyringReport{Serial: ring.Serial(), Problem: a[ikeyring.AttrRefused]}
+	if k.Problem != "" {
+		r.problem("keyring: %s", k.Problem)
+	}
+	return k
 }
 
 func results(st *protobufs.PackageStatuses) []resultReport {

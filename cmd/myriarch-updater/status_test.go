@@ -13,6 +13,7 @@ import (
 	kservice "github.com/kardianos/service"
 
 	"github.com/myriarch/myriarch/internal/buildinfo"
+	"github.com/myriarch/myriarch/internal/keyring/keyringtest"
 	"github.com/myriarch/myriarch/internal/testenv"
 )
 
@@ -195,6 +196,28 @@ func TestStatusCases(t *testing.T) {
 			want:     []string{`unknown collector mode "vm" (known: binary, container)`},
 		},
 		{
+			name: "a signed keyring in force",
+			change: func(t *testing.T, root string) {
+				k := keyringtest.NewKey(t)
+				appendFile(t, filepath.Join(root, "updater.yaml"), "trust:\n  root_keys: ["+k.Text+"]\n")
+				data, _ := json.Marshal(keyringtest.Sign(k, keyringtest.Doc{Serial: 5}.JSON(t)))
+				write(t, filepath.Join(root, "state", "keyring.json"), string(data))
+			},
+			service: fakeService{state: "running"},
+			want:    []string{"keyring      serial 5\n"},
+		},
+		{
+			name: "a kept keyring signed by no pinned root",
+			change: func(t *testing.T, root string) {
+				appendFile(t, filepath.Join(root, "updater.yaml"), "trust:\n  root_keys: ["+keyringtest.NewKey(t).Text+"]\n")
+				data, _ := json.Marshal(keyringtest.Sign(keyringtest.NewKey(t), keyringtest.Doc{Serial: 5}.JSON(t)))
+				write(t, filepath.Join(root, "state", "keyring.json"), string(data))
+			},
+			service:  fakeService{state: "running"},
+			wantCode: 1,
+			want:     []string{"keyring      not in force: the keyring kept in ", "no longer verifies", "problem      keyring: "},
+		},
+		{
 			name: "no config file and no environment",
 			change: func(t *testing.T, root string) {
 				if err := os.Remove(filepath.Join(root, "updater.yaml")); err != nil {
@@ -288,5 +311,17 @@ func TestStatusNotesPermissionOnce(t *testing.T) {
 	r.problem("%v", errors.New("other"))
 	if len(r.Problems) != 3 || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "run status as root") {
 		t.Errorf("problems %q, notes %q", r.Problems, r.Notes)
+	}
+}
+
+func appendFile(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -39,6 +39,16 @@ func printStatus(w io.Writer, r *statusReport) error {
 	if p := r.Updater.SelfUpdate; p != nil {
 		line("self-update", "%s -> %s applied %s, waiting for the new binary to confirm it", p.From, p.To, stamp(p.Applied))
 	}
+	if k := r.Updater.Keyring; k != nil {
+		switch {
+		case k.Problem != "":
+			line("keyring", "not in force: %s", k.Problem)
+		case k.Serial == 0:
+			line("keyring", "none received yet (trust.root_keys is set)")
+		default:
+			line("keyring", "serial %d", k.Serial)
+		}
+	}
 	line("collector", "%s", collectorText(r.Collector))
 	line("supervisor", "%s", supervisorText(r.Supervisor))
 
