@@ -76,13 +76,33 @@ func (a *artifactSet) addCollector(t testing.TB, version string) string {
 	return name
 }
 
+// addBinaries adds the supervisor, the updater and the updater's Sigstore verifier.
 func (a *artifactSet) addBinaries(t testing.TB, version string) {
 	t.Helper()
 	a.add(t, "opampsupervisor_linux_"+runtime.GOARCH, fakeExecutable("opampsupervisor", version))
 	a.add(t, "myriarch-updater_linux_"+runtime.GOARCH, fakeExecutable("myriarch-updater", version))
+	a.add(t, sigstoreArtifact, fakeExecutable("myriarch-sigstore", version))
 }
 
-// complete returns a set with a collector of version v and both binaries.
+// sigstoreArtifact is the Sigstore verifier's artifact, installed as bin/myriarch-sigstore.
+var sigstoreArtifact = "myriarch-sigstore_linux_" + runtime.GOARCH
+
+// newRootKey returns a minisign public key that is not the set's, as "RW..." and as the
+// text of a .pub file: a root key for --root-key.
+func newRootKey(t testing.TB) (key, file string) {
+	t.Helper()
+	pub, _, err := minisign.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := pub.MarshalText()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pub.String(), string(text)
+}
+
+// complete returns a set with a collector of version v and the binaries.
 func completeArtifacts(t testing.TB, v string) *artifactSet {
 	t.Helper()
 	a := newArtifactSet(t)

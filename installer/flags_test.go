@@ -65,6 +65,13 @@ func TestBadFlagsAreRefused(t *testing.T) {
 		{"mirror wildcard", func(f []string) []string { return append(f, "--catalog-mirrors", "*example.com") }, "not a URL"},
 		{"bad key", func(f []string) []string { return withFlag(f, "--minisign-key", "RWnotakey") }, "not a minisign public key"},
 		{"bad key file", func(f []string) []string { return withFlag(f, "--minisign-key", keyFile) }, "not a minisign public key"},
+		{"bad root key", func(f []string) []string { return append(f, "--root-key", "RWnotakey") },
+			"--root-key: not a minisign public key (RW followed by 54 base64 characters) nor a file holding one"},
+		{"bad root key file", func(f []string) []string { return append(f, "--root-key", keyFile) }, "--root-key: not a minisign public key"},
+		{"missing root key file", func(f []string) []string { return append(f, "--root-key", "/nonexistent/root.pub") },
+			"--root-key: not a minisign public key"},
+		{"empty root key", func(f []string) []string { return append(f, "--root-key=") }, "--root-key: not a minisign public key"},
+		{"root key without value", func(f []string) []string { return append(f, "--root-key") }, "--root-key: missing value"},
 		{"purge without uninstall", func(f []string) []string { return append(f, "--purge") }, "--purge only goes with --uninstall"},
 		{"root without no-start", func(f []string) []string { return withoutFlag(f, "--no-start") }, "--root needs --no-start"},
 	}
@@ -95,14 +102,14 @@ func TestBadFlagsAreAllReportedAtOnce(t *testing.T) {
 	flags = withFlag(flags, "--site-timezone", "Mars/Olympus")
 	flags = withFlag(flags, "--mode", "vm")
 	flags = withoutFlag(flags, "--environment")
-	flags = append(flags, "--bogus")
+	flags = append(flags, "--bogus", "--root-key", "RWnotakey")
 	r := runScript(t, flags...)
 	if r.code != 2 {
 		t.Errorf("exit %d, want 2", r.code)
 	}
-	want := []string{"7 problems, nothing was changed", "--server \"tcp://127.0.0.1\"", "--site-type \"Edge\"",
+	want := []string{"8 problems, nothing was changed", "--server \"tcp://127.0.0.1\"", "--site-type \"Edge\"",
 		"--site-country \"de\"", "--site-timezone \"Mars/Olympus\"", "--mode \"vm\"", "--environment is required",
-		"--bogus: unknown flag"}
+		"--bogus: unknown flag", "--root-key: not a minisign public key"}
 	for _, w := range want {
 		if !strings.Contains(r.stderr, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, r)
@@ -131,6 +138,7 @@ func TestBadFlagsOverAnInstallChangeNothing(t *testing.T) {
 
 func TestGoodVariantsAreAccepted(t *testing.T) {
 	a := completeArtifacts(t, "0.149.0")
+	rootKey, rootKeyFile := newRootKey(t)
 	cases := []struct {
 		name string
 		edit func(flags []string) []string
@@ -144,6 +152,13 @@ func TestGoodVariantsAreAccepted(t *testing.T) {
 			return withFlag(f, "--minisign-key", p)
 		}},
 		{"token flag", func(f []string) []string { return append(withoutFlag(f, "--token-file"), "--token", testToken) }},
+		{"root key", func(f []string) []string { return append(f, "--root-key", rootKey) }},
+		{"root key equals syntax", func(f []string) []string { return append(f, "--root-key="+rootKey) }},
+		{"root key file", func(f []string) []string {
+			p := filepath.Join(t.TempDir(), "root.pub")
+			write(t, p, []byte(rootKeyFile), 0o644)
+			return append(f, "--root-key", p)
+		}},
 		{"https with path", func(f []string) []string { return withFlag(f, "--server", "https://127.0.0.1:8443/opamp") }},
 		{"http URL artifacts", func(f []string) []string { return withFlag(f, "--artifacts", "http://127.0.0.1:1/x/") }},
 		{"UTC", func(f []string) []string { return withFlag(f, "--site-timezone", "UTC") }},
@@ -163,7 +178,7 @@ func TestGoodVariantsAreAccepted(t *testing.T) {
 
 func TestHelp(t *testing.T) {
 	r := runScript(t, "--help")
-	if r.code != 0 || !strings.Contains(r.stdout, "--site-timezone TZ") {
+	if r.code != 0 || !strings.Contains(r.stdout, "--site-timezone TZ") || !strings.Contains(r.stdout, "[--root-key KEY|FILE]") {
 		t.Errorf("--help:\n%s", r)
 	}
 }

@@ -8,9 +8,10 @@ The Windows twin of install.sh, with the same flags in PowerShell style (--site-
 -SiteId). It installs the collector (versioned layout under
 "$env:ProgramFiles\Myriarch\collector\versions\<v>", "current" switched as a directory
 junction, which needs no symlink privilege), the upstream OpAMP Supervisor and
-myriarch-updater, writes their configurations with the site attribute contract (site.*,
-deployment.environment.name) and registers Windows services: otelcol-supervisor with
-New-Service, myriarch-updater with "myriarch-updater install".
+myriarch-updater with its Sigstore verifier beside it, writes their configurations with the
+site attribute contract (site.*, deployment.environment.name) and registers Windows
+services: otelcol-supervisor with New-Service, myriarch-updater with
+"myriarch-updater install".
 
 Everything is validated before anything is written; every artifact is checked against its
 SHA-256 file and its minisign signature before the first file is touched. Re-running with
@@ -21,12 +22,17 @@ Artifacts (from -Artifacts DIR or an http(s) URL), for ARCH amd64|arm64:
   otelcol_<version>_windows_<ARCH>.zip      archive with otelcol-contrib.exe at its top
   opampsupervisor_windows_<ARCH>.exe        the upstream OpAMP Supervisor
   myriarch-updater_windows_<ARCH>.exe       myriarch-updater
+  myriarch-sigstore_windows_<ARCH>.exe      the Sigstore verifier the updater runs (beside it)
 each next to <name>.sha256 and <name>.minisig. Signatures are checked with minisign.exe,
 which must be on PATH (https://jedisct1.github.io/minisign/).
 
 The updater's configuration lets package downloads come from the -Server host only, and
 from the hosts given with -CatalogMirrors (comma-separated: host, host:port or
 *.example.com) for catalog entries with url: and their redirects.
+
+-RootKey KEY|FILE (optional) pins the root key of the estate's signed keyring (RW... or a
+minisign .pub file) in trust.root_keys: the keyring it signs brings the signing keys and
+revocations, so signing keys rotate without touching the host.
 
 The token is never printed; files holding it are readable by SYSTEM and Administrators only.
 #>
@@ -46,6 +52,7 @@ param(
     [string]$CollectorVersion,
     [string]$Artifacts,
     [string]$MinisignKey,
+    [string]$RootKey,
     [string]$CatalogMirrors,
     [string]$Root,
     [switch]$NoStart,
@@ -216,6 +223,19 @@ function Test-Required([string]$Flag, [string]$Value) {
     return (Test-Text $Flag $Value)
 }
 
+# Get-MinisignKey FLAG VALUE: the minisign public key (RW...) VALUE is or the .pub file
+# VALUE names holds; $null after reporting a problem naming FLAG.
+function Get-MinisignKey([string]$Flag, [string]$Value) {
+    $key = $Value
+    if ($key -and (Test-Path -LiteralPath $key -PathType Leaf)) {
+        $key = @(Get-Content -LiteralPath $key | Where-Object { $_ -notmatch '^untrusted comment:' -and $_.Trim() }) | Select-Object -First 1
+        if ($key) { $key = $key.Trim() }
+    }
+    if ($key -cmatch '^RW[A-Za-z0-9+/]{54}$') { return $key }
+    Add-Problem "${Flag}: not a minisign public key (RW followed by 54 base64 characters) nor a file holding one"
+    return $null
+}
+
 # ---------------------------------------------------------------- validation
 
 foreach ($u in @($Unknown | Where-Object { $_ })) { Add-Problem "${u}: unknown flag" }
@@ -305,15 +325,8 @@ if (-not $Uninstall) {
     elseif (-not (Test-Path -LiteralPath $Artifacts -PathType Container)) { Add-Problem "-Artifacts ${Artifacts}: no such directory" }
 
     if (-not $MinisignKey) { Add-Problem '-MinisignKey is required' }
-    else {
-        $key = $MinisignKey
-        if (Test-Path -LiteralPath $key -PathType Leaf) {
-            $key = @(Get-Content -LiteralPath $key | Where-Object { $_ -notmatch '^untrusted comment:' -and $_.Trim() }) | Select-Object -First 1
-            if ($key) { $key = $key.Trim() }
-        }
-        if ($key -cmatch '^RW[A-Za-z0-9+/]{54}$') { $MinisignKey = $key }
-        else { Add-Problem '-MinisignKey: not a minisign public key (RW followed by 54 base64 characters) nor a file holding one' }
-    }
+    else { $MinisignKey = Get-MinisignKey '-MinisignKey' $MinisignKey }
+    if ($PSBoundParameters.ContainsKey('RootKey')) { $RootKey = Get-MinisignKey '-RootKey' $RootKey }
 
     if ($Purge) { Add-Problem '-Purge only goes with -Uninstall' }
     if (-not $Arch) { Add-Problem "unsupported processor architecture $env:PROCESSOR_ARCHITECTURE (supported: AMD64, ARM64)" }
@@ -352,6 +365,8 @@ $UpdConf = Join-Path $EtcM 'updater.yaml'
 $TokenPath = Join-Path $EtcM 'token'
 $SupExe = Join-Path $BinDir 'opampsupervisor.exe'
 $UpdExe = Join-Path $BinDir 'myriarch-updater.exe'
+# The updater runs its Sigstore verifier from its own directory.
+$SigExe = Join-Path $BinDir 'myriarch-sigstore.exe'
 
 # ---------------------------------------------------------------- generated files
 
@@ -420,8 +435,10 @@ function Get-UpdaterYaml {
     $lines += @('trust:',
         '  # Going back to a collector version this host ran and confirmed healthy is allowed;',
         '  # an older version it never confirmed is refused unless allow_downgrade: true.',
-        '  minisign_public_keys:', "    - `"$MinisignKey`"", '  require_signature: true',
-        '  download_hosts:', "    - $(Q (Get-ServerHost))")
+        '  minisign_public_keys:', "    - `"$MinisignKey`"")
+    # The estate's keyring, signed by this root key, brings the signing keys and revocations.
+    if ($RootKey) { $lines += @('  root_keys:', "    - `"$RootKey`"") }
+    $lines += @('  require_signature: true', '  download_hosts:', "    - $(Q (Get-ServerHost))")
     if ($CatalogMirrors) { foreach ($m in ($CatalogMirrors -split ',')) { $lines += "    - $(Q $m)" } }
     $lines += "state_dir: $(Q $State)"
     return (($lines -join "`n") + "`n")
@@ -620,6 +637,7 @@ function Invoke-Install {
     $script:CollectorArt = "otelcol_${CollectorVersion}_windows_$Arch.zip"
     $supArt = "opampsupervisor_windows_$Arch.exe"
     $updArt = "myriarch-updater_windows_$Arch.exe"
+    $sigArt = "myriarch-sigstore_windows_$Arch.exe"
     $script:Work = Join-Path ([System.IO.Path]::GetTempPath()) ("myriarch-install." + [guid]::NewGuid().ToString('N'))
     [void](New-Item -ItemType Directory -Path $Work)
     try {
@@ -627,6 +645,8 @@ function Invoke-Install {
         if ($DryRun) {
             Say 'plan (dry run, nothing is changed):'
             Say "  mode $Mode, endpoint $(Get-Endpoint), artifacts from $Artifacts"
+            if ($Mode -eq 'binary') { Say "would fetch and verify (sha256 + minisign): $CollectorArt $supArt $updArt $sigArt" }
+            else { Say "would fetch and verify (sha256 + minisign): $updArt $sigArt" }
         } else {
             # Every artifact is verified before the first file is written.
             if ($Mode -eq 'binary') {
@@ -634,6 +654,7 @@ function Invoke-Install {
                 $supFile = Confirm-Artifact $supArt
             }
             $updFile = Confirm-Artifact $updArt
+            $sigFile = Confirm-Artifact $sigArt
             if ($Mode -eq 'binary') { $unpacked = Expand-Collector $collZip }
         }
         $tokenFile = Write-Generated 'token' ($Token + "`n")
@@ -649,8 +670,14 @@ function Invoke-Install {
             if ($DryRun) { Say "would install $SupExe if it differs from $supArt" }
             else { Put-File $supFile $SupExe 'sup' $false }
         }
-        if ($DryRun) { Say "would install $UpdExe if it differs from $updArt" }
-        else { Put-File $updFile $UpdExe 'upd' $false }
+        # The helper goes first, so that a new updater never starts without it.
+        if ($DryRun) {
+            Say "would install $SigExe if it differs from $sigArt"
+            Say "would install $UpdExe if it differs from $updArt"
+        } else {
+            Put-File $sigFile $SigExe 'upd' $false
+            Put-File $updFile $UpdExe 'upd' $false
+        }
         Put-File $tokenFile $TokenPath 'upd' $true
         Put-File $supYaml $SupConf 'sup' $true
         Put-File $updYaml $UpdConf 'upd' $false
@@ -694,7 +721,7 @@ function Invoke-Uninstall {
             }
         }
     }
-    Remove-Paths @((Join-Path $CollDir 'current'), $UpdExe, $SupExe, $CollDir)
+    Remove-Paths @((Join-Path $CollDir 'current'), $UpdExe, $SigExe, $SupExe, $CollDir)
     foreach ($d in @($BinDir, $ProgDir)) {
         if ((Test-Path -LiteralPath $d) -and -not (Get-ChildItem -LiteralPath $d -Force)) { Remove-Paths @($d) }
     }

@@ -2,8 +2,9 @@
 # myriarch site installer for Linux: puts a managed OpenTelemetry Collector on this host.
 #
 # It installs the collector (versioned layout, `current` switched atomically), the upstream
-# OpAMP Supervisor and myriarch-updater, writes their configurations with the site attribute
-# contract (site.*, deployment.environment.name) and registers systemd services.
+# OpAMP Supervisor and myriarch-updater with its Sigstore verifier beside it, writes their
+# configurations with the site attribute contract (site.*, deployment.environment.name) and
+# registers systemd services.
 #
 # Everything is validated before anything is written; every artifact is checked against its
 # SHA-256 file and its minisign signature before the first file is touched. Re-running with
@@ -14,6 +15,7 @@
 #   otelcol_<version>_linux_<ARCH>.tar.gz   archive with the executable otelcol-contrib at its top
 #   opampsupervisor_linux_<ARCH>            the upstream OpAMP Supervisor executable
 #   myriarch-updater_linux_<ARCH>           the myriarch-updater executable
+#   myriarch-sigstore_linux_<ARCH>          the Sigstore verifier the updater runs (beside it)
 # each next to <name>.sha256 (hex digest, optionally followed by the file name) and
 # <name>.minisig (minisign signature made with the key given by --minisign-key).
 #
@@ -48,7 +50,7 @@ Usage: install.sh --server URL (--token TOKEN | --token-file FILE)
                   --site-id ID --site-type TYPE [--site-name NAME] --site-country CC
                   [--site-region REGION] --site-timezone TZ --environment ENV
                   [--mode binary|container] --collector-version V
-                  --artifacts DIR|URL --minisign-key KEY|FILE
+                  --artifacts DIR|URL --minisign-key KEY|FILE [--root-key KEY|FILE]
                   [--catalog-mirrors HOST[,HOST...]] [--root DIR] [--no-start] [--dry-run]
        install.sh --uninstall [--purge] [--root DIR] [--no-start] [--dry-run]
 
@@ -67,6 +69,8 @@ Usage: install.sh --server URL (--token TOKEN | --token-file FILE)
   --collector-version V   collector version to install (binary mode)
   --artifacts DIR|URL     where the signed artifacts are
   --minisign-key KEY      minisign public key (RW...) or a file holding it
+  --root-key KEY          root key of the estate's signed keyring (RW... or a file holding
+                          it): the keyring it signs brings the signing keys and revocations
   --catalog-mirrors HOSTS hosts besides the server's that package downloads may come from
                           (the catalog's url: entries and their redirects), comma-separated:
                           host, host:port or *.example.com; the updater refuses any other
@@ -98,7 +102,7 @@ die() {
 
 SERVER='' TOKEN='' TOKEN_SET=0 TOKEN_FILE='' SITE_ID='' SITE_ID_SET=0 SITE_TYPE='' SITE_NAME='' SITE_COUNTRY=''
 SITE_REGION='' SITE_TIMEZONE='' ENVIRONMENT='' MODE=binary COLLECTOR_VERSION='' ARTIFACTS='' MINISIGN_KEY='' MIRRORS=''
-ROOT='' ROOT_SET=0 NO_START=0 DRY_RUN=0 UNINSTALL=0 PURGE=0 HELP=0
+ROOT_KEY='' ROOT_KEY_SET=0 ROOT='' ROOT_SET=0 NO_START=0 DRY_RUN=0 UNINSTALL=0 PURGE=0 HELP=0
 
 # value and switch are used by the flag table below: value takes the flag's value from
 # --flag=value or from the next argument, switch refuses a value.
@@ -163,6 +167,7 @@ parse_flags() {
 		--collector-version) value && COLLECTOR_VERSION=$val ;;
 		--artifacts) value && ARTIFACTS=$val ;;
 		--minisign-key) value && MINISIGN_KEY=$val ;;
+		--root-key) value && ROOT_KEY=$val && ROOT_KEY_SET=1 ;;
 		--catalog-mirrors) value && MIRRORS=$val ;;
 		--root) value && ROOT=$val && ROOT_SET=1 ;;
 		--no-start) switch && NO_START=1 ;;
@@ -240,6 +245,21 @@ detect_arch() {
 		err "unsupported machine architecture $m (supported: x86_64, aarch64)"
 		;;
 	esac
+}
+
+# check_key FLAG VALUE: VALUE is a minisign public key (RW...) or a minisign .pub file
+# holding one; sets key to the key, or reports a problem naming FLAG.
+check_key() {
+	key=$2
+	if [ -f "$key" ]; then
+		# A minisign .pub file: an "untrusted comment:" line, then the key.
+		key=$(grep -v '^untrusted comment:' "$key" | tr -d ' \r\t' | grep -v '^$' | head -n 1 || :)
+	fi
+	if ere '^RW[A-Za-z0-9+/]{54}$' "$key" && ! has_cntrl "$key"; then
+		return 0
+	fi
+	err "$1: not a minisign public key (RW followed by 54 base64 characters) nor a file holding one"
+	return 1
 }
 
 need_tool() {
@@ -397,17 +417,11 @@ validate_install() {
 
 	if [ -z "$MINISIGN_KEY" ]; then
 		err "--minisign-key is required"
-	else
-		key=$MINISIGN_KEY
-		if [ -f "$key" ]; then
-			# A minisign .pub file: an "untrusted comment:" line, then the key.
-			key=$(grep -v '^untrusted comment:' "$key" | tr -d ' \r\t' | grep -v '^$' | head -n 1 || :)
-		fi
-		if ere '^RW[A-Za-z0-9+/]{54}$' "$key" && ! has_cntrl "$key"; then
-			MINISIGN_KEY=$key
-		else
-			err "--minisign-key: not a minisign public key (RW followed by 54 base64 characters) nor a file holding one"
-		fi
+	elif check_key --minisign-key "$MINISIGN_KEY"; then
+		MINISIGN_KEY=$key
+	fi
+	if [ "$ROOT_KEY_SET" = 1 ] && check_key --root-key "$ROOT_KEY"; then
+		ROOT_KEY=$key
 	fi
 
 	if [ "$PURGE" = 1 ]; then
@@ -574,6 +588,15 @@ trust:
   # an older version it never confirmed is refused unless allow_downgrade: true.
   minisign_public_keys:
     - "$MINISIGN_KEY"
+EOF
+	if [ -n "$ROOT_KEY" ]; then
+		# The estate's keyring, signed by this root key, brings the signing keys and revocations.
+		cat <<EOF
+  root_keys:
+    - "$ROOT_KEY"
+EOF
+	fi
+	cat <<EOF
   require_signature: true
   download_hosts:
     - "$(yq "$(server_host)")"
@@ -916,6 +939,7 @@ do_install() {
 	COLLECTOR_ART=otelcol_${COLLECTOR_VERSION}_linux_${ARCH}.tar.gz
 	SUP_ART=opampsupervisor_linux_$ARCH
 	UPD_ART=myriarch-updater_linux_$ARCH
+	SIG_ART=myriarch-sigstore_linux_$ARCH
 
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/myriarch-install.XXXXXX")
 	trap 'rm -rf "$WORK"' EXIT
@@ -927,9 +951,9 @@ do_install() {
 		say "plan (dry run, nothing is changed):"
 		say "  mode $MODE, endpoint $(endpoint), artifacts from $ARTIFACTS"
 		if [ "$MODE" = binary ]; then
-			say "would fetch and verify (sha256 + minisign): $COLLECTOR_ART $SUP_ART $UPD_ART"
+			say "would fetch and verify (sha256 + minisign): $COLLECTOR_ART $SUP_ART $UPD_ART $SIG_ART"
 		else
-			say "would fetch and verify (sha256 + minisign): $UPD_ART"
+			say "would fetch and verify (sha256 + minisign): $UPD_ART $SIG_ART"
 		fi
 	else
 		# Every artifact is verified before the first file is written.
@@ -938,6 +962,7 @@ do_install() {
 			verify "$SUP_ART"
 		fi
 		verify "$UPD_ART"
+		verify "$SIG_ART"
 		if [ "$MODE" = binary ]; then
 			unpack_collector "$COLLECTOR_ART"
 		fi
@@ -968,9 +993,13 @@ do_install() {
 			put "$WORK/dl/$SUP_ART" "$BIN/opampsupervisor" 755 sup
 		fi
 	fi
+	# The updater runs its Sigstore verifier from its own directory: the helper goes first,
+	# so that a new updater never starts without it.
 	if [ "$DRY_RUN" = 1 ]; then
+		say "would install $BIN/myriarch-sigstore (0755) if it differs from $SIG_ART"
 		say "would install $BIN/myriarch-updater (0755) if it differs from $UPD_ART"
 	else
+		put "$WORK/dl/$SIG_ART" "$BIN/myriarch-sigstore" 755 upd
 		put "$WORK/dl/$UPD_ART" "$BIN/myriarch-updater" 755 upd
 	fi
 
@@ -1036,7 +1065,7 @@ do_uninstall() {
 	if [ "$NO_START" != 1 ] && [ "$DRY_RUN" != 1 ]; then
 		systemctl daemon-reload || :
 	fi
-	remove "$BIN/myriarch-updater" "$BIN/opampsupervisor" "$COLL"
+	remove "$BIN/myriarch-updater" "$BIN/myriarch-sigstore" "$BIN/opampsupervisor" "$COLL"
 	remove_empty_dir "$BIN" "$OPT"
 	if [ "$PURGE" = 1 ]; then
 		remove "$ETC_M" "$SUP_CONF" "$STORAGE" "$STATE"

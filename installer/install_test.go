@@ -3,6 +3,7 @@
 package installer_test
 
 import (
+	"bytes"
 	"flag"
 	"net/http"
 	"net/http/httptest"
@@ -54,6 +55,36 @@ func TestFreshInstall(t *testing.T) {
 	})
 	t.Run("site attributes are strings", func(t *testing.T) { checkSiteAttributes(t, root, a) })
 	t.Run("units are the packaged units", func(t *testing.T) { checkUnitsMatchPackaged(t, root) })
+	t.Run("sigstore helper beside the updater", func(t *testing.T) { checkSigstoreHelper(t, root, a) })
+}
+
+// checkSigstoreHelper: the verified helper artifact is bin/myriarch-sigstore, 0755, in the
+// updater's directory, where the updater looks for it.
+func checkSigstoreHelper(t *testing.T, root string, a *artifactSet) {
+	t.Helper()
+	bin := filepath.Join(root, "opt/myriarch/bin")
+	helper := filepath.Join(bin, "myriarch-sigstore")
+	fi, err := os.Lstat(helper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o755 {
+		t.Errorf("%s: mode %v, want a regular file 0755", helper, fi.Mode())
+	}
+	got, err := os.ReadFile(helper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(a.dir, sigstoreArtifact))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s is not the artifact %s", helper, sigstoreArtifact)
+	}
+	if _, err := os.Stat(filepath.Join(bin, "myriarch-updater")); err != nil {
+		t.Errorf("the updater is not beside its helper: %v", err)
+	}
 }
 
 // The supervisor and updater configurations are valid YAML with every site attribute a
@@ -161,6 +192,11 @@ func TestRerunWithSameFlagsChangesNothing(t *testing.T) {
 		t.Fatalf("install failed:\n%s", r)
 	}
 	before := snapshot(t, root)
+	for _, p := range []string{"opt/myriarch/bin/myriarch-updater", "opt/myriarch/bin/myriarch-sigstore"} {
+		if _, ok := before[p]; !ok {
+			t.Errorf("install left no %s", p)
+		}
+	}
 	r := runScript(t, flags...)
 	if r.code != 0 {
 		t.Fatalf("re-run failed:\n%s", r)
@@ -207,7 +243,8 @@ func TestChangedSiteFlagsRewriteOnlyTheSupervisorConfig(t *testing.T) {
 }
 
 // A new token is in both the supervisor configuration and the updater's token file, so
-// both services need a restart; a new updater binary restarts only the updater.
+// both services need a restart; a new updater binary, or a new Sigstore helper beside it,
+// restarts only the updater.
 func TestRestartsFollowWhatChanged(t *testing.T) {
 	needMinisign(t)
 	a := completeArtifacts(t, "0.149.0")
@@ -230,6 +267,18 @@ func TestRestartsFollowWhatChanged(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "needs a restart: myriarch-updater\n") {
 		t.Errorf("new updater: want only the updater restarted:\n%s", r)
 	}
+	root2 := snapshot(t, root)
+	a.add(t, sigstoreArtifact, fakeExecutable("myriarch-sigstore", "1.2.0"))
+	r = runScript(t, flags...)
+	if r.code != 0 || !strings.Contains(r.stdout, "needs a restart: myriarch-updater\n") ||
+		!strings.Contains(r.stdout, "done: 1 change(s)") {
+		t.Errorf("new sigstore helper: want one change and only the updater restarted:\n%s", r)
+	}
+	want := []string{"changed opt/myriarch/bin", "changed opt/myriarch/bin/myriarch-sigstore"}
+	if d := diffSnapshots(root2, snapshot(t, root)); !slices.Equal(d, want) {
+		t.Errorf("new sigstore helper: changes = %v, want %v", d, want)
+	}
+	checkSigstoreHelper(t, root, a)
 }
 
 // A new collector version is unpacked next to the old one and current switched; the old
@@ -302,6 +351,7 @@ func TestBadArtifactsInstallNothing(t *testing.T) {
 	arch := runtime.GOARCH
 	collector := "otelcol_0.149.0_linux_" + arch + ".tar.gz"
 	updater := "myriarch-updater_linux_" + arch
+	helper := sigstoreArtifact
 	otherKey := func(t *testing.T, a *artifactSet, name string) {
 		_, priv, err := minisign.GenerateKey(nil)
 		if err != nil {
@@ -319,6 +369,17 @@ func TestBadArtifactsInstallNothing(t *testing.T) {
 			"minisign signature does not verify"},
 		{"updater signed with another key", func(t *testing.T, a *artifactSet) { otherKey(t, a, updater) },
 			"minisign signature does not verify"},
+		{"sigstore helper signed with another key", func(t *testing.T, a *artifactSet) { otherKey(t, a, helper) },
+			"minisign signature does not verify"},
+		{"missing sigstore helper", func(t *testing.T, a *artifactSet) {
+			os.Remove(filepath.Join(a.dir, helper))
+		}, helper + " not found"},
+		{"missing sigstore helper signature", func(t *testing.T, a *artifactSet) {
+			os.Remove(filepath.Join(a.dir, helper+".minisig"))
+		}, "not found"},
+		{"tampered sigstore helper", func(t *testing.T, a *artifactSet) {
+			write(t, filepath.Join(a.dir, helper), []byte("#!/bin/sh\nexit 0\n"), 0o644)
+		}, "artifact " + helper + ": SHA-256 mismatch"},
 		{"signature of other content", func(t *testing.T, a *artifactSet) {
 			write(t, filepath.Join(a.dir, updater+".minisig"), minisign.Sign(a.private, []byte("other")), 0o644)
 		}, "minisign signature does not verify"},
@@ -415,7 +476,10 @@ func TestDryRunPrintsPlanAndWritesNothing(t *testing.T) {
 		t.Fatalf("dry run failed:\n%s", r)
 	}
 	for _, want := range []string{"plan (dry run", "would write " + root + "/etc/otelcol/supervisor.yaml (600)",
-		"would switch " + root + "/opt/myriarch/collector/current to versions/0.149.0", "nothing was changed"} {
+		"would switch " + root + "/opt/myriarch/collector/current to versions/0.149.0",
+		" myriarch-updater_linux_" + runtime.GOARCH + " " + sigstoreArtifact + "\n",
+		"would install " + root + "/opt/myriarch/bin/myriarch-sigstore (0755) if it differs from " + sigstoreArtifact,
+		"nothing was changed"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("dry-run output lacks %q:\n%s", want, r)
 		}
@@ -449,7 +513,8 @@ func TestUninstallKeepsDataUnlessPurge(t *testing.T) {
 
 	before := snapshot(t, root)
 	r := runScript(t, "--uninstall", "--root", root, "--no-start", "--dry-run")
-	if r.code != 0 || !strings.Contains(r.stdout, "would remove "+root+"/opt/myriarch/collector") {
+	if r.code != 0 || !strings.Contains(r.stdout, "would remove "+root+"/opt/myriarch/collector") ||
+		!strings.Contains(r.stdout, "would remove "+root+"/opt/myriarch/bin/myriarch-sigstore\n") {
 		t.Errorf("uninstall dry run:\n%s", r)
 	}
 	if d := diffSnapshots(before, snapshot(t, root)); len(d) != 0 {

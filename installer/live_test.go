@@ -143,7 +143,8 @@ func TestLiveInstallManagesServices(t *testing.T) {
 		if s.name == "fresh install" {
 			for _, p := range []string{"etc/systemd/system/" + sup, "etc/systemd/system/" + upd,
 				"etc/otelcol/supervisor.yaml", "etc/myriarch/updater.yaml", "etc/myriarch/token",
-				"opt/myriarch/bin/opampsupervisor", "opt/myriarch/collector/current",
+				"opt/myriarch/bin/opampsupervisor", "opt/myriarch/bin/myriarch-updater",
+				"opt/myriarch/bin/myriarch-sigstore", "opt/myriarch/collector/current",
 				"varlib/otelcol/supervisor", "varlib/myriarch-updater"} {
 				if _, err := os.Lstat(filepath.Join(h.dir, p)); err != nil {
 					t.Errorf("after install: %v", err)

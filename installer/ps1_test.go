@@ -142,3 +142,43 @@ func TestPowerShellStructure(t *testing.T) {
 		}
 	}
 }
+
+// install.ps1 cannot run here: check that it handles the Sigstore helper and the root key
+// as install.sh does, in the words that do it.
+func TestPowerShellInstallsSigstoreHelperAndRootKey(t *testing.T) {
+	b, err := os.ReadFile("install.ps1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(b)
+	for _, want := range []string{
+		// The artifact is named, verified with the others and installed beside the updater.
+		"  myriarch-sigstore_windows_<ARCH>.exe ",
+		`$sigArt = "myriarch-sigstore_windows_$Arch.exe"`,
+		"$sigFile = Confirm-Artifact $sigArt",
+		"$SigExe = Join-Path $BinDir 'myriarch-sigstore.exe'",
+		"Put-File $sigFile $SigExe 'upd' $false",
+		`Say "would install $SigExe if it differs from $sigArt"`,
+		"$UpdExe, $SigExe, $SupExe, $CollDir)",
+		// -RootKey is checked as -MinisignKey is and written as trust.root_keys.
+		"[string]$RootKey,",
+		"$RootKey = Get-MinisignKey '-RootKey' $RootKey",
+		"$MinisignKey = Get-MinisignKey '-MinisignKey' $MinisignKey",
+		"if ($RootKey) { $lines += @('  root_keys:', \"    - `\"$RootKey`\"\") }",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("install.ps1 lacks %q", want)
+		}
+	}
+	// Every artifact is verified before the first file is written.
+	confirm := strings.Index(src, "Confirm-Artifact $sigArt")
+	firstPut := strings.Index(src, "Put-File $")
+	if confirm < 0 || firstPut < 0 || confirm > firstPut {
+		t.Error("install.ps1 does not verify the Sigstore helper before writing files")
+	}
+	// The root key stays out of the configuration unless given, as in install.sh.
+	rootKeys := strings.Index(src, "'  root_keys:'")
+	if rootKeys < strings.Index(src, "'  minisign_public_keys:'") || rootKeys > strings.Index(src, "'  require_signature: true'") {
+		t.Error("install.ps1 does not write root_keys between minisign_public_keys and require_signature")
+	}
+}

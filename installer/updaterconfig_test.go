@@ -13,20 +13,29 @@ import (
 )
 
 // The updater configuration install.sh writes is accepted by the updater's own strict
-// loader (unknown keys and bad values are errors there), in both modes.
+// loader (unknown keys and bad values are errors there), in both modes, with and without
+// a root key.
 func TestUpdaterAcceptsWrittenConfig(t *testing.T) {
 	needMinisign(t)
 	a := completeArtifacts(t, "0.149.0")
-	cases := map[string][]string{
-		"binary":    nil,
-		"container": {"--mode", "container"},
+	rootKey, _ := newRootKey(t)
+	cases := []struct {
+		name, mode, rootKey string
+	}{
+		{"binary", "binary", ""},
+		{"container", "container", ""},
+		{"binary with root key", "binary", rootKey},
+		{"container with root key", "container", rootKey},
 	}
-	for name, extra := range cases {
-		t.Run(name, func(t *testing.T) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "root")
 			flags := siteFlags(t, a, root)
-			if name == "container" {
-				flags = withFlag(withoutFlag(flags, "--collector-version"), extra[0], extra[1])
+			if c.mode == "container" {
+				flags = withFlag(withoutFlag(flags, "--collector-version"), "--mode", "container")
+			}
+			if c.rootKey != "" {
+				flags = append(flags, "--root-key", c.rootKey)
 			}
 			if r := runScript(t, flags...); r.code != 0 {
 				t.Fatalf("install failed:\n%s", r)
@@ -37,15 +46,111 @@ func TestUpdaterAcceptsWrittenConfig(t *testing.T) {
 				b, _ := os.ReadFile(path)
 				t.Fatalf("updater rejects %s: %v\n%s", path, err, b)
 			}
-			if string(cfg.Mode) != name {
-				t.Errorf("mode = %q, want %q", cfg.Mode, name)
+			if string(cfg.Mode) != c.mode {
+				t.Errorf("mode = %q, want %q", cfg.Mode, c.mode)
 			}
 			tok, err := config.ReadToken(cfg.Server.TokenFile)
 			if err != nil || tok != testToken {
 				t.Errorf("token from %s = %q, %v", cfg.Server.TokenFile, tok, err)
 			}
+			if !slices.Equal(cfg.Trust.MinisignPublicKeys, []string{a.publicKey}) {
+				t.Errorf("trust.minisign_public_keys = %q, want the --minisign-key", cfg.Trust.MinisignPublicKeys)
+			}
+			var wantRoots []string
+			if c.rootKey != "" {
+				wantRoots = []string{c.rootKey}
+			}
+			if !slices.Equal(cfg.Trust.RootKeys, wantRoots) {
+				t.Errorf("trust.root_keys = %q, want %q", cfg.Trust.RootKeys, wantRoots)
+			}
+			if !cfg.Trust.RequireSignature {
+				t.Error("trust.require_signature is off")
+			}
 		})
 	}
+}
+
+// --root-key (the key or its .pub file) puts trust.root_keys beside
+// minisign_public_keys; the rest of updater.yaml is what it is without the flag, which
+// writes no root_keys at all (install-binary.golden).
+func TestRootKeyWritten(t *testing.T) {
+	needMinisign(t)
+	a := completeArtifacts(t, "0.149.0")
+	rootKey, rootKeyFile := newRootKey(t)
+	pubFile := filepath.Join(t.TempDir(), "root.pub")
+	write(t, pubFile, []byte(rootKeyFile), 0o644)
+
+	plain := filepath.Join(t.TempDir(), "root")
+	if r := runScript(t, siteFlags(t, a, plain)...); r.code != 0 {
+		t.Fatalf("install failed:\n%s", r)
+	}
+	without := readFile(t, filepath.Join(plain, "etc/myriarch/updater.yaml"))
+	if strings.Contains(without, "root_keys") {
+		t.Errorf("updater.yaml names root_keys without --root-key:\n%s", without)
+	}
+
+	for name, value := range map[string]string{"key": rootKey, "file": pubFile} {
+		t.Run(name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "root")
+			if r := runScript(t, append(siteFlags(t, a, root), "--root-key", value)...); r.code != 0 {
+				t.Fatalf("install failed:\n%s", r)
+			}
+			got := readFile(t, filepath.Join(root, "etc/myriarch/updater.yaml"))
+			golden(t, "updater-root-key.golden", strings.NewReplacer(root, "@ROOT@", a.publicKey, "@MINISIGN_KEY@",
+				rootKey, "@ROOT_KEY@").Replace(got))
+			block := "  root_keys:\n    - \"" + rootKey + "\"\n"
+			if strings.Replace(got, block, "", 1) != strings.ReplaceAll(without, plain, root) {
+				t.Errorf("with --root-key, updater.yaml differs by more than the root_keys block:\n%s", got)
+			}
+		})
+	}
+}
+
+// Adding or removing the root key rewrites only updater.yaml, so only the updater would be
+// restarted; without it again the file is byte for byte what it was.
+func TestRootKeyChangesOnlyTheUpdaterConfig(t *testing.T) {
+	needMinisign(t)
+	a := completeArtifacts(t, "0.149.0")
+	rootKey, _ := newRootKey(t)
+	root := filepath.Join(t.TempDir(), "root")
+	flags := siteFlags(t, a, root)
+	if r := runScript(t, flags...); r.code != 0 {
+		t.Fatalf("install failed:\n%s", r)
+	}
+	path := filepath.Join(root, "etc/myriarch/updater.yaml")
+	original := readFile(t, path)
+	want := []string{"changed etc/myriarch", "changed etc/myriarch/updater.yaml"}
+	for _, step := range []struct {
+		name  string
+		flags []string
+	}{
+		{"adding --root-key", append(slices.Clone(flags), "--root-key", rootKey)},
+		{"removing --root-key", flags},
+	} {
+		before := snapshot(t, root)
+		r := runScript(t, step.flags...)
+		if r.code != 0 {
+			t.Fatalf("%s failed:\n%s", step.name, r)
+		}
+		if d := diffSnapshots(before, snapshot(t, root)); !slices.Equal(d, want) {
+			t.Errorf("%s: changes = %v, want %v", step.name, d, want)
+		}
+		if !strings.Contains(r.stdout, "changed, a running service needs a restart: myriarch-updater\n") {
+			t.Errorf("%s: want only myriarch-updater to need a restart:\n%s", step.name, r)
+		}
+	}
+	if got := readFile(t, path); got != original {
+		t.Errorf("without --root-key again, updater.yaml is not what it was:\n%s\nwas:\n%s", got, original)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // The updater's downloads are confined to the server's host and the
