@@ -23,9 +23,11 @@ import (
 )
 
 // TestScriptInstalledSite installs a site with installer/install.sh (under a
-// root prefix, against signed artifacts made from the real peers), starts it
-// with the updater in process control running the generated supervisor
-// config, and checks that the server sees the site attributes and the pairing.
+// root prefix, against signed artifacts made from the real peers), checks that
+// the Sigstore verifier lies where the installed updater looks for it, starts
+// the site with the updater in process control running the generated
+// supervisor config, and checks that the server sees the site attributes and
+// the pairing.
 func TestScriptInstalledSite(t *testing.T) {
 	t.Parallel()
 	testenv.Tool(t, "minisign", "minisign")
@@ -51,6 +53,7 @@ func TestScriptInstalledSite(t *testing.T) {
 	publish(fmt.Sprintf("otelcol_%s_linux_amd64.tar.gz", col.Version), col.Executable, true)
 	publish("opampsupervisor_linux_amd64", peers.Supervisor, false)
 	publish("myriarch-updater_linux_amd64", bins.Updater, false)
+	publish("myriarch-sigstore_linux_amd64", bins.Sigstore, false)
 
 	root := filepath.Join(e.root, "sysroot")
 	pub, _ := e.pub.MarshalText()
@@ -70,6 +73,7 @@ func TestScriptInstalledSite(t *testing.T) {
 	if strings.Contains(string(out), e.token) {
 		t.Fatal("install.sh printed the token")
 	}
+	checkScriptInstalledSigstore(t, root, e.root)
 
 	// Several collectors share this machine in the test suite: keep the
 	// collector's own metrics port out of the way, as every test supervisor does.
@@ -109,6 +113,64 @@ func TestScriptInstalledSite(t *testing.T) {
 	}
 	if a.Identifying["service.version"] != col.Version {
 		t.Errorf("service.version = %q", a.Identifying["service.version"])
+	}
+}
+
+// checkScriptInstalledSigstore: install.sh put the real myriarch-sigstore
+// beside the updater (0755, the published binary, runnable), and the installed
+// updater, given a trust.sigstore policy, finds it there; a copy of the updater
+// without it beside it does not.
+func checkScriptInstalledSigstore(t *testing.T, root, scratch string) {
+	t.Helper()
+	bin := filepath.Join(root, "opt", "myriarch", "bin")
+	helper := filepath.Join(bin, "myriarch-sigstore")
+	fi, err := os.Stat(helper)
+	if err != nil {
+		t.Fatalf("install.sh did not install the Sigstore verifier: %v", err)
+	}
+	if fi.Mode().Perm() != 0o755 {
+		t.Errorf("%s: mode %04o, want 0755", helper, fi.Mode().Perm())
+	}
+	got, _ := os.ReadFile(helper)
+	want, _ := os.ReadFile(bins.Sigstore)
+	if len(want) == 0 || string(got) != string(want) {
+		t.Errorf("%s is not the published myriarch-sigstore", helper)
+	}
+	if out, err := exec.Command(helper, "--version").CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "myriarch-sigstore ") {
+		t.Errorf("%s --version: %v\n%s", helper, err, out)
+	}
+
+	// The updater's own check (validate warns when trust.sigstore's verifier is
+	// not beside the running executable).
+	cfg := filepath.Join(scratch, "updater-sigstore.yaml")
+	data, err := os.ReadFile(filepath.Join(root, "etc", "myriarch", "updater.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(cfg, data, 0o640)
+	editYAML(t, cfg, func(m map[string]any) {
+		m["trust"].(map[string]any)["sigstore"] = map[string]any{
+			"identity_regexp": `^https://github\.com/open-telemetry/opentelemetry-collector-releases/\.github/workflows/.*@refs/tags/v.*$`,
+			"issuer":          "https://token.actions.githubusercontent.com",
+		}
+	})
+	const missing = "myriarch-sigstore is not installed"
+	validate := func(updater string) string {
+		t.Helper()
+		out, err := exec.Command(updater, "validate", "--config", cfg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s validate: %v\n%s", updater, err, out)
+		}
+		return string(out)
+	}
+	if out := validate(filepath.Join(bin, "myriarch-updater")); strings.Contains(out, missing) {
+		t.Errorf("the script-installed updater does not find its Sigstore verifier:\n%s", out)
+	}
+	alone := filepath.Join(scratch, "alone")
+	os.MkdirAll(alone, 0o755)
+	copyExec(t, filepath.Join(bin, "myriarch-updater"), filepath.Join(alone, "myriarch-updater"))
+	if out := validate(filepath.Join(alone, "myriarch-updater")); !strings.Contains(out, missing) {
+		t.Errorf("an updater without the verifier beside it does not say so:\n%s", out)
 	}
 }
 
