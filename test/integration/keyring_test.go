@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -60,17 +59,7 @@ func runUpdater(t *testing.T, s *server.Server, token string, root keyringtest.K
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- u.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("updater did not stop")
-		}
-	})
+	runUntilCleanup(t, u)
 	return u, ring
 }
 

@@ -62,17 +62,7 @@ func TestProvidersReachTheServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- u.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("updater did not stop")
-		}
-	})
+	runUntilCleanup(t, u)
 	upd := waitAgent(t, s, u.InstanceUID(), "updater online", func(a agentJSON) bool { return a.Online && a.Attributes["host.name"] != "" })
 
 	c := client.NewWebSocket(nopLogger{})

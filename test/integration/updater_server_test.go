@@ -71,6 +71,23 @@ func waitAgent(t *testing.T, s *server.Server, uid uuid.UUID, what string, cond 
 	return agentJSON{}
 }
 
+// runUntilCleanup runs u until the test ends, and fails the test when it
+// does not stop within 10 s then.
+func runUntilCleanup(t *testing.T, u *updater.Updater) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- u.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("updater did not stop")
+		}
+	})
+}
+
 type nopLogger struct{}
 
 func (nopLogger) Debugf(context.Context, string, ...any) {}
@@ -108,17 +125,7 @@ func TestUpdaterAgainstMyriarchd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- u.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("updater did not stop")
-		}
-	})
+	runUntilCleanup(t, u)
 
 	// The pairing index learns of a report just after the registry shows
 	// it: wait for both.
