@@ -88,6 +88,18 @@ type fixture struct {
 
 func newFixture(t testing.TB, mk func(Options) Poller, useTLS bool, opts Options) *fixture {
 	t.Helper()
+	var cfg *tls.Config
+	if useTLS {
+		cfg = &tls.Config{} // httptest's certificate
+	}
+	return newFixtureOn(t, mk, cfg, opts)
+}
+
+// newFixtureOn is newFixture serving TLS with cfg (nil: plain TCP; no
+// certificate in cfg: httptest's).
+func newFixtureOn(t testing.TB, mk func(Options) Poller, cfg *tls.Config, opts Options) *fixture {
+	t.Helper()
+	useTLS := cfg != nil
 	f := &fixture{p: mk(opts), h: newEcho()}
 	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.handlers.Add(1)
@@ -102,6 +114,9 @@ func newFixture(t testing.TB, mk func(Options) Poller, useTLS bool, opts Options
 	}))
 	f.srv.Listener = NewListener(f.srv.Listener)
 	if useTLS {
+		if len(cfg.Certificates) > 0 {
+			f.srv.TLS = cfg
+		}
 		f.srv.StartTLS()
 		f.tlsCfg = f.srv.Client().Transport.(*http.Transport).TLSClientConfig
 	} else {
