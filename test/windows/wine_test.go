@@ -68,11 +68,24 @@ func (w *wine) command(ctx context.Context, args ...string) *exec.Cmd {
 // build cross-compiles pkg for Windows into the prefix's bin directory.
 func (w *wine) build(t testing.TB, pkg, name string) string {
 	t.Helper()
+	return w.goBuild(t, name, "build", "-o", filepath.Join(w.bins, name), pkg) // as make build's cross-build: its cache serves
+}
+
+// buildTest cross-compiles pkg's tests for Windows, for the Wine tier:
+// with internal/testkit's deletion fallback (-tags winetest, which needs
+// -checklinkname=0).
+func (w *wine) buildTest(t testing.TB, pkg, name string) string {
+	t.Helper()
+	return w.goBuild(t, name, "test", "-c", "-tags", "winetest", "-ldflags=-checklinkname=0", "-o", filepath.Join(w.bins, name), pkg)
+}
+
+func (w *wine) goBuild(t testing.TB, name string, args ...string) string {
+	t.Helper()
 	out := filepath.Join(w.bins, name)
-	cmd := exec.Command("go", "build", "-o", out, pkg) // as make build's cross-build: its cache serves
+	cmd := exec.Command("go", args...)
 	cmd.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s for Windows: %v\n%s", pkg, err, b)
+		t.Fatalf("go %s for Windows: %v\n%s", strings.Join(args, " "), err, b)
 	}
 	return out
 }
@@ -83,7 +96,13 @@ func (w *wine) build(t testing.TB, pkg, name string) string {
 // outlive it, so a pipe would not end with it.
 func (w *wine) run(t testing.TB, exe string, args ...string) (string, string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	return w.runWith(t, time.Minute, nil, exe, args...)
+}
+
+// runWith is run with a timeout and more environment variables.
+func (w *wine) runWith(t testing.TB, timeout time.Duration, env []string, exe string, args ...string) (string, string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	dir := t.TempDir()
 	outF, err := os.Create(filepath.Join(dir, "stdout"))
@@ -97,10 +116,11 @@ func (w *wine) run(t testing.TB, exe string, args ...string) (string, string, er
 	}
 	defer errF.Close()
 	cmd := w.command(ctx, append([]string{exe}, args...)...)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = outF, errF
 	err = cmd.Run()
 	if ctx.Err() != nil {
-		err = fmt.Errorf("%s %s: no end within a minute: %w", filepath.Base(exe), strings.Join(args, " "), ctx.Err())
+		err = fmt.Errorf("%s %s: no end within %s: %w", filepath.Base(exe), strings.Join(args, " "), timeout, ctx.Err())
 	}
 	out, _ := os.ReadFile(outF.Name())
 	errs, _ := os.ReadFile(errF.Name())
@@ -112,3 +132,6 @@ func (w *wine) drive(winPath string) string {
 	rel := strings.TrimPrefix(strings.ReplaceAll(winPath, `\`, "/"), "C:/")
 	return filepath.Join(w.prefix, "drive_c", filepath.FromSlash(rel))
 }
+
+// winPath is a host path as the programs under Wine name it (drive Z: is /).
+func winPath(hostPath string) string { return `Z:` + strings.ReplaceAll(hostPath, "/", `\`) }

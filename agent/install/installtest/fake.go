@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"testing"
 )
 
 var (
@@ -15,11 +16,20 @@ var (
 	fakeErr  error
 )
 
+// FakeCollectorEnv names a fake collector built beforehand for the
+// system the tests run on: where no Go toolchain is (a Windows test binary
+// under Wine), the tests read it instead of building one.
+const FakeCollectorEnv = "MYRIARCH_FAKE_COLLECTOR"
+
 // FakeCollector returns the fake collector executable (testdata/
 // fakecollector), built once per process, statically (it also runs in FROM
-// scratch images).
+// scratch images), or read from FakeCollectorEnv.
 func FakeCollector() ([]byte, error) {
 	fakeOnce.Do(func() {
+		if path := os.Getenv(FakeCollectorEnv); path != "" {
+			fakeBin, fakeErr = os.ReadFile(path)
+			return
+		}
 		_, self, _, _ := runtime.Caller(0)
 		fakeBin, fakeErr = BuildStatic(filepath.Join(filepath.Dir(self), "testdata", "fakecollector"))
 	})
@@ -56,4 +66,15 @@ func Binary(version, mode string) []byte {
 	}
 	b := append([]byte{}, bin...)
 	return append(b, []byte("\nFAKECOL:"+version+":"+mode+"\n")...)
+}
+
+// NeedStandIns skips a test on Windows unless a fake collector built for
+// Windows is given (FakeCollectorEnv): the stand-in binaries are built
+// for the test's own system, and a Windows test binary has no Go
+// toolchain to build them (the Wine tier, test/windows, gives one).
+func NeedStandIns(t testing.TB) {
+	t.Helper()
+	if runtime.GOOS == "windows" && os.Getenv(FakeCollectorEnv) == "" {
+		t.Skip("the stand-in binaries are built for the test's own system: set " + FakeCollectorEnv)
+	}
 }

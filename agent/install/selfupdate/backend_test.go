@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -54,9 +53,7 @@ func selfStatus(t *testing.T, eng *install.Engine) *protobufs.PackageStatus {
 // offer by its hash), or restores the old binary and restarts again when
 // it does not report the offered version.
 func TestSelfUpdate(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the stand-in binaries are built for the test's own system")
-	}
+	installtest.NeedStandIns(t)
 	for _, tc := range []struct {
 		name           string
 		broken, helper bool
@@ -148,9 +145,7 @@ func TestSelfUpdate(t *testing.T) {
 // The server keeps offering the updater version that runs; that is
 // Installed at once, never a download.
 func TestOfferOfTheRunningVersion(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the stand-in binaries are built for the test's own system")
-	}
+	installtest.NeedStandIns(t)
 	s := newSite(t)
 	eng := startEngine(t, s, t.TempDir(), make(chan string, 1))
 	data := installtest.Binary("0.1.0", "ok")
@@ -167,9 +162,7 @@ func TestOfferOfTheRunningVersion(t *testing.T) {
 // marker: the updater it started adopts the update, confirms it when it
 // runs the offered version and restores the old binary otherwise.
 func TestAdoptsAMarkerWithoutJournal(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the stand-in binaries are built for the test's own system")
-	}
+	installtest.NeedStandIns(t)
 	for _, tc := range []struct {
 		name   string
 		mode   string

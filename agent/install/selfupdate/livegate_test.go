@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -67,9 +66,7 @@ func startJudged(t *testing.T, s *site, state string, stableFor time.Duration, r
 // MaxStarts+1-th start, the old binary restored and restarted, and the
 // version reported failed.
 func TestNewUpdaterThatKeepsRestartingIsRolledBack(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the stand-in binaries are built for the test's own system")
-	}
+	installtest.NeedStandIns(t)
 	s, state, oldBin, o := appliedSite(t)
 	restarts := make(chan string, 4)
 	for start := 1; start <= 3; start++ {
@@ -106,9 +103,7 @@ func TestNewUpdaterThatKeepsRestartingIsRolledBack(t *testing.T) {
 
 // A new updater that stays up StableFor is confirmed while it runs.
 func TestNewUpdaterThatStaysUpIsConfirmed(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the stand-in binaries are built for the test's own system")
-	}
+	installtest.NeedStandIns(t)
 	s, state, _, _ := appliedSite(t)
 	restarts := make(chan string, 1)
 	eng := startJudged(t, s, state, 200*time.Millisecond, restarts)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -58,7 +59,7 @@ func TestApplyRestoreFinish(t *testing.T) {
 			if b, _ := os.ReadFile(exe); string(b) != tc.wantFile {
 				t.Fatalf("executable holds %q, want %q", b, tc.wantFile)
 			}
-			if st, err := os.Stat(exe); err != nil || st.Mode().Perm()&0o100 == 0 {
+			if st, err := os.Stat(exe); err != nil || !executable(st) {
 				t.Fatalf("executable mode: %v %v", st, err)
 			}
 			for range 2 {
@@ -130,7 +131,7 @@ func TestApplyReplacesTheHelper(t *testing.T) {
 			if b, _ := os.ReadFile(helper); string(b) != "new helper" {
 				t.Fatalf("helper holds %q", b)
 			}
-			if st, err := os.Stat(helper); err != nil || st.Mode().Perm()&0o100 == 0 {
+			if st, err := os.Stat(helper); err != nil || !executable(st) {
 				t.Fatalf("helper mode: %v %v", st, err)
 			}
 			for range 2 {
@@ -169,4 +170,10 @@ func TestApplyFailureRestoresTheHelper(t *testing.T) {
 	if p, _ := u.Pending(); p != nil {
 		t.Fatal("a failed Apply left a pending marker")
 	}
+}
+
+// executable reports a file mode that lets its owner run it (on Windows,
+// where modes carry no such bit, any regular file).
+func executable(st os.FileInfo) bool {
+	return st.Mode().IsRegular() && (runtime.GOOS == "windows" || st.Mode().Perm()&0o100 != 0)
 }

@@ -146,11 +146,19 @@ var helper struct {
 	err  error
 }
 
+// HelperEnv names a myriarch-sigstore built beforehand for the system the
+// tests run on (a Windows test binary under Wine has no Go toolchain).
+const HelperEnv = "MYRIARCH_SIGSTORE_HELPER"
+
 // Helper builds the Sigstore verifier the updater runs
 // (cmd/myriarch-sigstore), once per test process, and returns its path.
 func Helper(t testing.TB) string {
 	t.Helper()
 	helper.once.Do(func() {
+		if path := os.Getenv(HelperEnv); path != "" { // built beforehand, where no Go toolchain is
+			helper.path = path
+			return
+		}
 		dir, err := os.MkdirTemp("", "myriarch-sigstore-helper-")
 		if err != nil {
 			helper.err = err
