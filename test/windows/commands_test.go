@@ -41,6 +41,7 @@ func prefix(t *testing.T) *wine {
 		shared.dir = dir
 		shared.w = newWine(dir) // closed by TestMain, whatever boot does
 		shared.w.boot(t)
+		shared.w.persist(t)
 		shared.exe = shared.w.build(t, "../../cmd/myriarch-updater", "myriarch-updater.exe")
 	})
 	if shared.exe == "" {

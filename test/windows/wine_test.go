@@ -47,6 +47,20 @@ func (w *wine) boot(t testing.TB) {
 	}
 }
 
+// persist keeps the prefix's wineserver, and its service manager, running
+// between programs until close: otherwise each program opens a new Wine
+// session, whose service manager starts every automatic-start service
+// again and may not yet see a service another session created.
+func (w *wine) persist(t testing.TB) {
+	t.Helper()
+	w.close() // the server wineboot started ends; a persistent one replaces it
+	cmd := exec.Command("/usr/lib/wine/wineserver", "-p")
+	cmd.Env = w.env() // no pipe for its output: the server it forks would hold it open
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("wineserver -p: %v", err)
+	}
+}
+
 // close stops the prefix's wineserver and every process it runs.
 func (w *wine) close() {
 	cmd := exec.Command("/usr/lib/wine/wineserver", "-k")
