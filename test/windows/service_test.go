@@ -64,6 +64,9 @@ func TestServiceLifecycleUnderWine(t *testing.T) {
 		if a.Kind != "updater" || a.Attributes["os.type"] != "windows" || a.Attributes["dev.myriarch.install.mode"] != "binary" {
 			t.Fatalf("round %d: the server sees %+v", round, a)
 		}
+		if round == 1 {
+			checkEventLog(t, w)
+		}
 		do("stop")
 		if got := state(); got != "stopped (windows-service)" {
 			t.Fatalf("round %d: after stop the service is %q", round, got)
@@ -129,4 +132,21 @@ func waitAgent(t *testing.T, s *server.Server, uid string, cond func(agentView) 
 	}
 	t.Fatalf("agent %s: the condition did not hold within a minute; last %+v", uid, a)
 	return a
+}
+
+// checkEventLog reads the Application log while the service runs (it
+// writes its log there). Wine 8 keeps no Event Log: a report is accepted
+// (the probe's own write says so) and the log then holds no record, so
+// the service's entries cannot be read back; this fails when a Wine that
+// keeps them comes, to read them back instead.
+func checkEventLog(t *testing.T, w *wine) {
+	t.Helper()
+	probe := w.build(t, "./eventlogprobe", "eventlogprobe.exe")
+	out, errs, err := w.run(t, probe, "myriarch-updater")
+	if err != nil || !strings.Contains(out, "write: <nil>") {
+		t.Fatalf("eventlogprobe: %v\n%s%s", err, out, errs)
+	}
+	if !strings.Contains(out, "records: 0\n") || !strings.Contains(out, "from myriarch-updater: 0\n") {
+		t.Errorf("this Wine keeps an Event Log: read the service's entries back (want from myriarch-updater ≥ 1):\n%s", out)
+	}
 }
