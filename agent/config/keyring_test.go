@@ -1,11 +1,14 @@
 package config
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/myriarch/myriarch/internal/keyring/keyringtest"
 )
 
 // trust.minisign_keys loads with its windows, and reaches the install
@@ -46,7 +49,7 @@ func TestKeysExpiring(t *testing.T) {
 		{"every key expired", TrustConfig{MinisignKeys: []MinisignKey{key(now.Add(-time.Hour)), key(now.Add(-48 * time.Hour))}},
 			"trust.minisign_keys: every key expired, the last on 2026-12-07T11:00:00Z: every signed package offer will be refused"},
 	} {
-		got := tc.trust.keysExpiring(now)
+		got := tc.trust.keysExpiring(now, nil, "")
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
@@ -74,5 +77,49 @@ func TestRootKeys(t *testing.T) {
 		if strings.Contains(w, "every package offer will be refused") {
 			t.Fatalf("warning %q", w)
 		}
+	}
+}
+
+// With trust.root_keys, the keys of the kept signed keyring count: a
+// keyring whose last key expires soon is warned about, and one that brings
+// a later key quiets the warning about the pinned keys.
+func TestKeysExpiringWithTheKeyring(t *testing.T) {
+	root, k := keyringtest.NewKey(t), keyringtest.NewKey(t)
+	for _, tc := range []struct {
+		name, pinnedEnd, ringEnd, want string
+	}{
+		{"the keyring's only key expires in 10 days", "", time.Now().Add(10 * 24 * time.Hour).UTC().Format(time.RFC3339),
+			"the keyring (serial 3): the last key expires on"},
+		{"pinned keys expire, the keyring's key lasts", time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339),
+			time.Now().Add(365 * 24 * time.Hour).UTC().Format(time.RFC3339), ""},
+		{"both expire soon", time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339), time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339),
+			"trust.minisign_keys and the keyring (serial 3): the last key expires on"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			state := filepath.Join(dir, "state")
+			os.MkdirAll(state, 0o700)
+			data, _ := json.Marshal(keyringtest.Sign(root, keyringtest.Doc{Serial: 3, Keys: []keyringtest.DocKey{{Key: k.Text, NotAfter: tc.ringEnd}}}.JSON(t)))
+			os.WriteFile(filepath.Join(state, "keyring.json"), data, 0o600)
+			body := minimal + "state_dir: " + state + "\ntrust:\n  require_signature: true\n  root_keys: [" + root.Text + "]\n"
+			if tc.pinnedEnd != "" {
+				body += "  minisign_keys:\n    - {key: " + testKey + ", not_after: " + tc.pinnedEnd + "}\n"
+			}
+			path := filepath.Join(dir, "updater.yaml")
+			os.WriteFile(path, []byte(body), 0o600)
+			cfg, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			for _, w := range Warnings(path, cfg) {
+				if strings.Contains(w, "expire") {
+					got = w
+				}
+			}
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Fatalf("warning %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/agent/download"
+	"github.com/myriarch/myriarch/agent/keyring"
 	"github.com/myriarch/myriarch/agent/verify"
 	"github.com/myriarch/myriarch/internal/fileperm"
 )
@@ -56,7 +57,8 @@ func Warnings(path string, c *Config) []string {
 		out = append(out, "trust: require_signature is true and trust.minisign_public_keys is empty: "+
 			"every package offer will be refused (add the key that signs your packages)")
 	}
-	if w := c.Trust.keysExpiring(time.Now()); w != "" {
+	ring, ringName := c.keptKeyring()
+	if w := c.Trust.keysExpiring(time.Now(), ring, ringName); w != "" {
 		out = append(out, w)
 	}
 	if w := c.Trust.rootExpiring(time.Now()); w != "" {
@@ -123,29 +125,68 @@ const KeyExpiryWarning = 30 * 24 * time.Hour
 
 // keysExpiring warns when no minisign key will be valid after
 // KeyExpiryWarning from now: every key has a not_after, the last one
-// soon (or past).
-func (t TrustConfig) keysExpiring(now time.Time) string {
-	if len(t.MinisignPublicKeys) > 0 || len(t.MinisignKeys) == 0 {
+// soon (or past). ring are the keys the host's signed keyring brings (its
+// revoked keys left out), with the keyring's name for the warning.
+func (t TrustConfig) keysExpiring(now time.Time, ring []verify.Key, ringName string) string {
+	if len(t.MinisignPublicKeys) > 0 || len(t.MinisignKeys)+len(ring) == 0 {
 		return ""
 	}
-	var last time.Time
+	ends := make([]time.Time, 0, len(t.MinisignKeys)+len(ring))
 	for _, k := range t.MinisignKeys {
-		if k.NotAfter.IsZero() {
+		ends = append(ends, k.NotAfter)
+	}
+	for _, k := range ring {
+		ends = append(ends, k.NotAfter)
+	}
+	var last time.Time
+	for _, end := range ends {
+		if end.IsZero() {
 			return ""
 		}
-		if k.NotAfter.After(last) {
-			last = k.NotAfter
+		if end.After(last) {
+			last = end
 		}
+	}
+	what := "trust.minisign_keys"
+	switch {
+	case len(ring) > 0 && len(t.MinisignKeys) > 0:
+		what = "trust.minisign_keys and " + ringName
+	case len(ring) > 0:
+		what = ringName
 	}
 	switch {
 	case !last.After(now):
-		return fmt.Sprintf("trust.minisign_keys: every key expired, the last on %s: every signed package offer will be refused "+
-			"(add the key that signs your packages now)", last.UTC().Format(time.RFC3339))
+		return fmt.Sprintf("%s: every key expired, the last on %s: every signed package offer will be refused "+
+			"(add the key that signs your packages now)", what, last.UTC().Format(time.RFC3339))
 	case last.Before(now.Add(KeyExpiryWarning)):
-		return fmt.Sprintf("trust.minisign_keys: the last key expires on %s, within %d days: add the next signing key before then, "+
-			"or every package offer will be refused", last.UTC().Format(time.RFC3339), int(KeyExpiryWarning.Hours()/24))
+		return fmt.Sprintf("%s: the last key expires on %s, within %d days: add the next signing key before then, "+
+			"or every package offer will be refused", what, last.UTC().Format(time.RFC3339), int(KeyExpiryWarning.Hours()/24))
 	}
 	return ""
+}
+
+// keptKeyring reads the keys of the signed keyring kept in state_dir
+// (trust.root_keys), its revoked keys left out; none when there is no
+// root key or no keyring that verifies.
+func (c *Config) keptKeyring() ([]verify.Key, string) {
+	if len(c.Trust.RootKeys) == 0 {
+		return nil, ""
+	}
+	ring, err := keyring.Open(c.StateDir, c.Trust.RootKeys)
+	if err != nil {
+		return nil, ""
+	}
+	keys, err := ring.Keys(nil)
+	if err != nil {
+		return nil, ""
+	}
+	var out []verify.Key
+	for _, k := range keys {
+		if k.Revoked == "" {
+			out = append(out, k)
+		}
+	}
+	return out, fmt.Sprintf("the keyring (serial %d)", ring.Serial())
 }
 
 // tokenFromEnv reports whether the inline token comes from the environment
