@@ -277,11 +277,3 @@ func (e *Engine) StateCounts() map[string]int {
 	}
 	return out
 }
-
-// Serial is the estate keyring's serial (0: none).
-func (e *Engine) Serial() uint64 {
-	if o := e.cur.Load(); o != nil {
-		return o.serial
-	}
-	return 0
-}

@@ -2,7 +2,10 @@ package servertest
 
 import (
 	"context"
+	"io"
 	"log/slog"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,4 +54,25 @@ func StartServer(t testing.TB, o server.Options) *server.Server {
 		}
 	})
 	return s
+}
+
+// API calls s's admin API with its admin token and returns the status and
+// body; a request that cannot be made fails t.
+func API(t testing.TB, s *server.Server, method, path, body string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+s.AdminAddr().String()+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, data
 }

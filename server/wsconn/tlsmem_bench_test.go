@@ -2,15 +2,9 @@ package wsconn
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -20,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/myriarch/myriarch/internal/testcert"
 )
 
 // clientEnv makes the test binary a client process (TestIdleClientProcess):
@@ -91,18 +87,11 @@ func BenchmarkIdleConnectionsTLS(b *testing.B) {
 
 // newECDSAFixture is newFixture over TLS 1.3 with an ECDSA P-256 certificate.
 func newECDSAFixture(b *testing.B, mk func(Options) Poller) *fixture {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	c, err := testcert.Loopback(time.Hour)
 	if err != nil {
 		b.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return newFixtureOn(b, mk, &tls.Config{MinVersion: tls.VersionTLS13,
-		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}, Options{})
+	return newFixtureOn(b, mk, &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{c.TLS}}, Options{})
 }
 
 // TestIdleClientProcess is the client side of BenchmarkIdleConnectionsTLS,

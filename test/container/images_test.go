@@ -4,16 +4,9 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -28,6 +21,7 @@ import (
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 
+	"github.com/myriarch/myriarch/internal/testcert"
 	"github.com/myriarch/myriarch/internal/testenv"
 	"github.com/myriarch/myriarch/internal/testkit"
 )
@@ -177,24 +171,7 @@ func processIDs(t *testing.T, pid int) (uid, gid string) {
 // directory the image's user can read, returning the directory and a pool trusting it.
 func serverCertificate(t *testing.T) (string, *x509.CertPool) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "myriarchd test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:    x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	c, err := testcert.Loopback(time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,15 +180,12 @@ func serverCertificate(t *testing.T) (string, *x509.CertPool) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for name, block := range map[string]*pem.Block{
-		"tls.crt": {Type: "CERTIFICATE", Bytes: der},
-		"tls.key": {Type: "PRIVATE KEY", Bytes: keyDER},
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o644); err != nil {
+	for name, data := range map[string][]byte{"tls.crt": c.CertPEM, "tls.key": c.KeyPEM} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return dir, pool
+	return dir, c.Pool
 }
 
 // The myriarchd image: its declared user, labels, ports and command; by default it

@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -31,15 +29,7 @@ func startServer(t *testing.T) *server.Server {
 
 func api(t *testing.T, s *server.Server, method, path, body string) (int, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(method, "http://"+s.AdminAddr().String()+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+s.AdminToken())
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, data
+	return servertest.API(t, s, method, path, body)
 }
 
 type agentJSON struct {

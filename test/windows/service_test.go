@@ -3,8 +3,6 @@ package windows
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,16 +85,9 @@ type agentView struct {
 
 func adminJSON(t *testing.T, s *server.Server, method, path, body string, out any) {
 	t.Helper()
-	req, _ := http.NewRequest(method, "http://"+s.AdminAddr().String()+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+s.AdminToken())
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, data)
+	code, data := servertest.API(t, s, method, path, body)
+	if code/100 != 2 {
+		t.Fatalf("%s %s: %d %s", method, path, code, data)
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		t.Fatal(err)
@@ -120,14 +111,9 @@ func waitAgent(t *testing.T, s *server.Server, uid string, cond func(agentView) 
 	var a agentView
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		a = agentView{}
-		req, _ := http.NewRequest("GET", "http://"+s.AdminAddr().String()+"/api/v1/agents/"+uid, nil)
-		req.Header.Set("Authorization", "Bearer "+s.AdminToken())
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			json.NewDecoder(resp.Body).Decode(&a)
-			resp.Body.Close()
-			if resp.StatusCode == 200 && cond(a) {
-				return a
-			}
+		code, data := servertest.API(t, s, "GET", "/api/v1/agents/"+uid, "")
+		if code == 200 && json.Unmarshal(data, &a) == nil && cond(a) {
+			return a
 		}
 	}
 	t.Fatalf("agent %s: the condition did not hold within a minute; last %+v", uid, a)

@@ -3,6 +3,7 @@ package keyringtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"aead.dev/minisign"
@@ -28,17 +29,7 @@ func NewKey(t testing.TB) Key {
 }
 
 // ID is the key's ID as a keyring names it.
-func (k Key) ID() string { return keyIDText(k.Public.ID()) }
-
-func keyIDText(id uint64) string {
-	const hex = "0123456789ABCDEF"
-	b := make([]byte, 16)
-	for i := 15; i >= 0; i-- {
-		b[i] = hex[id&0xf]
-		id >>= 4
-	}
-	return string(b)
-}
+func (k Key) ID() string { return fmt.Sprintf("%016X", k.Public.ID()) }
 
 // Doc is a keyring document to sign: its fields as JSON takes them.
 type Doc struct {
