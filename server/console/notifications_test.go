@@ -42,8 +42,15 @@ func TestNotificationsPage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(db.SettleDelivery(ctx, "d-delivered", store.Settlement{At: t0, Delivered: true}))
-	must(db.SettleDelivery(ctx, "d-failing", store.Settlement{At: t0, Err: "HTTP 500: <script>boom</script>", NextAt: t0.Add(2 * time.Hour)}))
+	due, err := db.DueDeliveries(ctx, store.DueQuery{Now: t0, Webhook: "ops"})
+	must(err)
+	for _, d := range due {
+		if ok, err := db.ClaimDelivery(ctx, d, t0.Add(time.Hour)); !ok || err != nil {
+			t.Fatalf("claiming %s: %v %v", d.ID, ok, err)
+		}
+	}
+	must(db.SettleDelivery(ctx, "d-delivered", store.Settlement{Attempt: 1, At: t0, Delivered: true}))
+	must(db.SettleDelivery(ctx, "d-failing", store.Settlement{Attempt: 1, At: t0, Err: "HTTP 500: <script>boom</script>", NextAt: t0.Add(2 * time.Hour)}))
 
 	b := e.browser()
 	b.login(e.srv.AdminToken())

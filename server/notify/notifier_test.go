@@ -211,6 +211,7 @@ func TestNotifierOpenBatchesSurviveACrash(t *testing.T) {
 	if got, _ := rc.list(); got[0].Count != 2 || got[0].Items[1].Message != "second" {
 		t.Fatalf("delivered %+v", got[0])
 	}
+	testkit.WaitWithin(t, 10*time.Second, "the delivery recorded", func() bool { return len(stored()) == 0 })
 	stopLoops(n)
 
 	// The stored delivery of an open batch was attempted already (its pass
@@ -220,8 +221,15 @@ func TestNotifierOpenBatchesSurviveACrash(t *testing.T) {
 	defer n.Close()
 	n.Add(Occurrence{Event: estate.EventConfigFailed, Fleet: "core", Agent: "b1", Message: "one"})
 	testkit.WaitWithin(t, 10*time.Second, "the core batch stored", func() bool { return len(stored()) == 1 })
-	first := stored()[0].ID
-	if err := db.SettleDelivery(ctx, first, store.Settlement{At: time.Now(), Err: "HTTP 500", NextAt: time.Now().Add(time.Hour)}); err != nil {
+	due, err := db.DueDeliveries(ctx, store.DueQuery{Now: time.Now().Add(2 * time.Hour)})
+	if err != nil || len(due) != 1 {
+		t.Fatalf("due: %v %v", due, err)
+	}
+	first := due[0].ID
+	if ok, err := db.ClaimDelivery(ctx, due[0], time.Now().Add(time.Hour)); !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	if err := db.SettleDelivery(ctx, first, store.Settlement{Attempt: 1, At: time.Now(), Err: "HTTP 500", NextAt: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	n.Add(Occurrence{Event: estate.EventConfigFailed, Fleet: "core", Agent: "b2", Message: "two"})

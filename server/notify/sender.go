@@ -18,6 +18,7 @@ import (
 // Outbox is the part of the store the Sender uses.
 type Outbox interface {
 	DueDeliveries(ctx context.Context, q store.DueQuery) ([]store.Delivery, error)
+	ClaimDelivery(ctx context.Context, d store.Delivery, until time.Time) (bool, error)
 	SettleDelivery(ctx context.Context, id string, s store.Settlement) error
 }
 
@@ -35,6 +36,14 @@ const (
 	DefaultPerWebhook  = 2
 	// maxAnswer bounds what is read of a receiver's answer.
 	maxAnswer = 4 << 10
+	// claimSlack is how long past its Timeout an attempt's claim holds:
+	// a delivery whose attempt is not settled by then (its instance died
+	// mid-attempt) is due again, for whichever instance sends.
+	claimSlack = time.Minute
+	// settleWithin bounds recording an attempt's outcome, which goes on
+	// when the Sender is stopped mid-attempt: a body the receiver took is
+	// recorded as delivered, not posted again by the next instance.
+	settleWithin = 10 * time.Second
 )
 
 // Sender delivers the outbox's due deliveries: each is POSTed, signed, to
@@ -42,6 +51,12 @@ const (
 // status, no answer within Timeout, no connection) is retried with
 // backoff until GiveUpAfter has passed since it was created. A delivery
 // whose webhook is no longer in the estate is given up.
+//
+// Each attempt is claimed in the store first (store.ClaimDelivery): of
+// the instances and passes that read a delivery due, one posts it; a
+// delivery is posted again only after an attempt that failed, or one
+// whose outcome was never recorded (its sender died mid-attempt): at
+// least once, with the same id for receivers to recognise.
 //
 // At most Workers attempts run at once, and at most PerWebhook to one
 // webhook: a receiver that never answers holds its own attempts for
@@ -159,12 +174,11 @@ func (s *Sender) Dispatch(ctx context.Context) (int, error) {
 		if q.Webhook != "" {
 			free = min(free, s.PerWebhook-s.perHook[q.Webhook])
 		}
-		busy := len(s.inflight)
 		s.mu.Unlock()
 		if free <= 0 {
 			continue
 		}
-		q.Now, q.Limit = s.Now(), free+busy // those in flight are still due
+		q.Now, q.Limit = s.Now(), free // those in flight are claimed: not due
 		due, err := s.Outbox.DueDeliveries(ctx, q)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("notify: reading the due deliveries: %w", err))
@@ -191,8 +205,8 @@ func dueQueries(names []string) []store.DueQuery {
 	return qs
 }
 
-// start begins an attempt at d unless one is in flight, or its webhook
-// or the Sender is full.
+// start begins an attempt at d unless one is in flight, its webhook or
+// the Sender is full, or another claimed d first.
 func (s *Sender) start(ctx context.Context, d store.Delivery) bool {
 	s.mu.Lock()
 	if _, ok := s.inflight[d.ID]; ok || len(s.inflight) >= s.Workers || s.perHook[d.Webhook] >= s.PerWebhook {
@@ -202,18 +216,20 @@ func (s *Sender) start(ctx context.Context, d store.Delivery) bool {
 	s.inflight[d.ID] = d.Webhook
 	s.perHook[d.Webhook]++
 	s.mu.Unlock()
+	until := s.Now().Add(s.Timeout + claimSlack)
+	claimed, err := s.Outbox.ClaimDelivery(ctx, d, until)
+	if !claimed {
+		s.done(d, err, "claiming")
+		return false
+	}
+	d.Attempts, d.NextAt = d.Attempts+1, until
 	s.wg.Go(func() {
 		out := s.attempt(ctx, d)
-		err := s.Outbox.SettleDelivery(ctx, d.ID, out)
-		s.mu.Lock()
-		delete(s.inflight, d.ID)
-		if s.perHook[d.Webhook]--; s.perHook[d.Webhook] == 0 {
-			delete(s.perHook, d.Webhook)
-		}
-		if err != nil {
-			s.errs = append(s.errs, fmt.Errorf("notify: recording delivery %s: %w", d.ID, err))
-		}
-		s.mu.Unlock()
+		out.Attempt = d.Attempts
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleWithin)
+		err := s.Outbox.SettleDelivery(sctx, d.ID, out)
+		cancel()
+		s.done(d, err, "recording")
 		if err == nil && s.Settled != nil {
 			s.Settled(d.Webhook, out)
 		}
@@ -221,7 +237,22 @@ func (s *Sender) start(ctx context.Context, d store.Delivery) bool {
 	return true
 }
 
-// attempt posts d once and says what came of it.
+// done ends d's time in flight; err, of what was doing it, is returned
+// by the next Dispatch.
+func (s *Sender) done(d store.Delivery, err error, doing string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.inflight, d.ID)
+	if s.perHook[d.Webhook]--; s.perHook[d.Webhook] == 0 {
+		delete(s.perHook, d.Webhook)
+	}
+	if err != nil {
+		s.errs = append(s.errs, fmt.Errorf("notify: %s delivery %s: %w", doing, d.ID, err))
+	}
+}
+
+// attempt posts d once (its claimed attempt d.Attempts) and says what
+// came of it.
 func (s *Sender) attempt(ctx context.Context, d store.Delivery) store.Settlement {
 	hook, ok := s.Hooks(d.Webhook)
 	if !ok {
@@ -232,10 +263,10 @@ func (s *Sender) attempt(ctx context.Context, d store.Delivery) store.Settlement
 	if err == nil {
 		return store.Settlement{At: now, Delivered: true}
 	}
-	next := now.Add(s.Backoff(d.Attempts + 1))
+	next := now.Add(s.Backoff(d.Attempts))
 	if next.Sub(d.Created) > s.GiveUpAfter {
-		s.Log.Warn("notification given up", "webhook", d.Webhook, "delivery", d.ID, "attempts", d.Attempts+1, "err", err)
-		return store.Settlement{At: now, Err: err.Error() + fmt.Sprintf("; given up after %d attempts over %s", d.Attempts+1, now.Sub(d.Created).Round(time.Second))}
+		s.Log.Warn("notification given up", "webhook", d.Webhook, "delivery", d.ID, "attempts", d.Attempts, "err", err)
+		return store.Settlement{At: now, Err: err.Error() + fmt.Sprintf("; given up after %d attempts over %s", d.Attempts, now.Sub(d.Created).Round(time.Second))}
 	}
 	return store.Settlement{At: now, Err: err.Error(), NextAt: next}
 }

@@ -1,6 +1,9 @@
 package notify
 
 import (
+	"errors"
+	"fmt"
+
 	"context"
 	"io"
 	"net/http"
@@ -9,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/myriarch/myriarch/internal/testkit"
 
 	"github.com/myriarch/myriarch/server/store"
 	"github.com/myriarch/myriarch/server/store/sqlite"
@@ -175,5 +180,101 @@ func TestDefaultBackoff(t *testing.T) {
 		if got := DefaultBackoff(n); got != want {
 			t.Errorf("backoff after %d failures: %s, want %s", n, got, want)
 		}
+	}
+}
+
+// Two instances' Senders on one outbox, dispatching at once and over and
+// over (a leadership change that overlaps, or passes that read a delivery
+// while its attempt ends): each delivery is posted once.
+func TestSendersOnOneOutboxPostEachDeliveryOnce(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	secret := []byte("0123456789abcdef-secret")
+	rc := &receiver{t: t, secret: secret}
+	rc.set(http.StatusOK, 0)
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	now := time.Now().UTC()
+	var ds []store.Delivery
+	for i := range 60 {
+		ds = append(ds, store.Delivery{ID: fmt.Sprintf("d%02d", i), Webhook: "ops", Event: "config_failed", Body: []byte(`{}`), Created: now, NextAt: now})
+	}
+	if _, err := db.PutDeliveries(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	mk := func() *Sender {
+		return &Sender{Outbox: db, SenderSettings: SenderSettings{Workers: 8, PerWebhook: 8},
+			Names: func() []string { return []string{"ops"} },
+			Hooks: func(string) (Hook, bool) { return Hook{URL: srv.URL, Secret: secret}, true }}
+	}
+	senders := []*Sender{mk(), mk()}
+	testkit.WaitFor(t, "every delivery settled", func() bool {
+		var wg sync.WaitGroup
+		for _, s := range senders {
+			wg.Go(func() {
+				for range 5 {
+					if _, err := s.Dispatch(ctx); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		n, err := db.PendingDeliveries(ctx)
+		return err == nil && n == 0
+	})
+	for _, s := range senders {
+		s.Wait()
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	seen := map[string]int{}
+	for _, id := range rc.got {
+		seen[id]++
+	}
+	for _, d := range ds {
+		if seen[d.ID] != 1 {
+			t.Errorf("%s posted %d times", d.ID, seen[d.ID])
+		}
+	}
+}
+
+// A Sender stopped while the receiver takes a body still records what
+// came of the attempt (delivered, or failed with the reason), so it is
+// not left claimed until the claim runs out.
+func TestSenderStoppedMidAttemptRecordsTheOutcome(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	db, err := sqlite.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	secret := []byte("0123456789abcdef-secret")
+	taken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cancel() // the instance stops as the receiver takes the body
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer taken.Close()
+	now := time.Now().UTC()
+	if _, err := db.PutDeliveries(context.Background(), []store.Delivery{
+		{ID: "taken", Webhook: "ops", Event: "config_failed", Body: []byte(`{}`), Created: now, NextAt: now},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s := &Sender{Outbox: db, Names: func() []string { return []string{"ops"} },
+		Hooks: func(string) (Hook, bool) { return Hook{URL: taken.URL, Secret: secret}, true }}
+	if n, err := s.Send(ctx); n != 1 || err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("send: %d, %v", n, err)
+	}
+	all, err := db.ListDeliveries(context.Background(), store.DeliveryQuery{})
+	if err != nil || len(all) != 1 {
+		t.Fatalf("list: %v %v", all, err)
+	}
+	if d := all[0]; d.Attempts != 1 || d.Delivered.IsZero() && d.LastError == "" {
+		t.Fatalf("an attempt ended by the stop is not recorded: %+v", d)
 	}
 }

@@ -17,7 +17,8 @@ type Delivery struct {
 	Fleet   string
 	Body    []byte
 	Created time.Time
-	// Attempts counts the attempts made; NextAt is when the next is due,
+	// Attempts counts the attempts started (claimed); NextAt is when the
+	// next is due (while one is in flight, when it is taken for lost),
 	// zero once the delivery is settled (delivered or given up).
 	Attempts  int
 	NextAt    time.Time
@@ -30,6 +31,9 @@ type Delivery struct {
 // Settlement is the outcome of one attempt at a delivery: delivered, due
 // again at NextAt, or (neither) given up.
 type Settlement struct {
+	// Attempt is the number of the attempt settled, as its claim made it
+	// (the delivery's Attempts after ClaimDelivery).
+	Attempt   int
 	At        time.Time
 	Delivered bool
 	Err       string
@@ -64,8 +68,18 @@ type Deliveries interface {
 	// DueDeliveries returns the deliveries q selects, due at q.Now, the
 	// earliest due first.
 	DueDeliveries(ctx context.Context, q DueQuery) ([]Delivery, error)
-	// SettleDelivery records an attempt; a delivery not stored is
-	// ErrNotFound, one already settled is not changed (ErrConflict).
+	// ClaimDelivery starts an attempt at d, as DueDeliveries returned it,
+	// when the stored delivery is still as read (the same Attempts and
+	// NextAt): it counts the attempt and makes the delivery due again at
+	// until, when the attempt is taken for lost (its sender died). false:
+	// another sender claimed it, it was settled or it changed since it was
+	// read; nothing is changed. Of several instances reading the same due
+	// delivery, one claims it: a body is posted once per attempt.
+	ClaimDelivery(ctx context.Context, d Delivery, until time.Time) (bool, error)
+	// SettleDelivery records the outcome of the claimed attempt
+	// s.Attempt; a delivery not stored is ErrNotFound, one already settled
+	// or claimed again since (its claim taken for lost) is not changed
+	// (ErrConflict).
 	SettleDelivery(ctx context.Context, id string, s Settlement) error
 	ListDeliveries(ctx context.Context, q DeliveryQuery) ([]Delivery, error)
 	// PendingDeliveries counts the deliveries not settled yet.
@@ -155,8 +169,16 @@ func DueDeliveriesSQL(q DueQuery, arg func(n int) string) (string, []any) {
 	return sql + ` ORDER BY next_at, id LIMIT ` + arg(len(args)), args
 }
 
+// ClaimDeliverySQL is ClaimDelivery's update and its arguments: it
+// changes only a delivery pending and unchanged since d was read.
+func ClaimDeliverySQL(d Delivery, until time.Time, arg func(n int) string) (string, []any) {
+	return `UPDATE deliveries SET attempts = attempts + 1, next_at = ` + arg(1) + ` WHERE id = ` + arg(2) +
+			` AND attempts = ` + arg(3) + ` AND next_at = ` + arg(4) + ` AND next_at > 0`,
+		[]any{nanos(until), d.ID, d.Attempts, nanos(d.NextAt)}
+}
+
 // SettleDeliverySQL is SettleDelivery's update and its arguments: it
-// changes only a delivery not yet settled.
+// changes only a delivery not yet settled, at the attempt settled.
 func SettleDeliverySQL(id string, s Settlement, arg func(n int) string) (string, []any) {
 	var next, delivered, gaveUp int64
 	switch {
@@ -167,9 +189,9 @@ func SettleDeliverySQL(id string, s Settlement, arg func(n int) string) (string,
 	default:
 		next = nanos(s.NextAt)
 	}
-	return `UPDATE deliveries SET attempts = attempts + 1, next_at = ` + arg(1) + `, delivered_at = ` + arg(2) +
-			`, gave_up_at = ` + arg(3) + `, last_error = ` + arg(4) + ` WHERE id = ` + arg(5) + ` AND next_at > 0`,
-		[]any{next, delivered, gaveUp, s.Err, id}
+	return `UPDATE deliveries SET next_at = ` + arg(1) + `, delivered_at = ` + arg(2) +
+			`, gave_up_at = ` + arg(3) + `, last_error = ` + arg(4) + ` WHERE id = ` + arg(5) + ` AND next_at > 0 AND attempts = ` + arg(6),
+		[]any{next, delivered, gaveUp, s.Err, id, s.Attempt}
 }
 
 // DeliveryListSQL is ListDeliveries' query, newest first.

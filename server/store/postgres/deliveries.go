@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -37,6 +38,15 @@ func (d *DB) DueDeliveries(ctx context.Context, q store.DueQuery) ([]store.Deliv
 	return store.ScanDeliveries(rows)
 }
 
+func (d *DB) ClaimDelivery(ctx context.Context, dl store.Delivery, until time.Time) (bool, error) {
+	query, args := store.ClaimDeliverySQL(dl, until, pgArg)
+	tag, err := d.pool.Exec(ctx, query, args...)
+	if err != nil {
+		return false, fmt.Errorf("delivery %s: %w", dl.ID, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 func (d *DB) SettleDelivery(ctx context.Context, id string, s store.Settlement) error {
 	query, args := store.SettleDeliverySQL(id, s, pgArg)
 	tag, err := d.pool.Exec(ctx, query, args...)
@@ -54,7 +64,7 @@ func (d *DB) SettleDelivery(ctx context.Context, id string, s store.Settlement) 
 	if err != nil {
 		return fmt.Errorf("delivery %s: %w", id, err)
 	}
-	return fmt.Errorf("delivery %s is settled already: %w", id, store.ErrConflict)
+	return fmt.Errorf("delivery %s is settled already, or attempted again since: %w", id, store.ErrConflict)
 }
 
 func (d *DB) ListDeliveries(ctx context.Context, q store.DeliveryQuery) ([]store.Delivery, error) {

@@ -12,7 +12,9 @@ import (
 
 // testDeliveries: the outbox keeps deliveries across a restart, gives the
 // due ones earliest first, settles each attempt once (delivered, due again,
-// given up) and lists them newest first by webhook, failure and pending.
+// given up), lets one sender claim each attempt, takes a claim never
+// settled for lost when it runs out, and lists them newest first by
+// webhook, failure and pending.
 func testDeliveries(t *testing.T, h *handle) {
 	t0 := time.Unix(1796636312, 0).UTC()
 	mk := func(id, hook string, created, next time.Duration) store.Delivery {
@@ -51,24 +53,71 @@ func testDeliveries(t *testing.T, h *handle) {
 		}
 	})
 	// a: fails, due again; then delivered. c: fails for good.
-	must(t, h.db.SettleDelivery(ctx, "a", store.Settlement{At: t0.Add(time.Second), Err: "HTTP 500", NextAt: t0.Add(time.Minute)}))
-	must(t, h.db.SettleDelivery(ctx, "c", store.Settlement{At: t0.Add(time.Second), Err: "HTTP 410"}))
+	claim := func(d store.Delivery, until time.Time) bool {
+		t.Helper()
+		ok, err := h.db.ClaimDelivery(ctx, d, until)
+		must(t, err)
+		return ok
+	}
+	due, err := h.db.DueDeliveries(ctx, store.DueQuery{Now: t0.Add(time.Second), Limit: 10})
+	must(t, err)
+	a, c := due[0], due[1]
+	if !claim(a, t0.Add(time.Hour)) || !claim(c, t0.Add(time.Hour)) {
+		t.Fatal("the due deliveries are not claimed")
+	}
+	// What was read before the claim claims nothing more: another sender,
+	// or a later pass, with the same read.
+	if claim(a, t0.Add(time.Hour)) {
+		t.Fatal("a claimed twice from one read")
+	}
+	must(t, h.db.SettleDelivery(ctx, "a", store.Settlement{Attempt: 1, At: t0.Add(time.Second), Err: "HTTP 500", NextAt: t0.Add(time.Minute)}))
+	must(t, h.db.SettleDelivery(ctx, "c", store.Settlement{Attempt: 1, At: t0.Add(time.Second), Err: "HTTP 410"}))
+	// A read from before the attempt was settled claims nothing either.
+	if claim(a, t0.Add(time.Hour)) {
+		t.Fatal("a claimed again from a read older than its settlement")
+	}
 	// Attempted ones are not replaced any more: their ids come back.
 	late := mk("a", "ops", 0, 0)
 	late.Body = []byte(`{"id":"a","count":3}`)
 	if kept := put(late, mk("c", "all", 0, 0)); !slices.Equal(kept, []string{"a", "c"}) {
 		t.Fatalf("kept %v, want a and c", kept)
 	}
-	due, err := h.db.DueDeliveries(ctx, store.DueQuery{Now: t0.Add(30 * time.Second), Limit: 10})
+	due, err = h.db.DueDeliveries(ctx, store.DueQuery{Now: t0.Add(30 * time.Second), Limit: 10})
 	must(t, err)
 	if got := ids(due); !slices.Equal(got, []string{"b"}) {
 		t.Fatalf("due at 30 s: %v", got)
 	}
-	must(t, h.db.SettleDelivery(ctx, "a", store.Settlement{At: t0.Add(time.Minute), Delivered: true}))
-	if err := h.db.SettleDelivery(ctx, "a", store.Settlement{At: t0.Add(2 * time.Minute), Err: "late"}); !errors.Is(err, store.ErrConflict) {
+	// a's second attempt is claimed and never settled (its sender died):
+	// a is due again when the claim runs out, and the third attempt is
+	// the one recorded; the lost one's late outcome changes nothing.
+	dueOne := func(at time.Time, id string) (store.Delivery, bool) {
+		t.Helper()
+		due, err := h.db.DueDeliveries(ctx, store.DueQuery{Now: at, Limit: 10})
+		must(t, err)
+		for _, d := range due {
+			if d.ID == id {
+				return d, true
+			}
+		}
+		return store.Delivery{}, false
+	}
+	if d, ok := dueOne(t0.Add(time.Minute), "a"); !ok || d.Attempts != 1 || !claim(d, t0.Add(90*time.Second)) {
+		t.Fatalf("a's second attempt: %+v", d)
+	}
+	if _, ok := dueOne(t0.Add(80*time.Second), "a"); ok {
+		t.Fatal("a due while its claim holds")
+	}
+	if d, ok := dueOne(t0.Add(90*time.Second), "a"); !ok || d.Attempts != 2 || !claim(d, t0.Add(3*time.Minute)) {
+		t.Fatalf("a after its lost attempt: %+v", d)
+	}
+	if err := h.db.SettleDelivery(ctx, "a", store.Settlement{Attempt: 2, At: t0.Add(time.Minute), Delivered: true}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("settling the lost attempt: %v", err)
+	}
+	must(t, h.db.SettleDelivery(ctx, "a", store.Settlement{Attempt: 3, At: t0.Add(time.Minute), Delivered: true}))
+	if err := h.db.SettleDelivery(ctx, "a", store.Settlement{Attempt: 3, At: t0.Add(2 * time.Minute), Err: "late"}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("settling a delivered one: %v", err)
 	}
-	if err := h.db.SettleDelivery(ctx, "zz", store.Settlement{At: t0, Delivered: true}); !errors.Is(err, store.ErrNotFound) {
+	if err := h.db.SettleDelivery(ctx, "zz", store.Settlement{Attempt: 1, At: t0, Delivered: true}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("settling an unknown one: %v", err)
 	}
 	h.beforeAndAfterRestart(func(db store.Store) {
@@ -78,7 +127,7 @@ func testDeliveries(t *testing.T, h *handle) {
 			t.Fatalf("all, newest first: %v", got)
 		}
 		a := all[2]
-		if a.Attempts != 2 || !a.NextAt.IsZero() || !a.Delivered.Equal(t0.Add(time.Minute)) || a.LastError != "" || !a.GaveUp.IsZero() {
+		if a.Attempts != 3 || !a.NextAt.IsZero() || !a.Delivered.Equal(t0.Add(time.Minute)) || a.LastError != "" || !a.GaveUp.IsZero() {
 			t.Fatalf("a: %+v", a)
 		}
 		c := all[0]
