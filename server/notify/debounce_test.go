@@ -58,3 +58,21 @@ func TestDebounceOneBatchPerFleetAndWindow(t *testing.T) {
 		t.Fatalf("new window: %+v", due)
 	}
 }
+
+// since lists what a batch gathered beyond an earlier state of it: the
+// same occurrence twice stays once, the count covers the omitted ones.
+func TestSince(t *testing.T) {
+	t0 := time.Unix(1796636312, 0).UTC()
+	it := func(agent string, s int) Item { return Item{Agent: agent, Message: "failed", Time: t0.Add(time.Duration(s) * time.Second)} }
+	base := Batch{Event: "config_failed", First: t0, Count: 3, Items: []Item{it("a", 0), it("b", 1), it("b", 1)}}
+	whole := Batch{Event: "config_failed", First: t0, Last: t0.Add(3 * time.Second), Count: 7,
+		Items: []Item{it("a", 0), it("b", 1), it("b", 1), it("b", 1), it("c", 3)}, Omitted: 2}
+	got := since(whole, base)
+	if got.Count != 4 || got.Omitted != 2 || len(got.Items) != 2 || got.Items[0] != it("b", 1) || got.Items[1] != it("c", 3) ||
+		!got.First.Equal(t0.Add(time.Second)) || !got.Last.Equal(whole.Last) {
+		t.Fatalf("since: %+v", got)
+	}
+	if got := since(whole, Batch{}); got.Count != 7 || len(got.Items) != 5 {
+		t.Fatalf("since nothing: %+v", got)
+	}
+}

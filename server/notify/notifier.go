@@ -100,6 +100,12 @@ type Notifier struct {
 	// ids are the delivery ids of the open batches, per webhook; owned
 	// like deb.
 	ids map[string]map[string]string
+	// stored is, per delivery id of an open batch, the whole batch as its
+	// last stored body was made from; base, per delivery id that
+	// continues one attempted before its batch closed, the whole batch
+	// that delivery carries already (its body lists what came since).
+	// Owned like deb.
+	stored, base map[string]Batch
 
 	mu       sync.Mutex
 	incoming []Occurrence              // guarded by mu
@@ -135,6 +141,7 @@ func New(c Config) *Notifier {
 		c.Leads = func() bool { return true }
 	}
 	n := &Notifier{c: c, deb: Debouncer{Window: c.Window}, hooks: map[string]estate.Webhook{}, ids: map[string]map[string]string{},
+		stored: map[string]Batch{}, base: map[string]Batch{},
 		stats: Stats{Events: map[string]uint64{}, Delivered: map[string]uint64{}, Failed: map[string]uint64{}, GivenUp: map[string]uint64{}}}
 	n.sender = &Sender{SenderSettings: c.Sender, Outbox: c.Store, Hooks: n.hook, Names: n.names, Log: c.Log, Now: c.Now, Settled: n.settled}
 	return n
@@ -288,21 +295,26 @@ func (n *Notifier) gather(ctx context.Context, now time.Time) error {
 	}
 	var ds []store.Delivery
 	var errs []error
+	wholes := map[string]Batch{} // by delivery id, the whole batch its body is made from
 	for _, b := range n.deb.Changed() {
-		d, err := n.deliveries(b, hooks, b.First.Add(n.c.Window+2*n.c.Poll))
+		d, err := n.deliveries(b, hooks, b.First.Add(n.c.Window+2*n.c.Poll), wholes)
 		ds, errs = append(ds, d...), append(errs, err)
 	}
 	due := now
 	if closing {
 		due = time.Unix(1<<40, 0)
 	}
+	var closed []string // delivery ids of the batches closed by this pass
 	for _, b := range n.deb.Due(due) {
 		at := b.First.Add(n.c.Window + 2*n.c.Poll)
 		if closing {
 			at = now
 		}
-		d, err := n.deliveries(b, hooks, at)
+		d, err := n.deliveries(b, hooks, at, wholes)
 		ds, errs = append(ds, d...), append(errs, err)
+		for _, id := range n.ids[batchID(b)] {
+			closed = append(closed, id)
+		}
 		delete(n.ids, batchID(b))
 	}
 	n.mu.Lock()
@@ -313,13 +325,25 @@ func (n *Notifier) gather(ctx context.Context, now time.Time) error {
 		return errors.Join(errs...)
 	}
 	kept, werr := n.c.Store.PutDeliveries(ctx, ds)
+	if werr == nil {
+		n.storedAs(ds, kept, wholes)
+	}
 	if werr == nil && len(kept) > 0 {
-		// Sent before the occurrences of its last pass were in (a pass
-		// late by more than 2 Poll): those go again under a new id.
-		again := n.resend(ds, kept)
-		n.c.Log.Warn("notification batches sent before their last occurrences were stored; sending them again whole", "deliveries", len(again))
+		// Attempted before the occurrences of its last pass were in (a
+		// pass late by more than 2 Poll): what came since its last stored
+		// body goes under a new id, which the batch's later passes write.
+		again := n.resend(ds, kept, wholes)
+		n.c.Log.Warn("notification batches attempted before their last occurrences were stored; sending what came since as another delivery",
+			"deliveries", len(again))
 		_, werr = n.c.Store.PutDeliveries(ctx, again)
+		if werr == nil {
+			n.storedAs(again, nil, wholes)
+		}
 		ds = again
+	}
+	for _, id := range closed {
+		delete(n.stored, id)
+		delete(n.base, id)
 	}
 	if werr != nil {
 		n.mu.Lock()
@@ -333,9 +357,22 @@ func (n *Notifier) gather(ctx context.Context, now time.Time) error {
 	return errors.Join(errs...)
 }
 
-// resend copies the deliveries of ds whose ids are in kept under new ids,
-// due now; an open batch's later passes write to its new id.
-func (n *Notifier) resend(ds []store.Delivery, kept []string) []store.Delivery {
+// storedAs records, for each delivery of ds stored (not in kept), the
+// whole batch its body was made from.
+func (n *Notifier) storedAs(ds []store.Delivery, kept []string, wholes map[string]Batch) {
+	for _, d := range ds {
+		if b, ok := wholes[d.ID]; ok && !slices.Contains(kept, d.ID) {
+			n.stored[d.ID] = b
+		}
+	}
+}
+
+// resend makes, for each delivery of ds whose id is in kept (attempted
+// already), a delivery under a new id, due now, of what its batch gathered
+// since the kept one's last stored body; the batch's later passes write
+// to the new id. Without a record of that body (a store write that failed
+// and was retried), the whole batch goes again: nothing is lost.
+func (n *Notifier) resend(ds []store.Delivery, kept []string, wholes map[string]Batch) []store.Delivery {
 	var out []store.Delivery
 	now := n.c.Now().UTC()
 	for _, d := range ds {
@@ -343,16 +380,54 @@ func (n *Notifier) resend(ds []store.Delivery, kept []string) []store.Delivery {
 			continue
 		}
 		id := newID()
-		var b Body
-		if json.Unmarshal(d.Body, &b) == nil {
-			b.ID = id
-			if body, err := json.Marshal(b); err == nil {
-				d.Body = body
+		whole, ok := wholes[d.ID]
+		if ok {
+			if sent, ok := n.stored[d.ID]; ok {
+				n.base[id] = sent
 			}
+			wholes[id] = whole
+		} else {
+			// A body written again after the store refused it: it goes whole.
+			var b Body
+			if json.Unmarshal(d.Body, &b) != nil {
+				continue
+			}
+			whole = b.Batch
+		}
+		body, err := json.Marshal(Body{ID: id, Webhook: d.Webhook, Batch: since(whole, n.base[id])})
+		if err != nil {
+			continue
 		}
 		n.rename(d.ID, id)
-		d.ID, d.NextAt = id, now
+		d.ID, d.NextAt, d.Body = id, now, body
 		out = append(out, d)
+	}
+	return out
+}
+
+// since is what b gathered beyond base, an earlier state of the same
+// batch: its items not in base, counted.
+func since(b, base Batch) Batch {
+	if base.Count == 0 {
+		return b
+	}
+	seen := map[Item]int{}
+	for _, it := range base.Items {
+		seen[it]++
+	}
+	out := b
+	out.Items = []Item{}
+	for _, it := range b.Items {
+		if seen[it] > 0 {
+			seen[it]--
+			continue
+		}
+		out.Items = append(out.Items, it)
+	}
+	out.Count = max(b.Count-base.Count, len(out.Items))
+	out.Omitted = out.Count - len(out.Items)
+	if len(out.Items) > 0 {
+		out.First = out.Items[0].Time
 	}
 	return out
 }
@@ -392,8 +467,9 @@ func newID() string {
 }
 
 // deliveries makes b's delivery, due at at, for every webhook wanting it,
-// each under the id it had at the batch's earlier passes.
-func (n *Notifier) deliveries(b Batch, hooks map[string]estate.Webhook, at time.Time) ([]store.Delivery, error) {
+// each under the id it had at the batch's earlier passes (what b gathered
+// beyond that id's base), noting in wholes the batch each was made from.
+func (n *Notifier) deliveries(b Batch, hooks map[string]estate.Webhook, at time.Time, wholes map[string]Batch) ([]store.Delivery, error) {
 	var out []store.Delivery
 	var errs []error
 	key := batchID(b)
@@ -411,7 +487,8 @@ func (n *Notifier) deliveries(b Batch, hooks map[string]estate.Webhook, at time.
 			id = newID()
 			ids[name] = id
 		}
-		body, err := json.Marshal(Body{ID: id, Webhook: name, Batch: b})
+		wholes[id] = b
+		body, err := json.Marshal(Body{ID: id, Webhook: name, Batch: since(b, n.base[id])})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("notify: encoding a %s batch: %w", b.Event, err))
 			continue

@@ -36,14 +36,16 @@ const (
 	DefaultPerWebhook  = 2
 	// maxAnswer bounds what is read of a receiver's answer.
 	maxAnswer = 4 << 10
-	// claimSlack is how long past its Timeout an attempt's claim holds:
-	// a delivery whose attempt is not settled by then (its instance died
-	// mid-attempt) is due again, for whichever instance sends.
-	claimSlack = time.Minute
 	// settleWithin bounds recording an attempt's outcome, which goes on
 	// when the Sender is stopped mid-attempt: a body the receiver took is
 	// recorded as delivered, not posted again by the next instance.
 	settleWithin = 10 * time.Second
+	// claimSlack is how long past its Timeout an attempt's claim holds:
+	// past the recording of its outcome, with a margin for the clocks of
+	// several instances. A delivery whose attempt is not settled by then
+	// (its instance died mid-attempt) is due again, for whichever
+	// instance sends.
+	claimSlack = settleWithin + 5*time.Second
 )
 
 // Sender delivers the outbox's due deliveries: each is POSTed, signed, to
