@@ -122,4 +122,3 @@ func TestCountriesAndZonesAreTzdatas(t *testing.T) {
 		}
 	}
 }
-

@@ -157,9 +157,9 @@ func TestInstallUnderAPrefix(t *testing.T) {
 // collector reports) is refused naming it before anything is changed.
 func TestBadArtifactsChangeNothing(t *testing.T) {
 	for _, tc := range []struct {
-		name string
+		name  string
 		spoil func(t *testing.T, st *site)
-		want string
+		want  string
 	}{
 		{"digest", func(t *testing.T, st *site) {
 			appendTo(t, filepath.Join(st.s.Artifacts, sitesetup.UpdaterArtifact()), "x")
