@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/myriarch/myriarch/internal/testenv"
 )
@@ -201,7 +200,8 @@ func TestBothScriptsAcceptTheSameFlags(t *testing.T) {
 	}
 }
 
-// The embedded country list is exactly tzdata's iso3166.tab.
+// install.sh's country list is exactly tzdata's iso3166.tab (install.ps1's
+// checks are myriarch-updater setup's, tested in agent/sitesetup).
 func TestCountryListMatchesTzdata(t *testing.T) {
 	tab := testenv.File(t, "/usr/share/zoneinfo/iso3166.tab", "tzdata")
 	var want []string
@@ -210,7 +210,7 @@ func TestCountryListMatchesTzdata(t *testing.T) {
 			want = append(want, strings.Fields(line)[0])
 		}
 	}
-	for _, script := range []string{"install.sh", "install.ps1"} {
+	for _, script := range []string{"install.sh"} {
 		got := countryList(t, script)
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: %d countries, tzdata has %d; difference: %v", script, len(got), len(want),
@@ -247,34 +247,4 @@ func symmetricDifference(a, b []string) []string {
 		}
 	}
 	return d
-}
-
-var zoneBlockRe = regexp.MustCompile(`(?s)\$IanaZones = @'\n(.*?)\n'@`)
-
-// install.ps1 cannot ask Windows about IANA zones, so it carries their names: each must
-// be a zone Go knows, and every canonical zone of tzdata must be there.
-func TestPowerShellZoneListIsIANA(t *testing.T) {
-	b, err := os.ReadFile("install.ps1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := zoneBlockRe.FindSubmatch(b)
-	if m == nil {
-		t.Fatal("install.ps1: no $IanaZones list")
-	}
-	zones := strings.Fields(string(m[1]))
-	if len(zones) < 500 {
-		t.Fatalf("only %d zones", len(zones))
-	}
-	for _, z := range zones {
-		if _, err := time.LoadLocation(z); err != nil {
-			t.Errorf("install.ps1 zone %q: %v", z, err)
-		}
-	}
-	tab := testenv.File(t, "/usr/share/zoneinfo/zone1970.tab", "tzdata")
-	for _, line := range strings.Split(string(tab), "\n") {
-		if f := strings.Fields(line); len(f) >= 3 && !strings.HasPrefix(line, "#") && !slices.Contains(zones, f[2]) {
-			t.Errorf("install.ps1 lacks the zone %s", f[2])
-		}
-	}
 }

@@ -5,6 +5,7 @@ package installer_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -143,42 +144,66 @@ func TestPowerShellStructure(t *testing.T) {
 	}
 }
 
-// install.ps1 cannot run here: check that it handles the Sigstore helper and the root key
-// as install.sh does, in the words that do it.
-func TestPowerShellInstallsSigstoreHelperAndRootKey(t *testing.T) {
+// install.ps1 cannot run here: it is a thin wrapper over myriarch-updater
+// setup (tested on Linux and under Wine). Check that it hands every one of
+// its flags to setup under a flag setup has, the token through a file,
+// fetches the four artifacts, and checks the updater's own signature
+// before running it.
+func TestPowerShellRunsTheUpdatersSetup(t *testing.T) {
 	b, err := os.ReadFile("install.ps1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	src := string(b)
-	for _, want := range []string{
-		// The artifact is named, verified with the others and installed beside the updater.
-		"  myriarch-sigstore_windows_<ARCH>.exe ",
-		`$sigArt = "myriarch-sigstore_windows_$Arch.exe"`,
-		"$sigFile = Confirm-Artifact $sigArt",
-		"$SigExe = Join-Path $BinDir 'myriarch-sigstore.exe'",
-		"Put-File $sigFile $SigExe 'upd' $false",
-		`Say "would install $SigExe if it differs from $sigArt"`,
-		"$UpdExe, $SigExe, $SupExe, $CollDir)",
-		// -RootKey is checked as -MinisignKey is and written as trust.root_keys.
-		"[string]$RootKey,",
-		"$RootKey = Get-MinisignKey '-RootKey' $RootKey",
-		"$MinisignKey = Get-MinisignKey '-MinisignKey' $MinisignKey",
-		"if ($RootKey) { $lines += @('  root_keys:', \"    - `\"$RootKey`\"\") }",
-	} {
-		if !strings.Contains(src, want) {
-			t.Errorf("install.ps1 lacks %q", want)
+	out, err := exec.Command("go", "run", "../cmd/myriarch-updater", "setup", "-h").CombinedOutput()
+	if err != nil {
+		t.Fatalf("myriarch-updater setup -h: %v\n%s", err, out)
+	}
+	setupFlags := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^\s+-([a-z-]+)`).FindAllStringSubmatch(string(out), -1) {
+		setupFlags["--"+m[1]] = true
+	}
+	if len(setupFlags) < 20 {
+		t.Fatalf("setup -h lists only %v", setupFlags)
+	}
+	mapped := map[string]string{}
+	for _, m := range regexp.MustCompile(`(\w+) = '(--[a-z-]+)'`).FindAllStringSubmatch(src, -1) {
+		mapped[m[1]] = m[2]
+	}
+	// Handled by name: the token goes through a file, the artifacts are the
+	// work directory the script fetched them into.
+	byName := map[string]string{"token": "'--token-file'", "token-file": "'--token-file'", "artifacts": "'--artifacts'",
+		"no-start": "'--no-start'", "dry-run": "'--dry-run'", "uninstall": "'--uninstall'", "purge": "'--purge'"}
+	for _, f := range ps1Flags(t) {
+		name := strings.TrimPrefix(f.name, "--")
+		if name == "help" {
+			continue
+		}
+		if lit, ok := byName[name]; ok {
+			if !strings.Contains(src, lit) || !setupFlags[strings.Trim(lit, "'")] {
+				t.Errorf("-%s: install.ps1 does not hand it to setup as %s", name, lit)
+			}
+			continue
+		}
+		pascal := ""
+		for _, part := range strings.Split(name, "-") {
+			pascal += strings.ToUpper(part[:1]) + part[1:]
+		}
+		if to, ok := mapped[pascal]; !ok || to != f.name || !setupFlags[to] {
+			t.Errorf("-%s: handed to setup as %q (setup has it: %v)", pascal, to, setupFlags[to])
 		}
 	}
-	// Every artifact is verified before the first file is written.
-	confirm := strings.Index(src, "Confirm-Artifact $sigArt")
-	firstPut := strings.Index(src, "Put-File $")
-	if confirm < 0 || firstPut < 0 || confirm > firstPut {
-		t.Error("install.ps1 does not verify the Sigstore helper before writing files")
+	if strings.Contains(src, "'--token'") {
+		t.Error("install.ps1 puts the token on a command line")
 	}
-	// The root key stays out of the configuration unless given, as in install.sh.
-	rootKeys := strings.Index(src, "'  root_keys:'")
-	if rootKeys < strings.Index(src, "'  minisign_public_keys:'") || rootKeys > strings.Index(src, "'  require_signature: true'") {
-		t.Error("install.ps1 does not write root_keys between minisign_public_keys and require_signature")
+	for _, want := range []string{`"myriarch-updater_windows_$Arch.exe"`, `"myriarch-sigstore_windows_$Arch.exe"`,
+		`"opampsupervisor_windows_$Arch.exe"`, `_windows_$Arch.zip"`} {
+		if !strings.Contains(src, want) {
+			t.Errorf("install.ps1 does not fetch %s", want)
+		}
+	}
+	confirm, run := strings.Index(src, "Confirm-Updater $names[0]"), strings.Index(src, "& $upd @f")
+	if confirm < 0 || run < 0 || confirm > run {
+		t.Error("install.ps1 does not check the updater's signature before running it")
 	}
 }

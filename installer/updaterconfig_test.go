@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/myriarch/myriarch/agent/sitesetup"
+
 	"github.com/myriarch/myriarch/agent/config"
 )
 
@@ -203,13 +205,9 @@ func TestWrittenConfigDocumentsGoingBack(t *testing.T) {
 	if want := "trust:\n" + strings.Join(policy, "\n") + "\n"; !strings.Contains(string(b), want) {
 		t.Errorf("install.sh's updater.yaml does not document going back under trust:\n%s", b)
 	}
-	ps1, err := os.ReadFile("install.ps1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range policy {
-		if !strings.Contains(string(ps1), "'"+line+"'") {
-			t.Errorf("install.ps1 does not write %q", line)
-		}
+	// install.ps1's configuration is written by myriarch-updater setup.
+	win := sitesetup.UpdaterYAML(&sitesetup.Settings{Mode: "binary"}, sitesetup.NewLayout(`C:\site`))
+	if want := "trust:\n" + strings.Join(policy, "\n") + "\n"; !strings.Contains(win, want) {
+		t.Errorf("myriarch-updater setup's updater.yaml does not document going back under trust:\n%s", win)
 	}
 }

@@ -77,8 +77,13 @@ func (idle) Start(kservice.Service) error { return nil }
 func (idle) Stop(kservice.Service) error  { return nil }
 
 // New returns a Manager for the service that runs the updater with configPath.
-func New(configPath string) (*Manager, error) {
-	s, err := kservice.New(idle{}, Config(configPath, ""))
+func New(configPath string) (*Manager, error) { return NewFor(configPath, "") }
+
+// NewFor returns a Manager for the service that runs executable with
+// configPath: the site setup registers the updater it installed, not the
+// binary running the setup.
+func NewFor(configPath, executable string) (*Manager, error) {
+	s, err := kservice.New(idle{}, Config(configPath, executable))
 	if err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}

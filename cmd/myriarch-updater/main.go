@@ -59,6 +59,10 @@ commands:
   uninstall  remove the OS service
   start      start the OS service
   stop       stop the OS service
+  setup      set this Windows host up as a site (what install.ps1 runs): check the
+             settings and the signed artifacts, install the collector, the Supervisor
+             and the updater, write their configurations, register and start their
+             services (setup --help lists its flags; --uninstall removes them)
   status     print the OS service state and what the state dir records: the server
              connection, the collector, the supervisor, the offer in progress and the
              last install results (--json: as JSON); safe while the service runs
@@ -111,6 +115,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "version", "--version":
 		fmt.Fprintf(stdout, "myriarch-updater %s\n", buildinfo.Version)
 		return 0
+	case "setup":
+		return cmdSetup(ctx, rest, stdout, stderr)
 	}
 
 	fs := flag.NewFlagSet("myriarch-updater "+cmd, flag.ContinueOnError)
