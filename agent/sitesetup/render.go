@@ -43,14 +43,19 @@ func (s *Settings) Endpoint() string {
 
 const written = "# Written by myriarch-updater setup (install.ps1); re-run it to change this file.\n"
 
+// lines is a configuration file being written, a line at a time.
+type lines struct{ strings.Builder }
+
+func (b *lines) w(ls ...string) {
+	for _, l := range ls {
+		b.WriteString(l + "\n")
+	}
+}
+
 // SupervisorYAML is the upstream Supervisor's configuration.
 func SupervisorYAML(s *Settings, l Layout) string {
-	var b strings.Builder
-	w := func(lines ...string) {
-		for _, line := range lines {
-			b.WriteString(line + "\n")
-		}
-	}
+	var b lines
+	w := b.w
 	b.WriteString(written)
 	w("server:",
 		"  endpoint: "+q(s.Endpoint()),
@@ -89,12 +94,8 @@ func SupervisorYAML(s *Settings, l Layout) string {
 
 // UpdaterYAML is myriarch-updater's configuration.
 func UpdaterYAML(s *Settings, l Layout) string {
-	var b strings.Builder
-	w := func(lines ...string) {
-		for _, line := range lines {
-			b.WriteString(line + "\n")
-		}
-	}
+	var b lines
+	w := b.w
 	b.WriteString(written)
 	w("server:",
 		"  endpoint: "+q(s.Endpoint()),

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -272,6 +273,12 @@ func (r *run) putFile(src string, content []byte, dest, group string, secret boo
 		return fmt.Errorf("writing %s: %w", dest, err)
 	}
 	r.say("wrote %s", dest)
+	if secret && !protected(dest) {
+		// Set, and not kept: the file system keeps no access lists (Wine's
+		// reports one from the Unix permissions). Said, and written again
+		// at the next run, which checks again.
+		r.say("warning: %s: its access list was set to SYSTEM and Administrators only and not kept: the file system keeps none", dest)
+	}
 	return nil
 }
 
@@ -410,11 +417,38 @@ func (r *run) remove(paths ...string) error {
 		}
 		// A junction or link goes alone, never what it points at.
 		if err := os.Remove(p); err != nil {
-			if err := os.RemoveAll(p); err != nil {
+			if err := removeTree(p); err != nil {
 				return fmt.Errorf("removing %s: %w", p, err)
 			}
 		}
 		r.say("removed %s", p)
+	}
+	return nil
+}
+
+// removeTree removes the tree at p: with os.RemoveAll, else one entry at a
+// time, deepest first, with os.Remove, where the deletion RemoveAll uses
+// is not implemented (Wine 8 answers Go's "Invalid function").
+func removeTree(p string) error {
+	err := os.RemoveAll(p)
+	if err == nil {
+		return nil
+	}
+	var paths []string
+	filepath.WalkDir(p, func(path string, d fs.DirEntry, werr error) error {
+		if werr == nil {
+			paths = append(paths, path)
+		}
+		if werr == nil && d.Type()&fs.ModeSymlink != 0 {
+			return fs.SkipDir // a link goes alone
+		}
+		return nil
+	})
+	for i := len(paths) - 1; i >= 0; i-- {
+		os.Remove(paths[i])
+	}
+	if _, lerr := os.Lstat(p); lerr == nil {
+		return err
 	}
 	return nil
 }

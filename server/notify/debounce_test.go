@@ -63,7 +63,9 @@ func TestDebounceOneBatchPerFleetAndWindow(t *testing.T) {
 // same occurrence twice stays once, the count covers the omitted ones.
 func TestSince(t *testing.T) {
 	t0 := time.Unix(1796636312, 0).UTC()
-	it := func(agent string, s int) Item { return Item{Agent: agent, Message: "failed", Time: t0.Add(time.Duration(s) * time.Second)} }
+	it := func(agent string, s int) Item {
+		return Item{Agent: agent, Message: "failed", Time: t0.Add(time.Duration(s) * time.Second)}
+	}
 	base := Batch{Event: "config_failed", First: t0, Count: 3, Items: []Item{it("a", 0), it("b", 1), it("b", 1)}}
 	whole := Batch{Event: "config_failed", First: t0, Last: t0.Add(3 * time.Second), Count: 7,
 		Items: []Item{it("a", 0), it("b", 1), it("b", 1), it("b", 1), it("c", 3)}, Omitted: 2}

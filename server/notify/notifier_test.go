@@ -55,11 +55,7 @@ func (b *bodies) list() ([]Body, int) {
 func outboxAndReceiver(t *testing.T) (context.Context, *sqlite.DB, *bodies, *httptest.Server) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openOutbox(t)
 	rc := &bodies{secret: []byte("a-secret-of-enough-bytes")}
 	srv := httptest.NewServer(rc)
 	t.Cleanup(srv.Close)

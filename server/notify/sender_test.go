@@ -188,11 +188,7 @@ func TestDefaultBackoff(t *testing.T) {
 // while its attempt ends): each delivery is posted once.
 func TestSendersOnOneOutboxPostEachDeliveryOnce(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openOutbox(t)
 	secret := []byte("0123456789abcdef-secret")
 	rc := &receiver{t: t, secret: secret}
 	rc.set(http.StatusOK, 0)
@@ -248,11 +244,7 @@ func TestSendersOnOneOutboxPostEachDeliveryOnce(t *testing.T) {
 // not left claimed until the claim runs out.
 func TestSenderStoppedMidAttemptRecordsTheOutcome(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	db, err := sqlite.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openOutbox(t)
 	secret := []byte("0123456789abcdef-secret")
 	taken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cancel() // the instance stops as the receiver takes the body
@@ -277,4 +269,15 @@ func TestSenderStoppedMidAttemptRecordsTheOutcome(t *testing.T) {
 	if d := all[0]; d.Attempts != 1 || d.Delivered.IsZero() && d.LastError == "" {
 		t.Fatalf("an attempt ended by the stop is not recorded: %+v", d)
 	}
+}
+
+// openOutbox is an outbox on the real SQLite store, closed with the test.
+func openOutbox(t *testing.T) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
