@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/myriarch/myriarch/agent/unpack"
 	"github.com/myriarch/myriarch/agent/verify"
 	"github.com/myriarch/myriarch/internal/filehash"
+	"github.com/myriarch/myriarch/internal/fileremove"
 )
 
 // UpdaterService is the updater's Windows service.
@@ -417,38 +417,11 @@ func (r *run) remove(paths ...string) error {
 		}
 		// A junction or link goes alone, never what it points at.
 		if err := os.Remove(p); err != nil {
-			if err := removeTree(p); err != nil {
+			if err := fileremove.Tree(p); err != nil {
 				return fmt.Errorf("removing %s: %w", p, err)
 			}
 		}
 		r.say("removed %s", p)
-	}
-	return nil
-}
-
-// removeTree removes the tree at p: with os.RemoveAll, else one entry at a
-// time, deepest first, with os.Remove, where the deletion RemoveAll uses
-// is not implemented (Wine 8 answers Go's "Invalid function").
-func removeTree(p string) error {
-	err := os.RemoveAll(p)
-	if err == nil {
-		return nil
-	}
-	var paths []string
-	filepath.WalkDir(p, func(path string, d fs.DirEntry, werr error) error {
-		if werr == nil {
-			paths = append(paths, path)
-		}
-		if werr == nil && d.Type()&fs.ModeSymlink != 0 {
-			return fs.SkipDir // a link goes alone
-		}
-		return nil
-	})
-	for i := len(paths) - 1; i >= 0; i-- {
-		os.Remove(paths[i])
-	}
-	if _, lerr := os.Lstat(p); lerr == nil {
-		return err
 	}
 	return nil
 }

@@ -17,9 +17,9 @@ import (
 // under C:\ProgramData (the token restricted to SYSTEM and
 // Administrators, which Wine does not keep), registers and starts the
 // updater's service, which connects to a myriarchd on 127.0.0.1; a
-// changed setting rewrites its file; --uninstall --purge removes it all. In binary mode everything
-// up to the switch of "current" runs; Wine 8 makes no directory junction,
-// which the setup reports as such and the README's platform table says.
+// changed setting rewrites its file; --uninstall --purge removes it all.
+// In binary mode (without services) the collector is installed and
+// "current" made a copy of it: Wine 8 makes no directory junction.
 func TestSiteSetupUnderWine(t *testing.T) {
 	w := prefix(t)
 	srv := servertest.StartServer(t, server.Options{})
@@ -90,13 +90,21 @@ func TestSiteSetupUnderWine(t *testing.T) {
 		t.Fatalf("supervisor.yaml after the change:\n%s", b)
 	}
 
-	// Binary mode: the collector's archive is checked and its Windows
-	// build answers its version under Wine; the junction is not made.
-	out, err = setup("--mode", "binary", "--collector-version", "0.149.0")
-	if err == nil || !strings.Contains(out, "installed collector 0.149.0") || !strings.Contains(out, "made no junction") {
+	// Binary mode, without the services (there is no Windows build of the
+	// Supervisor here): the collector's archive is checked, its Windows
+	// build answers its version under Wine, and current is made a copy of
+	// the version, since Wine 8 makes no junction.
+	out, err = setup("--mode", "binary", "--collector-version", "0.149.0", "--no-start")
+	if err != nil || !strings.Contains(out, `installed collector 0.149.0 in C:\Program Files\Myriarch\collector\versions\0.149.0`) ||
+		!strings.Contains(out, `switched C:\Program Files\Myriarch\collector\current`) || !strings.Contains(out, `wrote C:\Program Files\Myriarch\bin\opampsupervisor.exe`) {
 		t.Fatalf("binary mode under Wine: %v\n%s", err, out)
 	}
-	t.Logf("binary mode under Wine ends at the junction, as expected:\n%s", tail(out, 600))
+	if b, err := os.ReadFile(w.drive(`C:\Program Files\Myriarch\collector\current\.myriarch-version`)); err != nil || strings.TrimSpace(string(b)) != "0.149.0" {
+		t.Fatalf("current is not a copy of 0.149.0: %q %v", b, err)
+	}
+	if out, err := setup("--mode", "binary", "--collector-version", "0.149.0", "--no-start"); err != nil || strings.Contains(out, "collector") {
+		t.Fatalf("binary mode again: %v\n%s", err, out)
+	}
 
 	if out, err := setup("--uninstall", "--purge"); err != nil || !strings.Contains(out, "removed service myriarch-updater") {
 		t.Fatalf("uninstall: %v\n%s", err, out)
