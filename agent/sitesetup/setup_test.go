@@ -1,6 +1,7 @@
 package sitesetup_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"errors"
@@ -178,6 +179,19 @@ func TestBadArtifactsChangeNothing(t *testing.T) {
 		{"not a zip", func(t *testing.T, st *site) {
 			sitesetuptest.WriteSigned(t, st.s.Artifacts, sitesetup.CollectorArtifact("0.149.0"), []byte("not an archive"), st.key)
 		}, "artifact " + sitesetup.CollectorArtifact("0.149.0") + ": unpack"},
+		{"archive that climbs out", func(t *testing.T, st *site) {
+			var z bytes.Buffer
+			zw := zip.NewWriter(&z)
+			for name, body := range map[string][]byte{sitesetup.CollectorExe: installtest.Binary("0.149.0", "ok"), "../../escape": []byte("x")} {
+				w, err := zw.Create(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.Write(body)
+			}
+			zw.Close()
+			sitesetuptest.WriteSigned(t, st.s.Artifacts, sitesetup.CollectorArtifact("0.149.0"), z.Bytes(), st.key)
+		}, "climbs out with .."},
 		{"mislabelled", func(t *testing.T, st *site) {
 			other := t.TempDir()
 			sitesetuptest.Write(t, other, st.key, "0.149.0", sitesetuptest.Executables{Collector: installtest.Binary("0.148.0", "ok")})
