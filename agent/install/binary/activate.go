@@ -56,7 +56,7 @@ func (b *Backend) Gate(ctx context.Context, t *install.Txn) error {
 	if err := t.Step(cpHealthGate); err != nil {
 		return install.Failf(install.Transient, "journal: %w", err)
 	}
-	return b.waitStable(ctx, b.exeIn(t.Record().NewDir), b.env.HealthWindow, true)
+	return b.waitStable(ctx, t.Record().NewDir, b.env.HealthWindow, true)
 }
 
 // Commit records the new version as installed and removes every version
@@ -100,7 +100,7 @@ func (b *Backend) Rollback(ctx context.Context, t *install.Txn) error {
 	}
 	t.Mark(cpRollbackStarted)
 	if rec.PrevDir != "" && len(problems) == 0 {
-		if err := b.waitStable(ctx, b.exeIn(rec.PrevDir), min(b.env.HealthWindow, 5*time.Second), false); err != nil {
+		if err := b.waitStable(ctx, rec.PrevDir, min(b.env.HealthWindow, 5*time.Second), false); err != nil {
 			problems = append(problems, fmt.Sprintf("the previous collector did not come back: %v", err))
 		}
 	}
@@ -138,7 +138,7 @@ func (b *Backend) Abandon(ctx context.Context, t *install.Txn) error {
 		}
 	}
 	if changed && rec.PrevDir != "" && len(problems) == 0 {
-		if err := b.waitStable(ctx, b.exeIn(rec.PrevDir), min(b.env.HealthWindow, 5*time.Second), false); err != nil {
+		if err := b.waitStable(ctx, rec.PrevDir, min(b.env.HealthWindow, 5*time.Second), false); err != nil {
 			problems = append(problems, err.Error())
 		}
 	}

@@ -39,7 +39,7 @@ func (b *Backend) ConfirmRunning(ctx context.Context) error {
 		}
 		var found *child
 		for _, c := range children(ctx, sup) {
-			if sameFile(c.Exe, exe) {
+			if b.runsVersion(c.Exe, cur) {
 				found = &c
 				break
 			}

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux || windows
 
 package binary
 
@@ -18,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,8 +29,13 @@ import (
 	"github.com/myriarch/myriarch/internal/testkit"
 )
 
-// fakeSupervisorBin is built once per test run from testdata/.
+// fakeSupervisorBin is built once per test run from testdata/, or given
+// prebuilt in FakeSupervisorEnv (a Windows test binary under Wine has no
+// Go toolchain).
 var fakeSupervisorBin string
+
+// FakeSupervisorEnv names a fake supervisor built beforehand.
+const FakeSupervisorEnv = "MYRIARCH_FAKE_SUPERVISOR"
 
 func TestMain(m *testing.M) {
 	if code, isChild := installtest.Child(fixture); isChild {
@@ -41,11 +45,13 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	fakeSupervisorBin = filepath.Join(dir, "fakesupervisor")
-	cmd := exec.Command("go", "build", "-o", fakeSupervisorBin, "./testdata/fakesupervisor")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		panic(fmt.Sprintf("building fakesupervisor: %v", err))
+	if fakeSupervisorBin = os.Getenv(FakeSupervisorEnv); fakeSupervisorBin == "" {
+		fakeSupervisorBin = filepath.Join(dir, "fakesupervisor"+exeSuffix)
+		cmd := exec.Command("go", "build", "-o", fakeSupervisorBin, "./testdata/fakesupervisor")
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			panic(fmt.Sprintf("building fakesupervisor: %v", err))
+		}
 	}
 	if _, err := installtest.FakeCollector(); err != nil {
 		panic(err)
@@ -59,7 +65,7 @@ func TestMain(m *testing.M) {
 func collectorBinary(version, mode string) []byte { return installtest.Binary(version, mode) }
 
 const (
-	exeName = "otelcol-contrib"
+	exeName = "otelcol-contrib" + exeSuffix
 	pkg     = "otelcol-contrib"
 )
 
@@ -91,21 +97,6 @@ func (c *svcController) PID() int {
 	return pid
 }
 
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(stat)
-	if i := strings.LastIndexByte(s, ')'); i > 0 && len(s) > i+2 {
-		return s[i+2] != 'Z'
-	}
-	return true
-}
-
 func (c *svcController) Start(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -116,8 +107,9 @@ func (c *svcController) Start(ctx context.Context) error {
 	if c.health != "" {
 		args = append(args, "-health", c.health)
 	}
-	cmd := exec.Command(fakeSupervisorBin, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd := exec.Command(fakeSupervisorBin, append(args, "-stopfile", c.pidfile+".stop")...)
+	os.Remove(c.pidfile + ".stop")
+	detach(cmd)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -132,14 +124,8 @@ func (c *svcController) Stop(ctx context.Context) error {
 	if pid == 0 {
 		return nil
 	}
-	syscall.Kill(pid, syscall.SIGINT)
-	deadline := time.Now().Add(10 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			syscall.Kill(-pid, syscall.SIGKILL)
-			return fmt.Errorf("supervisor %d did not stop on SIGINT", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err := stopProcess(pid, c.pidfile+".stop"); err != nil {
+		return err
 	}
 	os.Remove(c.pidfile)
 	return nil
@@ -172,7 +158,9 @@ func newEnv(t testing.TB) *env {
 	if err := os.WriteFile(filepath.Join(vd, exeName), collectorBinary("0.148.0", "ok"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.Symlink(filepath.Join("versions", e.initialDir), filepath.Join(e.root, "current"))
+	if err := initialCurrent(e.root, e.initialDir); err != nil {
+		t.Fatal(err)
+	}
 	e.ctl = &svcController{root: e.root, storage: e.storage, pidfile: filepath.Join(dir, "supervisor.pid")}
 	t.Cleanup(func() { e.ctl.Stop(context.Background()) })
 	if err := e.ctl.Start(context.Background()); err != nil {
@@ -361,7 +349,7 @@ func (e *env) waitCollector(dir string) int32 {
 	want := filepath.Join(e.root, "versions", dir, exeName)
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if pid, exe := e.collectorChild(); pid != 0 && sameFile(exe, want) {
+		if pid, exe := e.collectorChild(); pid != 0 && (sameFile(exe, want) || e.runsCopy(exe, dir)) {
 			return pid
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -369,6 +357,13 @@ func (e *env) waitCollector(dir string) int32 {
 	pid, exe := e.collectorChild()
 	e.t.Fatalf("collector does not run %s (pid %d runs %q)", want, pid, exe)
 	return 0
+}
+
+// runsCopy says whether exe is current's copy of versions/<dir> (Windows,
+// where no junction can be made).
+func (e *env) runsCopy(exe, dir string) bool {
+	cur, err := readCurrent(e.root)
+	return err == nil && cur == dir && sameFile(exe, filepath.Join(e.root, "current", exeName))
 }
 
 func (e *env) current() string {

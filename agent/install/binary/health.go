@@ -15,12 +15,14 @@ import (
 var ErrUnhealthy = errors.New("health gate failed")
 
 // waitStable is the health gate. It uses local signals only: the supervisor
-// process is running, one of its children runs exe (the kernel-resolved
-// path, so the old version cannot pass for the new one) and that same
+// process is running, one of its children runs version dir's executable
+// (the kernel-resolved path, so the old version cannot pass for the new
+// one) and that same
 // process stays up for window; more than MaxCollectorStarts distinct
 // collector processes is a crash loop. With checkEndpoint, the supervisor's
 // healthcheck endpoint must also answer 200 at the end of the window.
-func (b *Backend) waitStable(ctx context.Context, exe string, window time.Duration, checkEndpoint bool) error {
+func (b *Backend) waitStable(ctx context.Context, dir string, window time.Duration, checkEndpoint bool) error {
+	exe := b.exeIn(dir)
 	deadline := time.Now().Add(b.env.StartTimeout + window)
 	tick := time.NewTicker(b.env.PollInterval)
 	defer tick.Stop()
@@ -42,7 +44,7 @@ func (b *Backend) waitStable(ctx context.Context, exe string, window time.Durati
 			supMissing = 0
 			var found *child
 			for _, c := range children(ctx, sup) {
-				if sameFile(c.Exe, exe) {
+				if b.runsVersion(c.Exe, dir) {
 					found = &c
 					break
 				}

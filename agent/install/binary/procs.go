@@ -45,6 +45,20 @@ func children(ctx context.Context, pid int) []child {
 }
 
 // sameFile reports whether two executable paths are the same file.
+// runsVersion says whether the running executable exe is version dir's:
+// the version's own file, or the copy of it that current is where no
+// junction could be made (Windows).
+func (b *Backend) runsVersion(exe, dir string) bool {
+	if sameFile(exe, b.exeIn(dir)) {
+		return true
+	}
+	if !sameFile(exe, filepath.Join(b.o.Root, "current", b.o.Executable)) {
+		return false
+	}
+	cur, err := readCurrent(b.o.Root)
+	return err == nil && cur == dir
+}
+
 func sameFile(a, b string) bool {
 	if ra, err := filepath.EvalSymlinks(a); err == nil {
 		a = ra

@@ -2,7 +2,8 @@
 // install engine relies on: it runs -exe as its child with output in -log
 // (truncated at every start), restarts it after -restart-delay when it
 // exits, serves -health (200 while the child runs) and stops the child and
-// itself on SIGINT.
+// itself on SIGINT, or when -stopfile appears (Windows has no SIGINT for
+// another process).
 package main
 
 import (
@@ -22,9 +23,22 @@ func main() {
 	logPath := flag.String("log", "", "agent.log path")
 	delay := flag.Duration("restart-delay", 300*time.Millisecond, "restart delay")
 	health := flag.String("health", "", "health endpoint listen address")
+	stopfile := flag.String("stopfile", "", "stop when this file appears")
 	flag.Parse()
-	sig := make(chan os.Signal, 1)
+	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	if *stopfile != "" {
+		go func() {
+			for {
+				if _, err := os.Stat(*stopfile); err == nil {
+					sig <- os.Interrupt
+					sig <- os.Interrupt // and for the wait between restarts
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
+	}
 	var running atomic.Bool
 	if *health != "" {
 		go http.ListenAndServe(*health, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -50,7 +64,9 @@ func main() {
 		select {
 		case <-sig:
 			if cmd.Process != nil {
-				cmd.Process.Signal(syscall.SIGTERM)
+				if cmd.Process.Signal(syscall.SIGTERM) != nil { // Windows: no SIGTERM
+					cmd.Process.Kill()
+				}
 				select {
 				case <-done:
 				case <-time.After(5 * time.Second):

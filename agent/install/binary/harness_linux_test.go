@@ -1,0 +1,53 @@
+package binary
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const exeSuffix = ""
+
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(stat)
+	if i := strings.LastIndexByte(s, ')'); i > 0 && len(s) > i+2 {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+// detach starts the fake supervisor in its own session, as a service
+// manager would.
+func detach(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} }
+
+// stopProcess stops the fake supervisor with SIGINT (its session killed
+// when it does not stop).
+func stopProcess(pid int, _ string) error {
+	syscall.Kill(pid, syscall.SIGINT)
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(-pid, syscall.SIGKILL)
+			return fmt.Errorf("supervisor %d did not stop on SIGINT", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return nil
+}
+
+// initialCurrent points current at versions/dir, as the site installer
+// leaves it.
+func initialCurrent(root, dir string) error {
+	return os.Symlink(filepath.Join("versions", dir), filepath.Join(root, "current"))
+}
