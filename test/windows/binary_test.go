@@ -14,8 +14,9 @@ import (
 // file's constant, not importable).
 const fakeSupervisorEnv = "MYRIARCH_FAKE_SUPERVISOR"
 
-// Binary mode's installs under Wine: the binary back-end's install
-// contract suite, built for Windows, with its fake Supervisor running the
+// Binary mode's installs under Wine: the binary back-end's tests built for
+// Windows. First the switch of current as Wine allows it (a copy); then
+// its install contract suite, with its fake Supervisor running the
 // fake collector from C:\…\collector\current (a copy of the version: Wine
 // makes no junction): a real updater process killed with TerminateProcess
 // at each of the install's crash points (after the switch's renames, mid
@@ -28,10 +29,19 @@ func TestBinaryInstallsUnderWine(t *testing.T) {
 	fake := w.build(t, "../../agent/install/installtest/testdata/fakecollector", "fakecollector.exe")
 	sup := w.build(t, "../../agent/install/binary/testdata/fakesupervisor", "fakesupervisor.exe")
 	helper := w.build(t, "../../cmd/myriarch-sigstore", "myriarch-sigstore.exe")
+	env := []string{installtest.FakeCollectorEnv + "=" + winPath(fake), fakeSupervisorEnv + "=" + winPath(sup),
+		sigstoretest.HelperEnv + "=" + winPath(helper)}
+
+	// The switch of current where no junction can be made: a copy of the
+	// version, switched by the same renames, recovered after a crash
+	// between them, its staged copy removed whole by recovery.
+	out, errs, err := w.runWith(t, time.Minute, env, bin, "-test.run", "^TestCurrentSwitch$/^copy$", "-test.v")
+	if err != nil || !strings.Contains(out, "--- PASS: TestCurrentSwitch/copy") {
+		t.Fatalf("the switch of current under Wine: %v\n%s\n%s", err, tail(out, 4000), tail(errs, 2000))
+	}
+
 	start := time.Now()
-	out, errs, err := w.runWith(t, 12*time.Minute, []string{installtest.FakeCollectorEnv + "=" + winPath(fake),
-		fakeSupervisorEnv + "=" + winPath(sup), sigstoretest.HelperEnv + "=" + winPath(helper)},
-		bin, "-test.run", "^TestContract$", "-test.v", "-test.timeout", "11m")
+	out, errs, err = w.runWith(t, 12*time.Minute, env, bin, "-test.run", "^TestContract$", "-test.v", "-test.timeout", "11m")
 	if err != nil || !strings.Contains(out, "\nPASS\n") {
 		failed := regexp.MustCompile(`(?m)^\s*--- FAIL.*$`).FindAllString(out, -1)
 		t.Fatalf("the binary back-end's contract suite under Wine: %v\nfailed:\n%s\n%s\nstderr:\n%s", err, strings.Join(failed, "\n"), tail(out, 8000), tail(errs, 2000))
