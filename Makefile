@@ -46,7 +46,7 @@ tidy:
 # a quarter less link time for each of the ~85 a changed tree relinks.
 TEST_PACKAGES ?= 3
 RACE_FREE = ./test/e2e ./test/attack
-SLOW_TESTS = ./test/container ./server ./agent/install/binary ./server/console ./installer ./server/wsconn \
+SLOW_TESTS = ./test/container ./test/windows ./server ./agent/install/binary ./server/console ./installer ./server/wsconn \
   ./server/store/sqlite ./server/configs ./agent/install/selfupdate ./server/store/postgres ./test/peers/peerrun \
   ./server/audit ./server/cluster ./internal/blueprint ./agent/providers
 unit:
