@@ -30,9 +30,13 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-// prefix is this run's Wine prefix with the Windows builds in it.
+// prefix is this run's Wine prefix with the Windows builds in it (the
+// Wine tier is slow: -short leaves it out).
 func prefix(t *testing.T) *wine {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("the Wine tier takes minutes: -short leaves it out")
+	}
 	shared.once.Do(func() {
 		dir, err := os.MkdirTemp("", "myriarch-wine-")
 		if err != nil {
