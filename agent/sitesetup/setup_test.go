@@ -18,6 +18,7 @@ import (
 	"github.com/myriarch/myriarch/agent/sitesetup"
 	"github.com/myriarch/myriarch/agent/sitesetup/sitesetuptest"
 	"github.com/myriarch/myriarch/internal/keyring/keyringtest"
+	"github.com/myriarch/myriarch/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -269,19 +270,7 @@ func TestConfigurationsGolden(t *testing.T) {
 	for _, mode := range []string{"binary", "container"} {
 		s.Mode = mode
 		for name, got := range map[string]string{"supervisor": sitesetup.SupervisorYAML(&s, l), "updater": sitesetup.UpdaterYAML(&s, l)} {
-			golden := filepath.Join("testdata", name+"-"+mode+".yaml")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs (go test -update):\n%s", golden, got)
-			}
+			testkit.Golden(t, filepath.Join("testdata", name+"-"+mode+".yaml"), got, *update)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/myriarch/myriarch/internal/testkit"
+
 	kservice "github.com/kardianos/service"
 
 	"github.com/myriarch/myriarch/internal/buildinfo"
@@ -83,19 +85,7 @@ func TestStatusGolden(t *testing.T) {
 				t.Fatalf("not JSON:\n%s", got)
 			}
 			got = strings.NewReplacer(cfg, "<config>", tt.root, "TESTDATA", buildinfo.Version+" ", "<version> ", `"`+buildinfo.Version+`"`, `"<version>"`).Replace(got)
-			golden := filepath.Join("testdata/status", tt.golden)
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != string(want) {
-				t.Errorf("status differs from %s (go test -run TestStatusGolden -update rewrites it):\n got:\n%s\nwant:\n%s", golden, got, want)
-			}
+			testkit.Golden(t, filepath.Join("testdata/status", tt.golden), got, *update)
 		})
 	}
 }
