@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/open-telemetry/opamp-go/protobufs"
 
@@ -132,6 +133,11 @@ func TestWebhooksOnceAcrossInstances(t *testing.T) {
 	sort.Strings(got)
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("offer_failed agents %v, want each of %v once", got, want)
+		for _, b := range rc.bodies {
+			if b.Event == "offer_failed" {
+				t.Logf("body %s: first %s, count %d, items %+v", b.ID, b.First.Format(time.RFC3339Nano), b.Count, b.Items)
+			}
+		}
 	}
 	if n := len(agents["rollout_paused"]); n != 1 {
 		t.Errorf("rollout_paused said %d times", n)

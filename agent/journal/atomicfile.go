@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 )
 
 // WriteFile atomically replaces path with data (temp file + fsync + rename
@@ -51,10 +52,39 @@ func WriteFrom(path string, r io.Reader, perm os.FileMode) (err error) {
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("journal: close %s: %w", tmp, err)
 	}
-	if err = os.Rename(tmp, path); err != nil {
+	if err = retry(func() error { return os.Rename(tmp, path) }, true); err != nil {
 		return fmt.Errorf("journal: rename %s: %w", path, err)
 	}
 	return SyncDir(dir)
+}
+
+// transientFor bounds the wait for another process that holds a state
+// file for a moment (Windows; see transient).
+const transientFor = 2 * time.Second
+
+// retry runs op until it succeeds, fails for a reason that lasts, or
+// transientFor has passed.
+func retry(op func() error, renaming bool) error {
+	deadline := time.Now().Add(transientFor)
+	for {
+		err := op()
+		if err == nil || !transient(err, renaming) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ReadFile reads the state file at path, waiting (a bounded time) while
+// another process holds it for a moment, as Windows makes a reader wait
+// for a writer's rename over the file.
+func ReadFile(path string) ([]byte, error) {
+	var data []byte
+	err := retry(func() (err error) {
+		data, err = os.ReadFile(path)
+		return err
+	}, false)
+	return data, err
 }
 
 // Remove deletes path (absent is fine) and fsyncs its directory.

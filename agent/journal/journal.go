@@ -74,7 +74,7 @@ func (j *Journal) Path() string { return j.path }
 
 // Load returns the unfinished transaction, or nil when there is none.
 func (j *Journal) Load() (*Record, error) {
-	data, err := os.ReadFile(j.path)
+	data, err := ReadFile(j.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

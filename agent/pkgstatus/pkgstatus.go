@@ -89,7 +89,7 @@ func (e *CorruptError) Unwrap() error { return e.Err }
 
 // Load returns the statuses saved at path, nil when there are none.
 func Load(path string) (*protobufs.PackageStatuses, error) {
-	data, err := os.ReadFile(path)
+	data, err := journal.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -17,7 +17,7 @@ import (
 // error when the file does not exist; a file that is not valid JSON is an
 // error naming the path.
 func Read(path string, v any) (bool, error) {
-	data, err := os.ReadFile(path)
+	data, err := journal.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}

@@ -27,8 +27,7 @@ func TestSelfUpdateUnderWine(t *testing.T) {
 		[]string{installtest.FakeCollectorEnv + "=" + winPath(fake), sigstoretest.HelperEnv + "=" + winPath(helper)},
 		bin, "-test.v", "-test.timeout", "9m")
 	if err != nil || !strings.Contains(out, "\nPASS\n") {
-		failed := regexp.MustCompile(`(?m)^\s*--- FAIL.*$`).FindAllString(out, -1)
-		t.Fatalf("the self-update tests under Wine: %v\nfailed:\n%s\n%s\nstderr:\n%s", err, strings.Join(failed, "\n"), tail(out, 8000), tail(errs, 2000))
+		t.Fatalf("the self-update tests under Wine: %v\nfailed:\n%s\n%s\nstderr:\n%s", err, failures(out), tail(out, 4000), tail(errs, 2000))
 	}
 	if strings.Contains(out, "--- SKIP") {
 		t.Fatalf("tests skipped under Wine:\n%s", strings.Join(regexp.MustCompile(`(?m)^\s*--- SKIP.*$`).FindAllString(out, -1), "\n"))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -149,3 +150,32 @@ func (w *wine) drive(winPath string) string {
 
 // winPath is a host path as the programs under Wine name it (drive Z: is /).
 func winPath(hostPath string) string { return `Z:` + strings.ReplaceAll(hostPath, "/", `\`) }
+
+var failRe = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
+
+// failures is what out, a test binary's -test.v output, says of its failed
+// tests: for each, the lines it printed while it ran (from its "=== RUN"
+// or "=== CONT" to the next "=== " line), at most 3000 bytes each.
+func failures(out string) string {
+	var b strings.Builder
+	lines := strings.Split(out, "\n")
+	for _, m := range failRe.FindAllStringSubmatch(out, -1) {
+		name := m[1]
+		fmt.Fprintf(&b, "--- FAIL: %s\n", name)
+		var block strings.Builder
+		in := false
+		for _, l := range lines {
+			switch {
+			case strings.HasPrefix(l, "=== RUN   "+name) && strings.TrimPrefix(l, "=== RUN   ") == name,
+				strings.HasPrefix(l, "=== CONT  "+name) && strings.TrimPrefix(l, "=== CONT  ") == name:
+				in = true
+			case strings.HasPrefix(l, "=== "):
+				in = false
+			case in:
+				block.WriteString(l + "\n")
+			}
+		}
+		b.WriteString(tail(block.String(), 3000))
+	}
+	return b.String()
+}
