@@ -83,7 +83,12 @@ func (e *Engine) evalOneLocked(c *collector) {
 	e.countLocked(c)
 	if prevState != c.state || prevErr != c.err {
 		c.updated = stamp.Of(e.opts.Now())
-		e.transitionEventLocked(c, prevState)
+		// A failure an updater reported is recorded where its report came
+		// in (packageStatusesLocked); an instance that learns it from the
+		// shared state does not record it again: it is said once.
+		if !(c.state == Failed && c.failed[hex.EncodeToString([]byte(c.hash))]) {
+			e.transitionEventLocked(c, prevState)
+		}
 		e.persistLocked(c)
 	} else if !c.decisionIs(prev) {
 		e.persistLocked(c)
