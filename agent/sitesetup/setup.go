@@ -96,7 +96,7 @@ func (r *run) install(ctx context.Context) error {
 	if s.DryRun {
 		r.say("plan (dry run, nothing is changed):")
 	}
-	r.say("  mode %s, endpoint %s, artifacts from %s", s.Mode, s.Endpoint(), s.Artifacts)
+	r.say("mode %s, endpoint %s, artifacts from %s", s.Mode, s.Endpoint(), s.Artifacts)
 	// Every artifact is checked before the first change.
 	paths := map[string]string{}
 	for _, name := range s.artifacts() {

@@ -304,7 +304,6 @@ func (n *Notifier) gather(ctx context.Context, now time.Time) error {
 	if closing {
 		due = time.Unix(1<<40, 0)
 	}
-	var closed []string // delivery ids of the batches closed by this pass
 	for _, b := range n.deb.Due(due) {
 		at := b.First.Add(n.c.Window + 2*n.c.Poll)
 		if closing {
@@ -312,9 +311,6 @@ func (n *Notifier) gather(ctx context.Context, now time.Time) error {
 		}
 		d, err := n.deliveries(b, hooks, at, wholes)
 		ds, errs = append(ds, d...), append(errs, err)
-		for _, id := range n.ids[batchID(b)] {
-			closed = append(closed, id)
-		}
 		delete(n.ids, batchID(b))
 	}
 	n.mu.Lock()
@@ -341,10 +337,7 @@ func (n *Notifier) gather(ctx context.Context, now time.Time) error {
 		}
 		ds = again
 	}
-	for _, id := range closed {
-		delete(n.stored, id)
-		delete(n.base, id)
-	}
+	n.forgetClosed()
 	if werr != nil {
 		n.mu.Lock()
 		if len(n.unsaved) < MaxQueued {
@@ -355,6 +348,27 @@ func (n *Notifier) gather(ctx context.Context, now time.Time) error {
 		errs = append(errs, fmt.Errorf("notify: storing %d deliveries: %w", len(ds), werr))
 	}
 	return errors.Join(errs...)
+}
+
+// forgetClosed drops what is kept of delivery ids no open batch writes
+// any more (their batch closed, or went on under another id).
+func (n *Notifier) forgetClosed() {
+	open := map[string]bool{}
+	for _, ids := range n.ids {
+		for _, id := range ids {
+			open[id] = true
+		}
+	}
+	for id := range n.stored {
+		if !open[id] {
+			delete(n.stored, id)
+		}
+	}
+	for id := range n.base {
+		if !open[id] {
+			delete(n.base, id)
+		}
+	}
 }
 
 // storedAs records, for each delivery of ds stored (not in kept), the
