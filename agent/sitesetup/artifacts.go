@@ -1,18 +1,17 @@
 package sitesetup
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
+	"github.com/myriarch/myriarch/agent/install"
 	"github.com/myriarch/myriarch/agent/unpack"
 	"github.com/myriarch/myriarch/agent/verify"
 	"github.com/myriarch/myriarch/internal/filehash"
@@ -95,13 +94,11 @@ func readBounded(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var b bytes.Buffer
-	if n, err := b.ReadFrom(ioLimit(f, limit+1)); err != nil {
-		return nil, err
-	} else if n > limit {
-		return nil, fmt.Errorf("%s: larger than %d bytes", filepath.Base(path), limit)
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		err = fmt.Errorf("%s: larger than %d bytes", filepath.Base(path), limit)
 	}
-	return b.Bytes(), nil
+	return b, err
 }
 
 // unpackCollector unpacks the checked archive into work and asks the
@@ -114,17 +111,15 @@ func unpackCollector(ctx context.Context, archive, work, version string) (string
 	if err != nil {
 		return "", fmt.Errorf("artifact %s: %w; nothing was installed", name, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, versionTimeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, filepath.Join(dir, CollectorExe), "--version").CombinedOutput()
+	// The same check an install makes: bounded output and time, the
+	// version as the install engine reads it.
+	out, err := install.RunVersion(ctx, filepath.Join(dir, CollectorExe), []string{"--version"}, versionTimeout)
 	if err != nil {
 		return "", fmt.Errorf("artifact %s: %s --version failed: %w; nothing was installed", name, CollectorExe, err)
 	}
-	if !strings.Contains(string(out), version) {
-		return "", fmt.Errorf("artifact %s: %s --version does not report %s (it said %q); nothing was installed",
-			name, CollectorExe, version, strings.TrimSpace(string(out)))
+	if got := install.ParseVersion(out); got != version {
+		return "", fmt.Errorf("artifact %s: %s --version reports %q, not %s (it said %q); nothing was installed",
+			name, CollectorExe, got, version, install.Clip(out))
 	}
 	return dir, nil
 }
-
-func ioLimit(f *os.File, n int64) *io.LimitedReader { return &io.LimitedReader{R: f, N: n} }

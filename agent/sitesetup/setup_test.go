@@ -198,7 +198,7 @@ func TestBadArtifactsChangeNothing(t *testing.T) {
 			sitesetuptest.Write(t, other, st.key, "0.149.0", sitesetuptest.Executables{Collector: installtest.Binary("0.148.0", "ok")})
 			b, _ := os.ReadFile(filepath.Join(other, sitesetup.CollectorArtifact("0.149.0")))
 			sitesetuptest.WriteSigned(t, st.s.Artifacts, sitesetup.CollectorArtifact("0.149.0"), b, st.key)
-		}, "--version does not report 0.149.0"},
+		}, `--version reports "0.148.0", not 0.149.0`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := newSite(t, "0.149.0")
