@@ -12,6 +12,10 @@ import (
 
 const exeSuffix = ""
 
+// testHealthWindow: a new process reaches its main within a few hundred
+// milliseconds even on a loaded machine.
+const testHealthWindow = 800 * time.Millisecond
+
 func alive(pid int) bool {
 	if syscall.Kill(pid, 0) != nil {
 		return false

@@ -268,13 +268,14 @@ var fixture = &installtest.Fixture{
 	BadOffers: binaryBadOffers,
 }
 
-// testOptions: the health window leaves the fake collector's "crash" mode
-// (exit 150 ms after its main starts) time to show itself even when the
-// machine is so busy that a new process takes hundreds of milliseconds to
-// reach its main (a cold build running beside the tests).
+// testOptions: the health window (testHealthWindow, per system) leaves
+// the fake collector's "crash" mode (exit 150 ms after its main starts)
+// time to show itself even when the machine is so busy that a new process
+// takes hundreds of milliseconds to reach its main (a cold build running
+// beside the tests).
 func testOptions(state, pub string) install.Options {
 	return install.Options{
-		StateDir: state, HealthWindow: 800 * time.Millisecond, MaxPackageSize: 64 << 20,
+		StateDir: state, HealthWindow: testHealthWindow, MaxPackageSize: 64 << 20,
 		MinisignPublicKeys: []string{pub}, RequireSignature: true,
 		StartTimeout: 5 * time.Second, PollInterval: 50 * time.Millisecond,
 		Download: download.Options{

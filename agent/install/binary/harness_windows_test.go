@@ -12,6 +12,12 @@ import (
 
 const exeSuffix = ".exe"
 
+// testHealthWindow: under Wine on a loaded machine a new process can take
+// more than a second to reach its main (100 ms when idle), all that time
+// listed as running, so a collector that crashes 150 ms into its main
+// needs a longer window to be told from one that runs.
+const testHealthWindow = 3 * time.Second
+
 func alive(pid int) bool {
 	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
 	if err != nil {

@@ -26,8 +26,8 @@ func (b *Backend) waitStable(ctx context.Context, dir string, window time.Durati
 	deadline := time.Now().Add(b.env.StartTimeout + window)
 	tick := time.NewTicker(b.env.PollInterval)
 	defer tick.Stop()
-	seen := map[int32]bool{}
-	var cur int32
+	seen := map[procID]bool{}
+	var cur procID
 	var since time.Time
 	lastOther := ""
 	supMissing := 0
@@ -53,15 +53,15 @@ func (b *Backend) waitStable(ctx context.Context, dir string, window time.Durati
 			now := time.Now()
 			switch {
 			case found == nil:
-				if cur != 0 {
+				if cur != (procID{}) {
 					b.rememberCrashLog()
 				}
-				cur = 0
-			case found.PID != cur:
-				if cur != 0 {
+				cur = procID{}
+			case !found.id().same(cur):
+				if cur != (procID{}) {
 					b.rememberCrashLog()
 				}
-				cur, since = found.PID, now
+				cur, since = found.id(), now
 				if !seen[cur] {
 					seen[cur] = true
 					if len(seen) > b.o.MaxCollectorStarts {

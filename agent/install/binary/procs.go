@@ -14,6 +14,23 @@ type child struct {
 	CreateTime int64
 }
 
+// procID tells one process from another: its PID, and its start time,
+// since a PID is soon given again to a new process (Windows, and Wine
+// more so, reuse them at once), and a collector that crashes and is
+// restarted under the same PID is another process.
+type procID struct {
+	PID        int32
+	CreateTime int64
+}
+
+func (c child) id() procID { return procID{c.PID, c.CreateTime} }
+
+// same says whether a and b are one process; a start time that could not
+// be read (0) matches any.
+func (a procID) same(b procID) bool {
+	return a.PID == b.PID && (a.CreateTime == 0 || b.CreateTime == 0 || a.CreateTime == b.CreateTime)
+}
+
 // children lists the direct children of pid with their executable paths
 // (resolved by the kernel, so a process started through <root>/current
 // shows the version directory it really runs from).

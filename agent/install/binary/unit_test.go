@@ -19,3 +19,23 @@ func TestOptionsValidate(t *testing.T) {
 		}
 	}
 }
+
+// A process is its PID and its start time: a PID given again to a new
+// process (a restarted collector on Windows) is another process.
+func TestProcIDSame(t *testing.T) {
+	for _, tc := range []struct {
+		a, b procID
+		want bool
+	}{
+		{procID{10, 1000}, procID{10, 1000}, true},
+		{procID{10, 1000}, procID{10, 1450}, false},
+		{procID{10, 1000}, procID{11, 1000}, false},
+		{procID{10, 0}, procID{10, 1000}, true},
+		{procID{10, 1000}, procID{10, 0}, true},
+		{procID{}, procID{10, 0}, false},
+	} {
+		if got := tc.a.same(tc.b); got != tc.want {
+			t.Errorf("%v.same(%v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

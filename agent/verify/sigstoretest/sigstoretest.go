@@ -34,15 +34,21 @@ const (
 
 // Bundle is a .sigstore.json (bundle v0.1: a certificate chain and
 // a log entry with its signed entry timestamp) of what vs signed for
-// identity and issuer.
+// identity and issuer, its entry integrated at (plus EntryDelay).
 func Bundle(t testing.TB, vs *ca.VirtualSigstore, identity, issuer string, artifact []byte, at time.Time) []byte {
 	t.Helper()
-	e, err := vs.SignAtTime(identity, issuer, artifact, at)
+	e, err := vs.SignAtTime(identity, issuer, artifact, at.Add(EntryDelay))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return BundleOf(t, vs, e, true)
 }
+
+// EntryDelay: the test CA's certificate is valid from the second it is
+// made, to the second, for 10 minutes. An entry integrated at the instant
+// the caller read the clock falls before it when the second turns while
+// the certificate's key is made; a minute later is always inside.
+const EntryDelay = time.Minute
 
 // BundleOf writes e as a bundle. Its log entry, as the test CA gives it,
 // lacks its kind and signed entry timestamp in the form a bundle holds

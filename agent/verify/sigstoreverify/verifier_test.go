@@ -45,7 +45,8 @@ func TestSigstore(t *testing.T) {
 		t.Fatal(err)
 	}
 	noTlog := sigstoretest.BundleOf(t, vs, e, false)
-	forged := strings.Replace(string(good), `"integratedTime":"`+itoa(now.Unix())+`"`, `"integratedTime":"`+itoa(now.Unix()-60)+`"`, 1)
+	integrated := now.Add(sigstoretest.EntryDelay).Unix()
+	forged := strings.Replace(string(good), `"integratedTime":"`+itoa(integrated)+`"`, `"integratedTime":"`+itoa(integrated-60)+`"`, 1)
 	if forged == string(good) {
 		t.Fatal("the forged bundle is the good one")
 	}
