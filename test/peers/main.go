@@ -1,6 +1,7 @@
 // Command peers builds (or finds in the cache) the upstream OpAMP Supervisor
 // and the test collectors the end-to-end tests run against, and prints where
-// they are. Run it as `make peers` or `go run ./test/peers [-json]`.
+// they are. Run it as `make peers` or `go run ./test/peers [-json]
+// [-goos windows]`.
 package main
 
 import (
@@ -24,11 +25,12 @@ func main() {
 
 func run() error {
 	asJSON := flag.Bool("json", false, "print the peers as JSON")
+	goos := flag.String("goos", "", "build the peers for this system (default: this one)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	p, err := peerbuild.Ensure(ctx, log)
+	p, err := peerbuild.EnsureWith(ctx, log, peerbuild.Options{GOOS: *goos})
 	if err != nil {
 		return err
 	}

@@ -17,10 +17,10 @@ import (
 var archiveModTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // writeArchive packages the executable at binPath as the single entry
-// CollectorExecutable (mode 0755) of a gzip-compressed tar at dst. It stages to
+// name (mode 0755) of a gzip-compressed tar at dst. It stages to
 // a temporary name in dst's directory, fsyncs, then renames, so dst is either
 // absent or complete.
-func writeArchive(dst, binPath string) (err error) {
+func writeArchive(dst, binPath, name string) (err error) {
 	src, err := os.Open(binPath)
 	if err != nil {
 		return fmt.Errorf("open executable to package: %w", err)
@@ -47,7 +47,7 @@ func writeArchive(dst, binPath string) (err error) {
 	gz.ModTime = archiveModTime
 	tw := tar.NewWriter(gz)
 	hdr := &tar.Header{
-		Name:     CollectorExecutable,
+		Name:     name,
 		Mode:     0o755,
 		Size:     st.Size(),
 		ModTime:  archiveModTime,

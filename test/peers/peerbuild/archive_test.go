@@ -52,7 +52,7 @@ func TestWriteArchive(t *testing.T) {
 	a1 := filepath.Join(dir, "a1.tar.gz")
 	a2 := filepath.Join(dir, "a2.tar.gz")
 	for _, a := range []string{a1, a2} {
-		if err := writeArchive(a, bin); err != nil {
+		if err := writeArchive(a, bin, CollectorExecutable); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -89,13 +89,13 @@ func TestWriteArchive(t *testing.T) {
 
 func TestWriteArchiveErrors(t *testing.T) {
 	dir := t.TempDir()
-	err := writeArchive(filepath.Join(dir, "a.tar.gz"), filepath.Join(dir, "missing"))
+	err := writeArchive(filepath.Join(dir, "a.tar.gz"), filepath.Join(dir, "missing"), CollectorExecutable)
 	if err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("missing executable: err = %v, want one naming it", err)
 	}
 	bin := filepath.Join(dir, "exe")
 	os.WriteFile(bin, []byte("x"), 0o755)
-	err = writeArchive(filepath.Join(dir, "no-such-dir", "a.tar.gz"), bin)
+	err = writeArchive(filepath.Join(dir, "no-such-dir", "a.tar.gz"), bin, CollectorExecutable)
 	if err == nil || !strings.Contains(err.Error(), "no-such-dir") {
 		t.Errorf("missing destination directory: err = %v, want one naming it", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -44,7 +45,7 @@ func (b *builder) build(ctx context.Context) (*Peers, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Peers{Dir: b.dir, Supervisor: sup, SupervisorVersion: SupervisorVersion}
+	p := &Peers{Dir: b.dir, GOOS: b.in.GOOS, Supervisor: sup, SupervisorVersion: SupervisorVersion}
 	for _, spec := range b.in.Specs {
 		c, err := b.buildCollector(ctx, ocb, spec)
 		if err != nil {
@@ -108,7 +109,7 @@ func (b *builder) buildOCB(ctx context.Context) (string, error) {
 	if exists(bin) {
 		return bin, nil
 	}
-	if err := b.g.run(ctx, b.dir, []string{"GOBIN=" + tools}, b.g.goBin, "install", builderPackage+"@"+BuilderVersion); err != nil {
+	if err := b.g.host().run(ctx, b.dir, []string{"GOBIN=" + tools}, b.g.goBin, "install", builderPackage+"@"+BuilderVersion); err != nil {
 		return "", err
 	}
 	return bin, nil
@@ -125,7 +126,7 @@ var supervisorBuildFlags = []string{"-trimpath", "-ldflags=-s -w"}
 // buildSupervisor builds the upstream supervisor through a wrapper module in
 // src/supervisor.
 func (b *builder) buildSupervisor(ctx context.Context) (string, error) {
-	out := filepath.Join(b.dir, "bin", SupervisorExecutable)
+	out := filepath.Join(b.dir, "bin", ExeName(b.in.GOOS, SupervisorExecutable))
 	if exists(out) {
 		return out, nil
 	}
@@ -167,11 +168,13 @@ func (b *builder) buildCollector(ctx context.Context, ocb string, spec collector
 	if err != nil {
 		return Collector{}, err
 	}
-	if err := checkVersion(ctx, exe, spec.Version); err != nil {
-		return Collector{}, err
+	if b.in.GOOS == runtime.GOOS && b.in.GOARCH == runtime.GOARCH {
+		if err := checkVersion(ctx, exe, spec.Version); err != nil {
+			return Collector{}, err
+		}
 	}
 	archive := filepath.Join(b.dir, "artifacts", archiveName(spec.Version, b.in.GOOS, b.in.GOARCH))
-	if err := writeArchive(archive, exe); err != nil {
+	if err := writeArchive(archive, exe, ExeName(b.in.GOOS, CollectorExecutable)); err != nil {
 		return Collector{}, err
 	}
 	exeSum, _, err := fileSHA256(exe)
@@ -195,7 +198,8 @@ func (b *builder) buildCollector(ctx context.Context, ocb string, spec collector
 }
 
 func (b *builder) ocbBuild(ctx context.Context, ocb string, spec collectorSpec) (string, error) {
-	out := filepath.Join(b.dir, "collectors", spec.Version, CollectorExecutable)
+	name := ExeName(b.in.GOOS, CollectorExecutable) // as ocb names it
+	out := filepath.Join(b.dir, "collectors", spec.Version, name)
 	if exists(out) {
 		return out, nil
 	}
@@ -221,7 +225,7 @@ func (b *builder) ocbBuild(ctx context.Context, ocb string, spec collectorSpec) 
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", err
 	}
-	if err := os.Rename(filepath.Join(dist, CollectorExecutable), out); err != nil {
+	if err := os.Rename(filepath.Join(dist, name), out); err != nil {
 		return "", fmt.Errorf("install collector %s: %w", spec.Version, err)
 	}
 	return out, nil

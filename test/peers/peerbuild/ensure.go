@@ -19,6 +19,10 @@ type Options struct {
 	// CacheRoot holds one directory per input hash. Empty means $CacheEnv,
 	// else $HOME/.cache/myriarch/peers.
 	CacheRoot string
+	// GOOS and GOARCH are the system the peers are built for; empty means
+	// this one. Peers built for another system are not run by the build
+	// (their version check is left to where they run).
+	GOOS, GOARCH string
 }
 
 // Ensure returns the peers, building whatever is missing first. A warm cache
@@ -48,6 +52,13 @@ func EnsureWith(ctx context.Context, log *slog.Logger, opts Options) (*Peers, er
 		return nil, err
 	}
 	in := defaultInputs(goVersion)
+	if opts.GOOS != "" {
+		in.GOOS = opts.GOOS
+	}
+	if opts.GOARCH != "" {
+		in.GOARCH = opts.GOARCH
+	}
+	g.goos, g.goarch = in.GOOS, in.GOARCH
 	sum, err := in.hash()
 	if err != nil {
 		return nil, err
@@ -64,6 +75,7 @@ func EnsureWith(ctx context.Context, log *slog.Logger, opts Options) (*Peers, er
 
 	if p, err := loadRecord(dir); err == nil {
 		log.Debug("peers: using cache", "dir", dir)
+		p.GOOS = in.GOOS // a record written before it was recorded lacks it
 		return p, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		log.Info("peers: cache record unusable, rebuilding from scratch", "dir", dir, "reason", err)

@@ -16,6 +16,9 @@ import (
 // that does not leak the caller's module settings into the peer modules.
 type goTool struct {
 	goBin string
+	// goos and goarch are what builds are for; empty means this system
+	// (and tools the build runs, such as ocb, are always built for it).
+	goos, goarch string
 	// log receives the full output of every command; failures also quote
 	// its tail in the error.
 	log io.Writer
@@ -35,9 +38,13 @@ func findGo() (string, error) {
 }
 
 // env is the caller's environment with the settings that matter pinned:
-// no workspace, no inherited GOFLAGS, static binaries for this platform, and
-// the chosen go first on PATH (ocb looks it up there).
+// no workspace, no inherited GOFLAGS, static binaries for the target
+// system, and the chosen go first on PATH (ocb looks it up there).
 func (g goTool) env(extra ...string) []string {
+	goos, goarch := runtime.GOOS, runtime.GOARCH
+	if g.goos != "" {
+		goos, goarch = g.goos, g.goarch
+	}
 	drop := map[string]bool{"GOWORK": true, "GOFLAGS": true, "CGO_ENABLED": true, "GOOS": true, "GOARCH": true, "GOBIN": true, "PATH": true}
 	var env []string
 	for _, kv := range os.Environ() {
@@ -50,8 +57,8 @@ func (g goTool) env(extra ...string) []string {
 		"GOWORK=off",
 		"GOFLAGS=-buildvcs=false",
 		"CGO_ENABLED=0",
-		"GOOS="+runtime.GOOS,
-		"GOARCH="+runtime.GOARCH,
+		"GOOS="+goos,
+		"GOARCH="+goarch,
 		"PATH="+filepath.Dir(g.goBin)+string(os.PathListSeparator)+os.Getenv("PATH"),
 	)
 	return append(env, extra...)
@@ -71,6 +78,12 @@ func (g goTool) run(ctx context.Context, dir string, extraEnv []string, name str
 		return fmt.Errorf("%s %s in %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), dir, err, tail.String())
 	}
 	return nil
+}
+
+// host is g building for this system (for tools the build runs).
+func (g goTool) host() goTool {
+	g.goos, g.goarch = "", ""
+	return g
 }
 
 // output runs the go command and returns its trimmed standard output.

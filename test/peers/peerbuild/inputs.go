@@ -32,9 +32,10 @@ const (
 	VersionBroken = "0.149.0-m.3"
 
 	// CollectorExecutable is the collector's executable name, both in the
-	// cache and inside every archive.
+	// cache and inside every archive (with ".exe" for Windows: ExeName).
 	CollectorExecutable = "otelcol-myriarch"
-	// SupervisorExecutable is the supervisor's executable name in the cache.
+	// SupervisorExecutable is the supervisor's executable name in the cache
+	// (with ".exe" for Windows).
 	SupervisorExecutable = "opampsupervisor"
 
 	supervisorPackage = "github.com/open-telemetry/opentelemetry-collector-contrib/cmd/opampsupervisor"
@@ -127,12 +128,20 @@ type inputs struct {
 }
 
 func defaultInputs(goVersion string) inputs {
-	return inputs{
-		GoVersion: goVersion,
-		GOOS:      runtime.GOOS,
-		GOARCH:    runtime.GOARCH,
-		Specs:     collectorSpecs(),
+	return inputsFor(goVersion, runtime.GOOS, runtime.GOARCH)
+}
+
+// inputsFor are the inputs of peers built for goos/goarch.
+func inputsFor(goVersion, goos, goarch string) inputs {
+	return inputs{GoVersion: goVersion, GOOS: goos, GOARCH: goarch, Specs: collectorSpecs()}
+}
+
+// ExeName is base as an executable of goos is named.
+func ExeName(goos, base string) string {
+	if goos == "windows" {
+		return base + ".exe"
 	}
+	return base
 }
 
 // hash returns a short, stable digest of every build input. Manifests are

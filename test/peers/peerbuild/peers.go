@@ -15,6 +15,8 @@ import (
 type Peers struct {
 	// Dir is the cache directory of this set of inputs.
 	Dir string `json:"dir"`
+	// GOOS is the system the executables are built for.
+	GOOS string `json:"goos"`
 	// Supervisor is the opampsupervisor executable.
 	Supervisor string `json:"supervisor"`
 	// SupervisorVersion is the upstream module version it was built from.
@@ -29,12 +31,13 @@ type Collector struct {
 	Version string `json:"version"`
 	// Broken marks the release that cannot start under the supervisor.
 	Broken bool `json:"broken"`
-	// Executable is the collector executable (named CollectorExecutable).
+	// Executable is the collector executable (named CollectorExecutable,
+	// with ".exe" for Windows).
 	Executable string `json:"executable"`
 	// ExecutableSHA256 is the hex sha256 of Executable.
 	ExecutableSHA256 string `json:"executableSHA256"`
 	// Archive is the release archive otelcol_<version>_<goos>_<goarch>.tar.gz;
-	// it holds CollectorExecutable at its root.
+	// it holds the executable, named as Executable, at its root.
 	Archive string `json:"archive"`
 	// ArchiveSHA256 is the hex sha256 of Archive (an OpAMP content_hash).
 	ArchiveSHA256 string `json:"archiveSHA256"`

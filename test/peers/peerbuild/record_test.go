@@ -31,7 +31,7 @@ func fakeBuildIn(t *testing.T, dir string) *Peers {
 			t.Fatal(err)
 		}
 		ar := filepath.Join(dir, "artifacts", archiveName(s.Version, "linux", "amd64"))
-		if err := writeArchive(ar, exe); err != nil {
+		if err := writeArchive(ar, exe, CollectorExecutable); err != nil {
 			t.Fatal(err)
 		}
 		es, _, _ := fileSHA256(exe)

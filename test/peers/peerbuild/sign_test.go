@@ -78,7 +78,7 @@ func TestPublishSignedAndInstallTo(t *testing.T) {
 	exe := filepath.Join(src, CollectorExecutable)
 	os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755)
 	archive := filepath.Join(src, archiveName(VersionM2, "linux", "amd64"))
-	if err := writeArchive(archive, exe); err != nil {
+	if err := writeArchive(archive, exe, CollectorExecutable); err != nil {
 		t.Fatal(err)
 	}
 	sum, size, err := fileSHA256(archive)
