@@ -87,10 +87,12 @@ bench:
 clean:
 	rm -rf $(BIN) .myriarch
 
-# Build (or find in $HOME/.cache/myriarch/peers) the upstream OpAMP Supervisor and the test collectors.
+# Build (or find in $HOME/.cache/myriarch/peers) the upstream OpAMP Supervisor and the test collectors,
+# for this system and for Windows (the Wine tier runs those).
 .PHONY: peers
 peers:
 	$(GO) run ./test/peers
+	$(GO) run ./test/peers -goos windows
 
 # deb and rpm packages of myriarch-updater and myriarchd (packaging/nfpm, built with nfpm).
 .PHONY: packages

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -123,8 +124,10 @@ func waitAgent(t *testing.T, s *server.Server, uid string, cond func(agentView) 
 // checkEventLog reads the Application log while the service runs (it
 // writes its log there). Wine 8 keeps no Event Log: a report is accepted
 // (the probe's own write says so) and the log then holds no record, so
-// the service's entries cannot be read back; this fails when a Wine that
-// keeps them comes, to read them back instead.
+// the entries cannot be read back through the Event Log; this fails when a
+// Wine that keeps them comes, to read them back there instead. What the
+// service reported is read back from Wine's eventlog channel: its start,
+// as information.
 func checkEventLog(t *testing.T, w *wine) {
 	t.Helper()
 	probe := w.build(t, "./eventlogprobe", "eventlogprobe.exe")
@@ -134,5 +137,8 @@ func checkEventLog(t *testing.T, w *wine) {
 	}
 	if !strings.Contains(out, "records: 0\n") || !strings.Contains(out, "from myriarch-updater: 0\n") {
 		t.Errorf("this Wine keeps an Event Log: read the service's entries back (want from myriarch-updater ≥ 1):\n%s", out)
+	}
+	if log := w.serviceLog(); !regexp.MustCompile(`(?m):trace:eventlog:ReportEventW L".*updater started`).MatchString(log) {
+		t.Errorf("the service's start is not among its Event Log reports:\n%s", tail(log, 3000))
 	}
 }

@@ -52,6 +52,12 @@ func (w *wine) boot(t testing.TB) {
 // between programs until close: otherwise each program opens a new Wine
 // session, whose service manager starts every automatic-start service
 // again and may not yet see a service another session created.
+//
+// The session's first program starts the service manager, which with
+// the services it starts inherits that program's Unix standard error and
+// Wine debug channels: Wine keeps no Event Log, but its eventlog channel
+// prints every report a service makes, so the services' Event Log entries
+// are read back from services.log (see serviceLog).
 func (w *wine) persist(t testing.TB) {
 	t.Helper()
 	w.close() // the server wineboot started ends; a persistent one replaces it
@@ -60,6 +66,29 @@ func (w *wine) persist(t testing.TB) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("wineserver -p: %v", err)
 	}
+	logf, err := os.Create(w.serviceLogPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	first := w.command(ctx, "cmd", "/c", "exit")
+	first.Env = append(first.Env, "WINEDEBUG=-all,+eventlog")
+	first.Stderr = logf // a file: services.exe keeps it open
+	if out, err := first.Output(); err != nil {
+		t.Fatalf("starting the Wine session: %v\n%s", err, out)
+	}
+}
+
+func (w *wine) serviceLogPath() string { return filepath.Join(filepath.Dir(w.prefix), "services.log") }
+
+// serviceLog is what Wine's eventlog channel printed of the services'
+// Event Log reports so far, one report a line:
+// "<thread>:<trace|warn|err>:eventlog:ReportEventW L\"<text>\"".
+func (w *wine) serviceLog() string {
+	b, _ := os.ReadFile(w.serviceLogPath())
+	return string(b)
 }
 
 // close stops the prefix's wineserver and every process it runs.
