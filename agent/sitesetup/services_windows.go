@@ -18,8 +18,12 @@ type scm struct{}
 
 func newServices() services { return scm{} }
 
-// stopWithin bounds the wait for a service to stop.
-const stopWithin = 60 * time.Second
+// stopWithin bounds the wait for a service to stop, startWithin the wait
+// for one to run.
+const (
+	stopWithin  = 60 * time.Second
+	startWithin = 2 * time.Minute
+)
 
 // withService runs fn with the named service open; registered is false
 // (and fn not run) when there is none.
@@ -143,7 +147,7 @@ func (scm) Run(name string, restart, dry bool) (string, error) {
 		if err := s.Start(); err != nil {
 			return fmt.Errorf("starting service %s: %w", name, err)
 		}
-		return nil
+		return waitRunning(name, s)
 	})
 	if err == nil && !registered && dry {
 		return "would start", nil
@@ -175,6 +179,33 @@ func (scm) Remove(name string, dry bool) (bool, error) {
 }
 
 // stop stops s unless it is stopped, and waits (bounded) until it is.
+// waitRunning waits until a service just started runs: one that stops
+// as it starts, or is still starting after startWithin, is not said to
+// have started.
+func waitRunning(name string, s *mgr.Service) error {
+	deadline := time.Now().Add(startWithin)
+	for {
+		st, err := s.Query()
+		switch {
+		case err != nil:
+			return fmt.Errorf("service %s: %w", name, err)
+		case st.State == svc.Running:
+			return nil
+		case st.State == svc.Stopped:
+			code := fmt.Sprintf("exit code %d", st.Win32ExitCode)
+			if st.Win32ExitCode == uint32(windows.ERROR_SERVICE_SPECIFIC_ERROR) {
+				code = fmt.Sprintf("its own exit code %d", st.ServiceSpecificExitCode)
+			} else if st.Win32ExitCode != 0 {
+				code += ": " + windows.Errno(st.Win32ExitCode).Error()
+			}
+			return fmt.Errorf("service %s stopped as it started (%s); its reasons are in the Event Log", name, code)
+		case time.Now().After(deadline):
+			return fmt.Errorf("service %s is still starting after %s", name, startWithin)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 func stop(name string, s *mgr.Service) error {
 	st, err := s.Query()
 	if err != nil {

@@ -40,7 +40,8 @@ type services interface {
 	// asked.
 	Updater(exe, conf string, dry bool) (changed bool, warning string, err error)
 	// Run starts the service when it is stopped, and restarts it when
-	// restart and it runs; it returns what it did.
+	// restart and it runs, and waits until it runs; it returns what it
+	// did, or why the service does not run.
 	Run(name string, restart, dry bool) (did string, err error)
 	// Stop stops the service when it is registered and runs.
 	Stop(name string) error
@@ -344,6 +345,9 @@ func (r *run) services() error {
 		r.changed("upd")
 		r.say(map[bool]string{true: "would register service ", false: "registered service "}[s.DryRun] + UpdaterService)
 	}
+	// Every service is run, also after another failed to: each failure
+	// is reported.
+	var errs []error
 	for _, n := range names {
 		restart := r.upd
 		if n == SupervisorService {
@@ -351,13 +355,14 @@ func (r *run) services() error {
 		}
 		did, err := r.svc.Run(n, restart, s.DryRun)
 		if err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		if did != "" {
 			r.say("%s %s", did, n)
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Uninstall removes what Install put on the host: the services, the
