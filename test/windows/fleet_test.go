@@ -1,8 +1,6 @@
 package windows
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -219,31 +217,18 @@ func (w testWriter) Write(p []byte) (int, error) {
 // zip holding the site's collector executable, signed with key.
 func publishWindows(t *testing.T, estate, version string, exe []byte, key keyringtest.Key) {
 	t.Helper()
-	var z bytes.Buffer
-	zw := zip.NewWriter(&z)
-	h := &zip.FileHeader{Name: sitesetup.CollectorExe, Method: zip.Deflate}
-	h.SetMode(0o755)
-	f, err := zw.CreateHeader(h)
-	if err == nil {
-		_, err = f.Write(exe)
-	}
-	if err == nil {
-		err = zw.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	zipped := sitesetuptest.CollectorZip(t, exe)
 	name := "otelcol_" + version + "_windows_amd64.zip"
 	for _, d := range []string{"artifacts", filepath.Join("packages", sitesetup.CollectorPackage), "fleets"} {
 		if err := os.MkdirAll(filepath.Join(estate, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(estate, "artifacts", name), z.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(estate, "artifacts", name), zipped, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sum := sha256.Sum256(z.Bytes())
-	sig := minisign.SignWithComments(key.Private, z.Bytes(), "collector release", name)
+	sum := sha256.Sum256(zipped)
+	sig := minisign.SignWithComments(key.Private, zipped, "collector release", name)
 	y := fmt.Sprintf("name: %s\nversion: %s\nartifacts:\n  - os: windows\n    arch: amd64\n    file: artifacts/%s\n    sha256: %s\n    executable: %s\n    signature: |\n",
 		sitesetup.CollectorPackage, version, name, hex.EncodeToString(sum[:]), sitesetup.CollectorExe)
 	for _, l := range strings.Split(strings.TrimRight(string(sig), "\n"), "\n") {

@@ -27,22 +27,8 @@ type Executables struct {
 // otelcol-contrib.exe, and the other executables as they are.
 func Write(t testing.TB, dir string, key keyringtest.Key, version string, e Executables) {
 	t.Helper()
-	var z bytes.Buffer
-	zw := zip.NewWriter(&z)
-	h := &zip.FileHeader{Name: sitesetup.CollectorExe, Method: zip.Deflate}
-	h.SetMode(0o755)
-	w, err := zw.CreateHeader(h)
-	if err == nil {
-		_, err = w.Write(e.Collector)
-	}
-	if err == nil {
-		err = zw.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 	for name, b := range map[string][]byte{
-		sitesetup.CollectorArtifact(version): z.Bytes(),
+		sitesetup.CollectorArtifact(version): CollectorZip(t, e.Collector),
 		sitesetup.SupervisorArtifact():       e.Supervisor,
 		sitesetup.UpdaterArtifact():          e.Updater,
 		sitesetup.SigstoreArtifact():         e.Sigstore,
@@ -64,4 +50,25 @@ func WriteSigned(t testing.TB, dir, name string, b []byte, key keyringtest.Key) 
 			t.Fatal(err)
 		}
 	}
+}
+
+// CollectorZip is a collector release for Windows: a zip holding exe as
+// the site's collector executable.
+func CollectorZip(t testing.TB, exe []byte) []byte {
+	t.Helper()
+	var z bytes.Buffer
+	zw := zip.NewWriter(&z)
+	h := &zip.FileHeader{Name: sitesetup.CollectorExe, Method: zip.Deflate}
+	h.SetMode(0o755)
+	w, err := zw.CreateHeader(h)
+	if err == nil {
+		_, err = w.Write(exe)
+	}
+	if err == nil {
+		err = zw.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z.Bytes()
 }
