@@ -52,6 +52,10 @@ type agent struct {
 	upDelay    atomic.Int64
 	// offerAt: an updater's last offer that started an install (unix ns).
 	offerAt atomic.Int64
+	// hbAt: when the heartbeat awaiting its answer was sent (unix ns, 0:
+	// none); dropped: the reconnect phase closed this agent's socket.
+	hbAt    atomic.Int64
+	dropped atomic.Bool
 }
 
 // send writes one AgentToServer on the agent's socket (caller holds a.mu).
@@ -88,6 +92,7 @@ func (a *agent) heartbeat() {
 	a.mu.Lock()
 	if a.sendLocked(a.compact()) {
 		a.s.st.heartbeats.Add(1)
+		a.hbAt.Store(time.Now().UnixNano())
 	}
 	a.mu.Unlock()
 }
@@ -95,6 +100,9 @@ func (a *agent) heartbeat() {
 // handle reacts to one ServerToAgent (reader goroutine).
 func (a *agent) handle(m *protobufs.ServerToAgent) {
 	st := &a.s.st
+	if at := a.hbAt.Swap(0); at != 0 && !a.dropped.Load() {
+		a.s.rtts.add(time.Duration(time.Now().UnixNano() - at))
+	}
 	if e := m.ErrorResponse; e != nil {
 		st.errorResponses.Add(1)
 		if ri := e.GetRetryInfo(); ri != nil {

@@ -59,6 +59,7 @@ type sim struct {
 	stopping atomic.Bool
 	target   atomic.Value // string: the fleet's current targetVersion
 	pending  sync.WaitGroup
+	rtts     rttRecorder // heartbeat round trips, while a phase records them
 
 	httpURL    string
 	httpQ      []chan httpJob // one per worker; an agent always uses the same

@@ -33,7 +33,7 @@ func TestUIDsDistinctAndValid(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	good := config{instances: 1, workers: 1, agents: 10, heartbeat: time.Second, logLevel: "warn", dialConcurrency: 1, sourceAddrs: 1, churnPerMin: 0.01, scenarios: "ramp,steady", transport: "ws"}
+	good := config{instances: 1, workers: 1, agents: 10, heartbeat: time.Second, logLevel: "warn", dialConcurrency: 1, sourceAddrs: 1, churnPerMin: 0.01, reconnectFraction: 0.5, scenarios: "ramp,steady", transport: "ws"}
 	tests := []struct {
 		name string
 		mod  func(*config)
@@ -43,8 +43,8 @@ func TestValidate(t *testing.T) {
 		{name: "odd agents", mod: func(c *config) { c.agents = 3 }, want: []string{"-n 3"}},
 		{name: "log level", mod: func(c *config) { c.logLevel = "loud" }, want: []string{`-log-level "loud"`}},
 		{name: "every error at once", mod: func(c *config) {
-			c.agents, c.heartbeat, c.transport, c.scenarios, c.churnPerMin = 0, 0, "udp", "ramp,boom", 2
-		}, want: []string{"-n 0", "-heartbeat", `-transport "udp"`, `unknown phase "boom"`, "-churn-rate 2"}},
+			c.agents, c.heartbeat, c.transport, c.scenarios, c.churnPerMin, c.reconnectFraction = 0, 0, "udp", "ramp,boom", 2, 0
+		}, want: []string{"-n 0", "-heartbeat", `-transport "udp"`, `unknown phase "boom"`, "-churn-rate 2", "-reconnect-fraction 0"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,50 +28,52 @@ import (
 )
 
 type config struct {
-	agents          int
-	hosts           int
-	scenarios       string
-	heartbeat       time.Duration
-	readTimeout     time.Duration
-	steady          time.Duration
-	churn           time.Duration
-	churnPerMin     float64
-	rampRate        int
-	installStep     time.Duration
-	phaseTimeout    time.Duration
-	deadline        time.Duration
-	dialConcurrency int
-	sourceAddrs     int
-	backoffBase     time.Duration
-	backoffCap      time.Duration
-	bin             string
-	store           string // myriarchd --store
-	instances       int
-	postgresPID     int
-	logLevel        string // myriarchd --log-level
-	workers         int
-	seed            uint64
-	workerHosts     string // worker process only
-	servers         string // worker process only
-	token           string // worker process only
-	work            string
-	fromVersion     string
-	toVersion       string
-	force           bool
-	transport       string
-	serverEnv       string
-	httpWorkers     int
-	profileDir      string
+	agents            int
+	hosts             int
+	scenarios         string
+	heartbeat         time.Duration
+	readTimeout       time.Duration
+	steady            time.Duration
+	churn             time.Duration
+	churnPerMin       float64
+	rampRate          int
+	installStep       time.Duration
+	phaseTimeout      time.Duration
+	deadline          time.Duration
+	dialConcurrency   int
+	sourceAddrs       int
+	backoffBase       time.Duration
+	backoffCap        time.Duration
+	bin               string
+	store             string // myriarchd --store
+	instances         int
+	postgresPID       int
+	logLevel          string // myriarchd --log-level
+	workers           int
+	seed              uint64
+	workerHosts       string // worker process only
+	servers           string // worker process only
+	token             string // worker process only
+	work              string
+	fromVersion       string
+	toVersion         string
+	force             bool
+	transport         string
+	reconnectFraction float64
+	serverEnv         string
+	httpWorkers       int
+	profileDir        string
 }
 
 func main() {
 	var c config
 	flag.IntVar(&c.agents, "n", 10000, "number of OpAMP agents (N/2 hosts, each a collector and an updater)")
-	flag.StringVar(&c.scenarios, "scenarios", "ramp,steady,storm,rollout,churn", "phases to run, in this order (ramp always runs); with -instances ≥ 2 also kill (SIGKILL the leader in steady state, then start it again) and rollout-kill (SIGKILL the leader a quarter into a rollout)")
+	flag.StringVar(&c.scenarios, "scenarios", "ramp,steady,storm,rollout,churn", "phases to run, in this order (ramp always runs; reconnect: -reconnect-fraction of the agents' sockets closed at once); with -instances ≥ 2 also kill (SIGKILL the leader in steady state, then start it again) and rollout-kill (SIGKILL the leader a quarter into a rollout)")
 	flag.DurationVar(&c.heartbeat, "heartbeat", 30*time.Second, "heartbeat interval (given to myriarchd and used by the agents)")
 	flag.DurationVar(&c.steady, "steady", 2*time.Minute, "steady-state measurement window")
 	flag.DurationVar(&c.churn, "churn", 2*time.Minute, "churn phase length")
 	flag.Float64Var(&c.churnPerMin, "churn-rate", 0.01, "fraction of agents reconnecting per minute during churn")
+	flag.Float64Var(&c.reconnectFraction, "reconnect-fraction", 0.5, "reconnect phase: fraction of the agents whose sockets close at once")
 	flag.IntVar(&c.rampRate, "ramp-rate", 0, "new connections per second during the ramp (0: as fast as -dial-concurrency allows)")
 	flag.DurationVar(&c.installStep, "install-step", time.Second, "mean simulated time of each of Downloading, Installing, Installed")
 	flag.DurationVar(&c.phaseTimeout, "phase-timeout", 10*time.Minute, "longest any phase may take")
@@ -140,6 +142,9 @@ func (c *config) validate() error {
 	if c.churnPerMin < 0 || c.churnPerMin > 1 {
 		errs = append(errs, fmt.Errorf("-churn-rate %g: a fraction in [0,1]", c.churnPerMin))
 	}
+	if c.reconnectFraction <= 0 || c.reconnectFraction > 1 {
+		errs = append(errs, fmt.Errorf("-reconnect-fraction %g: a fraction in (0,1]", c.reconnectFraction))
+	}
 	if c.workers < 1 || (c.workers > 1 && c.transport != "ws") {
 		errs = append(errs, fmt.Errorf("-workers %d: at least 1; several only with -transport ws", c.workers))
 	}
@@ -151,7 +156,7 @@ func (c *config) validate() error {
 	}
 	for _, s := range strings.Split(c.scenarios, ",") {
 		switch s {
-		case "ramp", "steady", "storm", "rollout", "churn", "kill", "rollout-kill":
+		case "ramp", "steady", "storm", "reconnect", "rollout", "churn", "kill", "rollout-kill":
 		default:
 			errs = append(errs, fmt.Errorf("-scenarios: unknown phase %q", s))
 		}
@@ -304,6 +309,8 @@ func run(c config, out io.Writer) error {
 			err = r.kill(ctx)
 		case "churn":
 			err = r.churnPhase(ctx)
+		case "reconnect":
+			err = r.reconnectPhase(ctx)
 		}
 		if err != nil {
 			r.reportf("phase %s: %v\n", phase, err)

@@ -149,11 +149,14 @@ func (r *runner) steady(ctx context.Context) error {
 	w0 := r.countersAll()
 	pg0, hasPG := samplePostgres(r.c.postgresPID)
 	self0 := r.sampleGenerator()
+	r.sim.rtts.start()
 	select {
 	case <-ctx.Done():
+		r.sim.rtts.stop()
 		return ctx.Err()
 	case <-time.After(r.c.steady):
 	}
+	rtts := r.sim.rtts.stop()
 	b := r.sampleAll()
 	w1 := r.countersAll()
 	pg1, _ := samplePostgres(r.c.postgresPID)
@@ -170,6 +173,7 @@ func (r *runner) steady(ctx context.Context) error {
 	}
 	r.reportf("  messages sent by agents %d, counted by myriarchd %.0f (difference %.0f: in flight)\n", sent1-sent0, srv1-srv0, float64(sent1-sent0)-(srv1-srv0))
 	r.reportCounters("steady", w0, w1)
+	r.reportRTTs("heartbeats", rtts)
 	r.mem("steady")
 	if r.sim.st.connected.Load() != int64(r.c.agents) {
 		return fmt.Errorf("%d of %d agents connected at the end of the steady state", r.sim.st.connected.Load(), r.c.agents)
