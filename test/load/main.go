@@ -60,6 +60,7 @@ type config struct {
 	force             bool
 	transport         string
 	reconnectFraction float64
+	tlsResume         bool
 	serverEnv         string
 	httpWorkers       int
 	profileDir        string
@@ -73,6 +74,7 @@ func main() {
 	flag.DurationVar(&c.steady, "steady", 2*time.Minute, "steady-state measurement window")
 	flag.DurationVar(&c.churn, "churn", 2*time.Minute, "churn phase length")
 	flag.Float64Var(&c.churnPerMin, "churn-rate", 0.01, "fraction of agents reconnecting per minute during churn")
+	flag.BoolVar(&c.tlsResume, "tls-resume", false, "wss: agents keep TLS session tickets and resume with them when they reconnect")
 	flag.Float64Var(&c.reconnectFraction, "reconnect-fraction", 0.5, "reconnect phase: fraction of the agents whose sockets close at once")
 	flag.IntVar(&c.rampRate, "ramp-rate", 0, "new connections per second during the ramp (0: as fast as -dial-concurrency allows)")
 	flag.DurationVar(&c.installStep, "install-step", time.Second, "mean simulated time of each of Downloading, Installing, Installed")
@@ -215,6 +217,11 @@ func run(c config, out io.Writer) error {
 	if c.transport == "wss" {
 		if tlsCert, tlsKey, clientTLS, err = writeServerCert(work); err != nil {
 			return fmt.Errorf("TLS certificate: %w", err)
+		}
+		if c.tlsResume {
+			// One cache for all: its entry is the server's, so every agent
+			// resumes with the newest ticket.
+			clientTLS.ClientSessionCache = tls.NewLRUClientSessionCache(16)
 		}
 		scheme = "wss://"
 	}
