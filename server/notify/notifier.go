@@ -9,7 +9,6 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
@@ -314,7 +313,7 @@ func (n *Notifier) gather(ctx context.Context, now time.Time) error {
 		delete(n.ids, batchID(b))
 	}
 	n.mu.Lock()
-	ds = append(n.unsaved, ds...)
+	ds = lastOfEach(append(n.unsaved, ds...))
 	n.unsaved = nil
 	n.mu.Unlock()
 	if len(ds) == 0 {
@@ -337,7 +336,11 @@ func (n *Notifier) gather(ctx context.Context, now time.Time) error {
 		}
 		ds = again
 	}
-	n.forgetClosed()
+	if werr == nil {
+		// What is kept of closed batches goes once they are stored: a
+		// write to try again still needs it (see resend).
+		n.forgetClosed()
+	}
 	if werr != nil {
 		n.mu.Lock()
 		if len(n.unsaved) < MaxQueued {
@@ -348,6 +351,23 @@ func (n *Notifier) gather(ctx context.Context, now time.Time) error {
 		errs = append(errs, fmt.Errorf("notify: storing %d deliveries: %w", len(ds), werr))
 	}
 	return errors.Join(errs...)
+}
+
+// lastOfEach keeps, of deliveries with the same id (a batch that grew and
+// closed in one pass, a write tried again), the last: each delivery is
+// written, and continued, once a pass.
+func lastOfEach(ds []store.Delivery) []store.Delivery {
+	last := make(map[string]int, len(ds))
+	for i, d := range ds {
+		last[d.ID] = i
+	}
+	out := ds[:0]
+	for i, d := range ds {
+		if last[d.ID] == i {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // forgetClosed drops what is kept of delivery ids no open batch writes
@@ -395,24 +415,30 @@ func (n *Notifier) resend(ds []store.Delivery, kept []string, wholes map[string]
 		}
 		id := newID()
 		whole, ok := wholes[d.ID]
-		if ok {
-			if sent, ok := n.stored[d.ID]; ok {
-				n.base[id] = sent
-			}
-			wholes[id] = whole
-		} else {
-			// A body written again after the store refused it: it goes whole.
+		if !ok {
+			// A body written again after the store refused it.
 			var b Body
 			if json.Unmarshal(d.Body, &b) != nil {
 				continue
 			}
 			whole = b.Batch
 		}
-		body, err := json.Marshal(Body{ID: id, Webhook: d.Webhook, Batch: since(whole, n.base[id])})
+		// What the attempted delivery carries is its last stored body;
+		// without a record of it (none kept), the whole batch goes again:
+		// nothing is lost.
+		if sent, ok := n.stored[d.ID]; ok {
+			n.base[id] = sent
+		}
+		wholes[id] = whole
+		n.rename(d.ID, id)
+		next := since(whole, n.base[id])
+		if next.Count == 0 {
+			continue // the attempted delivery says it all; later passes write to id
+		}
+		body, err := json.Marshal(Body{ID: id, Webhook: d.Webhook, Batch: next})
 		if err != nil {
 			continue
 		}
-		n.rename(d.ID, id)
 		d.ID, d.NextAt, d.Body = id, now, body
 		out = append(out, d)
 	}
@@ -467,9 +493,11 @@ func wanted(hooks map[string]estate.Webhook, event, fleet string) bool {
 	return false
 }
 
-// batchID names a batch among those a Notifier has open.
+// batchID names a batch among those a Notifier has open: one per event
+// and fleet at a time (not its First, which moves when an occurrence of
+// an earlier time comes in late).
 func batchID(b Batch) string {
-	return b.Event + "\x00" + b.Fleet + "\x00" + strconv.FormatInt(b.First.UnixNano(), 10)
+	return b.Event + "\x00" + b.Fleet
 }
 
 func newID() string {
@@ -502,7 +530,11 @@ func (n *Notifier) deliveries(b Batch, hooks map[string]estate.Webhook, at time.
 			ids[name] = id
 		}
 		wholes[id] = b
-		body, err := json.Marshal(Body{ID: id, Webhook: name, Batch: since(b, n.base[id])})
+		next := since(b, n.base[id])
+		if next.Count == 0 {
+			continue // a continuation with nothing beyond the attempted delivery
+		}
+		body, err := json.Marshal(Body{ID: id, Webhook: name, Batch: next})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("notify: encoding a %s batch: %w", b.Event, err))
 			continue
