@@ -183,8 +183,9 @@ func winPath(hostPath string) string { return `Z:` + strings.ReplaceAll(hostPath
 var failRe = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
 
 // failures is what out, a test binary's -test.v output, says of its failed
-// tests: for each, the lines it printed while it ran (from its "=== RUN"
-// or "=== CONT" to the next "=== " line), at most 3000 bytes each.
+// tests: for each, the lines it printed while it ran (from its "=== RUN",
+// "=== CONT" or, a parallel test's, "=== NAME" to the next "=== " line),
+// at most 3000 bytes each.
 func failures(out string) string {
 	var b strings.Builder
 	lines := strings.Split(out, "\n")
@@ -195,8 +196,8 @@ func failures(out string) string {
 		in := false
 		for _, l := range lines {
 			switch {
-			case strings.HasPrefix(l, "=== RUN   "+name) && strings.TrimPrefix(l, "=== RUN   ") == name,
-				strings.HasPrefix(l, "=== CONT  "+name) && strings.TrimPrefix(l, "=== CONT  ") == name:
+			case strings.TrimPrefix(l, "=== RUN   ") == name, strings.TrimPrefix(l, "=== CONT  ") == name,
+				strings.TrimPrefix(l, "=== NAME  ") == name:
 				in = true
 			case strings.HasPrefix(l, "=== "):
 				in = false

@@ -16,6 +16,10 @@ const exeSuffix = ""
 // milliseconds even on a loaded machine.
 const testHealthWindow = 800 * time.Millisecond
 
+// testSlow scales the harness's deadlines (how long a collector may take
+// to start, or to be found running).
+const testSlow = 1
+
 func alive(pid int) bool {
 	if syscall.Kill(pid, 0) != nil {
 		return false

@@ -195,7 +195,7 @@ func (e *env) Server() *installtest.Server { return e.srv }
 
 func (e *env) Running(t testing.TB) (string, string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(10 * testSlow * time.Second)
 	for {
 		if sup := e.ctl.PID(); sup != 0 {
 			if pid, exe := e.collectorChild(); pid != 0 {
@@ -277,7 +277,7 @@ func testOptions(state, pub string) install.Options {
 	return install.Options{
 		StateDir: state, HealthWindow: testHealthWindow, MaxPackageSize: 64 << 20,
 		MinisignPublicKeys: []string{pub}, RequireSignature: true,
-		StartTimeout: 5 * time.Second, PollInterval: 50 * time.Millisecond,
+		StartTimeout: 5 * testSlow * time.Second, PollInterval: 50 * time.Millisecond,
 		Download: download.Options{
 			Attempts: 3, BackoffBase: 5 * time.Millisecond, BackoffMax: 20 * time.Millisecond,
 			IdleTimeout: 2 * time.Second, LowSpeedTime: 2 * time.Second, ProgressInterval: 100 * time.Millisecond,
@@ -348,7 +348,7 @@ func (e *env) collectorChild() (int32, string) {
 func (e *env) waitCollector(dir string) int32 {
 	e.t.Helper()
 	want := filepath.Join(e.root, "versions", dir, exeName)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(10 * testSlow * time.Second)
 	for time.Now().Before(deadline) {
 		if pid, exe := e.collectorChild(); pid != 0 && (sameFile(exe, want) || e.runsCopy(exe, dir)) {
 			return pid

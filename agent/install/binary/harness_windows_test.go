@@ -18,6 +18,11 @@ const exeSuffix = ".exe"
 // needs a longer window to be told from one that runs.
 const testHealthWindow = 3 * time.Second
 
+// testSlow scales the harness's deadlines (how long a collector may take
+// to start, or to be found running): process starts under Wine on a
+// loaded machine take seconds.
+const testSlow = 3
+
 func alive(pid int) bool {
 	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
 	if err != nil {
