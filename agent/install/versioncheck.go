@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-version"
@@ -24,12 +23,10 @@ func RunVersion(ctx context.Context, exe string, args []string, timeout time.Dur
 		text string
 		err  error
 	)
-	// A file just written can be "busy" for a moment: a fork elsewhere in
-	// this process (any exec) may have inherited the write descriptor just
-	// before it was closed, until that child execs (golang/go#22315).
+	// A file just written can be "busy" for a moment (see startBusy).
 	for attempt := 1; ; attempt++ {
 		text, err = runOnce(ctx, exe, args)
-		if !errors.Is(err, syscall.ETXTBSY) || attempt == 10 || ctx.Err() != nil {
+		if !startBusy(err) || attempt == 10 || ctx.Err() != nil {
 			break
 		}
 		select {
