@@ -20,6 +20,9 @@ const testHealthWindow = 800 * time.Millisecond
 // to start, or to be found running).
 const testSlow = 1
 
+// testSerial: the crash points run side by side.
+const testSerial = false
+
 func alive(pid int) bool {
 	if syscall.Kill(pid, 0) != nil {
 		return false

@@ -241,6 +241,7 @@ func (e *env) InstalledFile() string { return InstalledFile }
 var fixture = &installtest.Fixture{
 	Name: "binary", Package: pkg, Type: protobufs.PackageType_PackageType_Addon,
 	CrashPoints: CrashPoints,
+	Serial:      testSerial,
 	NewSite:     func(t *testing.T) installtest.Site { return newEnv(t) },
 	Engine: func(cfg json.RawMessage, log *slog.Logger, restart func(string), mod func(*install.Options)) (*install.Engine, error) {
 		var c siteConfig
