@@ -225,6 +225,9 @@ func (p *epoller) serviceTLSLocked(c *Conn, buf []byte, op int) {
 		budget -= n
 		if err != nil {
 			if isWouldBlock(err) {
+				// Idle until the socket is readable: the session's read
+				// buffers are not needed meanwhile.
+				releaseIdleTLS(c.nc.(*tls.Conn))
 				break
 			}
 			if c.closing.Load() {

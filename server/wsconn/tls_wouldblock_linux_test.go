@@ -50,8 +50,10 @@ func (c *lockstepConn) Write(p []byte) (int, error) {
 // The poller reads a TLS session through a socket that answers
 // errWouldBlock when nothing has arrived (sockConn in non-blocking mode).
 // It relies on crypto/tls keeping a partial record across that temporary
-// error and continuing with the next Read. This fails if crypto/tls ever
-// makes the error sticky or drops the partial record.
+// error and continuing with the next Read, and lets go of the session's
+// read buffers whenever nothing is buffered. This fails if crypto/tls ever
+// makes the error sticky or drops the partial record, or if a release
+// loses a byte.
 func TestTLSToleratesWouldBlock(t *testing.T) {
 	hs := httptest.NewUnstartedServer(nil) // for its certificate
 	hs.StartTLS()
@@ -129,7 +131,7 @@ func TestTLSToleratesWouldBlock(t *testing.T) {
 	}()
 	var got bytes.Buffer
 	buf := make([]byte, 4096)
-	wouldBlocks, pieces := 0, 0
+	wouldBlocks, pieces, released := 0, 0, 0
 	deadline := time.Now().Add(time.Minute)
 	for got.Len() < sent.Len() {
 		if time.Now().After(deadline) {
@@ -155,6 +157,14 @@ func TestTLSToleratesWouldBlock(t *testing.T) {
 				t.Fatalf("server read after %d bytes: %v; want data or the would-block error (crypto/tls made it sticky?)", got.Len(), err)
 			}
 			wouldBlocks++
+			// As the poller does: an empty session lets go of its buffers
+			// (never of a partial record).
+			if raw, _ := tlsIdleCaps(server); raw > 0 {
+				releaseIdleTLS(server)
+				if raw, _ := tlsIdleCaps(server); raw == 0 {
+					released++
+				}
+			}
 			break
 		}
 		ls.proceed <- struct{}{}
@@ -168,6 +178,9 @@ func TestTLSToleratesWouldBlock(t *testing.T) {
 	if records := 4; wouldBlocks <= records {
 		t.Fatalf("%d would-block reads for %d pieces: the records did not arrive in parts", wouldBlocks, pieces)
 	}
+	if released == 0 || released >= wouldBlocks {
+		t.Fatalf("the read buffers were released %d times in %d would-block reads: want at each record's end only", released, wouldBlocks)
+	}
 	// The session is intact both ways after hundreds of would-block reads.
 	ls.free.Store(true)
 	if _, err := server.Write([]byte("still here")); err != nil {
@@ -178,5 +191,5 @@ func TestTLSToleratesWouldBlock(t *testing.T) {
 	if _, err := io.ReadFull(client, reply); err != nil || string(reply) != "still here" {
 		t.Fatalf("client read %q, %v", reply, err)
 	}
-	t.Logf("%d bytes in %d pieces of 5 bytes, %d would-block reads", sent.Len(), pieces, wouldBlocks)
+	t.Logf("%d bytes in %d pieces of 5 bytes, %d would-block reads, buffers released %d times", sent.Len(), pieces, wouldBlocks, released)
 }
