@@ -90,9 +90,13 @@ func (a *agent) sendLocked(m *protobufs.AgentToServer) bool {
 
 func (a *agent) heartbeat() {
 	a.mu.Lock()
+	// Noted before the send: an answer read before the note would leave
+	// it for the next answer, a heartbeat later.
+	a.hbAt.Store(time.Now().UnixNano())
 	if a.sendLocked(a.compact()) {
 		a.s.st.heartbeats.Add(1)
-		a.hbAt.Store(time.Now().UnixNano())
+	} else {
+		a.hbAt.Store(0)
 	}
 	a.mu.Unlock()
 }
