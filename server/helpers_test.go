@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -255,12 +256,26 @@ func (ts *testServer) connect(spec agentSpec) client.OpAMPClient {
 	if err := c.Start(context.Background(), settings); err != nil {
 		ts.t.Fatalf("client start: %v", err)
 	}
+	once := &stopOnce{OpAMPClient: c}
 	ts.t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = c.Stop(ctx)
+		_ = once.Stop(ctx)
 	})
-	return c
+	return once
+}
+
+// stopOnce stops its client once: opamp-go's Stop, called again, waits for
+// its context to end (the cleanup of a client a test stopped itself).
+type stopOnce struct {
+	client.OpAMPClient
+	once sync.Once
+	err  error
+}
+
+func (s *stopOnce) Stop(ctx context.Context) error {
+	s.once.Do(func() { s.err = s.OpAMPClient.Stop(ctx) })
+	return s.err
 }
 
 // newUIDOverride makes the next newUID return a fixed UID (reconnect tests).

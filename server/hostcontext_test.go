@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -326,5 +327,61 @@ pipelines:
 	ts.getJSON("/api/v1/agents/"+col.uid.String()+"/context", &ctxDoc)
 	if ctxDoc.Types["local.port"] != "number" || ctxDoc.Types["local.sampled"] != "bool" || ctxDoc.Types["local.tier"] != "" {
 		t.Fatalf("context types %v", ctxDoc.Types)
+	}
+}
+
+// A host whose updater and collector restart together, the updater with
+// new providers: the collector ends up rendered with them, whatever the
+// order in which the snapshots, the disconnects and the reconnects reach
+// the server.
+func TestHostContextAcrossRestarts(t *testing.T) {
+	est := newEstate(t)
+	est.mkdir("teams/data-flow/blueprints")
+	est.write("teams/data-flow/blueprints/gw.yaml", containersBlueprint)
+	est.write("fleets/edge.yaml", "name: edge\nselector: {site.type: edge}\nconfig:\n  blueprint: data-flow/gw\n")
+	ts := startServer(t, func(o *server.Options) { o.Estate = est.dir })
+	tok := ts.createToken("edge", nil)
+	withVerbosity := func(seq int, v string, containers ...string) map[string]any {
+		s := snapshot(seq, containers...)
+		s["context"].(map[string]any)["local"] = map[string]any{"verbosity": v}
+		return s
+	}
+	for i, order := range []string{"updater first", "collector first", "collector later"} {
+		col := ts.startConfigCollector(tok.Token, fmt.Sprintf("r%d", i))
+		upd := ts.startUpdater(tok.Token, col.uid, fmt.Sprintf("h-r%d", i), "binary")
+		ts.waitAgent(col.uid, "linked", func(a admin.Agent) bool { return pairingOf(a)["state"] == "linked" })
+		upd.sendSnapshot(withVerbosity(1, "gold", "c1", "c2"))
+		upd.sendSnapshot(withVerbosity(2, "gold", "c1")) // within a second: waits, then is taken
+		ts.waitAgent(col.uid, order+": rendered with gold and one container", func(a admin.Agent) bool {
+			body := desiredBody(t, ts, col.uid.String())
+			return assignmentOf(t, a).SyncState == configs.SyncInSync && strings.Contains(body, `verbosity: "gold"`) &&
+				strings.Contains(body, "files-c1") && !strings.Contains(body, "files-c2")
+		})
+		upd.stop()
+		col.c.Stop(context.Background())
+		restartCollector := func() {
+			saved := newUIDOverride
+			newUIDOverride = &col.uid
+			defer func() { newUIDOverride = saved }()
+			col = ts.startConfigCollector(tok.Token, fmt.Sprintf("r%d", i))
+		}
+		if order == "collector first" {
+			restartCollector()
+		}
+		upd = ts.startUpdaterWithUID(tok.Token, col.uid, fmt.Sprintf("h-r%d", i), upd.uid)
+		upd.sendSnapshot(withVerbosity(3, "silver", "c1"))
+		if order == "updater first" {
+			restartCollector()
+		}
+		if order == "collector later" {
+			testkit.WaitFor(t, "the new snapshot taken", func() bool {
+				s, ok := ts.HostContexts().Get(upd.uid)
+				return ok && s.Context["local.verbosity"] == "silver"
+			})
+			restartCollector()
+		}
+		testkit.WaitWithin(t, 15*time.Second, order+": rendered with silver", func() bool {
+			return strings.Contains(desiredBody(t, ts, col.uid.String()), `verbosity: "silver"`)
+		})
 	}
 }

@@ -58,7 +58,7 @@ func (ts *testServer) startUpdater(token string, collector uuid.UUID, host, mode
 	if err != nil {
 		ts.t.Fatal(err)
 	}
-	u.client = c
+	u.client = &stopOnce{OpAMPClient: c}
 	ts.t.Cleanup(func() { u.stop() })
 	return u
 }

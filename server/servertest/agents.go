@@ -53,6 +53,7 @@ type Agent struct {
 
 	mu       sync.Mutex
 	messages []*types.MessageData // guarded by mu
+	stopped  sync.Once
 }
 
 // Spec describes an agent to start.
@@ -119,11 +120,14 @@ func Start(t testing.TB, s Spec) *Agent {
 	return a
 }
 
-// Stop disconnects the agent.
+// Stop disconnects the agent; again, it does nothing (opamp-go's Stop,
+// called again, waits for its context to end).
 func (a *Agent) Stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = a.Client.Stop(ctx)
+	a.stopped.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = a.Client.Stop(ctx)
+	})
 }
 
 // WaitMessage waits for a message from the server that cond accepts.
