@@ -251,6 +251,9 @@ func (e *env) waitEffective(timeout time.Duration, what string, cond func(string
 			b, _ := json.Marshal(doc.Context)
 			seen = append(seen, "render context: "+string(b))
 		}
+		if code, body, err := e.srv.Text("/api/v1/agents/" + e.colUID + "/config"); err == nil && code == 200 {
+			seen = append(seen, "desired configuration:\n"+body)
+		}
 		for uid := &e.colUID; uid != nil; {
 			a, ok, err := e.srv.GetAgent(*uid)
 			if err != nil || !ok {

@@ -118,6 +118,16 @@ func (s *Server) Exited() <-chan struct{} {
 // OpAMPURL is the WebSocket endpoint for agents.
 func (s *Server) OpAMPURL() string { return "ws://" + s.OpAMPAddr + "/v1/opamp" }
 
+// Text GETs an admin API path that answers with text (a configuration body).
+func (s *Server) Text(path string) (int, string, error) {
+	var raw rawText
+	code, err := s.API("GET", path, nil, &raw)
+	return code, string(raw), err
+}
+
+// rawText takes an answer as it is.
+type rawText []byte
+
 // API calls the admin API; out (if non-nil) receives the decoded JSON.
 func (s *Server) API(method, path string, body, out any) (int, error) {
 	var rd io.Reader
@@ -141,6 +151,10 @@ func (s *Server) API(method, path string, body, out any) (int, error) {
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return resp.StatusCode, err
+	}
+	if raw, ok := out.(*rawText); ok {
+		*raw = data
+		return resp.StatusCode, nil
 	}
 	if out != nil && len(data) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {
