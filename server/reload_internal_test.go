@@ -4,9 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/internal/testkit"
 	"github.com/myriarch/myriarch/server/estate"
 )
 
@@ -65,4 +67,63 @@ func TestShutdownDuringALongReload(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the server did not stop while an estate reload was running")
 	}
+}
+
+// A file written while a load that fails reads the estate is a revision
+// not yet tried: the poll loads it, instead of taking it for the failed
+// one (the revision is the one the load read, not the one there after).
+func TestPollAfterAFailedLoadMeetsAWrite(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(dir+"/fleets", 0o755)
+	fleet := dir + "/fleets/edge.yaml"
+	write := func(content string) {
+		if err := os.WriteFile(fleet, []byte(content), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	readme := dir + "/README.md"
+	if err := os.WriteFile(readme, []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var armed atomic.Bool
+	fixed := make(chan struct{})
+	loadEstate = func(d string) (*estate.Estate, error) {
+		e, err := estate.Load(d)
+		if armed.CompareAndSwap(true, false) {
+			if err == nil {
+				t.Error("the broken estate loaded")
+			}
+			// The operator's fix lands while this load fails.
+			if err := os.Remove(fleet); err != nil {
+				t.Error(err)
+			}
+			if err := os.WriteFile(readme, []byte("v2\n"), 0o644); err != nil {
+				t.Error(err)
+			}
+			close(fixed)
+		}
+		return e, err
+	}
+	defer func() { loadEstate = estate.Load }()
+	s, err := New(context.Background(), Options{DataDir: t.TempDir(), Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0",
+		Estate: dir, EstatePoll: 20 * time.Millisecond, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	armed.Store(true)
+	write("name: [\n")
+	<-fixed
+	want, err := estate.Revision(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitWithin(t, 20*time.Second, "the fixed estate loaded", func() bool {
+		s.estateMu.Lock()
+		defer s.estateMu.Unlock()
+		return s.estate != nil && s.estate.Revision == want
+	})
 }

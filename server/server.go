@@ -334,7 +334,15 @@ func (s *Server) reloadEstate() (string, error) {
 	defer s.reloadMu.Unlock()
 	e, err := loadEstate(s.opts.Estate)
 	if err != nil {
-		rev, _ := estate.Revision(s.opts.Estate)
+		// The revision the load read, not the one there now: a file
+		// written during a failed load is a revision not yet tried.
+		var le *estate.LoadError
+		rev := ""
+		if errors.As(err, &le) {
+			rev = le.Revision
+		} else {
+			rev, _ = estate.Revision(s.opts.Estate)
+		}
 		s.estateMu.Lock()
 		s.estateErr, s.triedRev = err, rev
 		s.estateMu.Unlock()

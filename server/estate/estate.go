@@ -62,7 +62,12 @@ func (p Problem) Error() string {
 }
 
 // LoadError lists every problem found; nothing of the load is used.
-type LoadError struct{ Problems []Problem }
+type LoadError struct {
+	Problems []Problem
+	// Revision is the revision the problems were found in, read before
+	// the files: one written meanwhile shows as a newer revision.
+	Revision string
+}
 
 func (e *LoadError) Error() string {
 	msgs := make([]string, len(e.Problems))
@@ -123,7 +128,7 @@ func Load(dir string) (*Estate, error) {
 			}
 			return ps.list[i].Line < ps.list[j].Line
 		})
-		return nil, &LoadError{Problems: ps.list}
+		return nil, &LoadError{Problems: ps.list, Revision: rev}
 	}
 	e.LoadedAt = time.Now().UTC()
 	return e, nil
