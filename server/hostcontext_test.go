@@ -108,15 +108,23 @@ func desiredBodyHere(ts *testServer, col string) string {
 	return ""
 }
 
-// The linked updater's providers feed the collector's render: a receiver
-// per container, its context variables, and a re-render when they change.
-func TestHostContextFollowsTheUpdater(t *testing.T) {
+// startGateways starts a server whose edge fleet is configured with the
+// gateway Blueprint that reads the updater's providers, and a token for it.
+func startGateways(t *testing.T) (*testServer, createdToken) {
+	t.Helper()
 	est := newEstate(t)
 	est.mkdir("teams/data-flow/blueprints")
 	est.write("teams/data-flow/blueprints/gw.yaml", containersBlueprint)
 	est.write("fleets/edge.yaml", "name: edge\nselector: {site.type: edge}\nconfig:\n  blueprint: data-flow/gw\n")
 	ts := startServer(t, func(o *server.Options) { o.Estate = est.dir })
 	tok := ts.createToken("edge", nil)
+	return ts, tok
+}
+
+// The linked updater's providers feed the collector's render: a receiver
+// per container, its context variables, and a re-render when they change.
+func TestHostContextFollowsTheUpdater(t *testing.T) {
+	ts, tok := startGateways(t)
 	col := ts.startConfigCollector(tok.Token, "s1")
 	a := ts.waitAgent(col.uid, "in sync on attributes alone", syncState(configs.SyncInSync))
 	if as := assignmentOf(t, a); deref(as.Context) != configs.ContextAttributes {
@@ -335,12 +343,7 @@ pipelines:
 // order in which the snapshots, the disconnects and the reconnects reach
 // the server.
 func TestHostContextAcrossRestarts(t *testing.T) {
-	est := newEstate(t)
-	est.mkdir("teams/data-flow/blueprints")
-	est.write("teams/data-flow/blueprints/gw.yaml", containersBlueprint)
-	est.write("fleets/edge.yaml", "name: edge\nselector: {site.type: edge}\nconfig:\n  blueprint: data-flow/gw\n")
-	ts := startServer(t, func(o *server.Options) { o.Estate = est.dir })
-	tok := ts.createToken("edge", nil)
+	ts, tok := startGateways(t)
 	withVerbosity := func(seq int, v string, containers ...string) map[string]any {
 		s := snapshot(seq, containers...)
 		s["context"].(map[string]any)["local"] = map[string]any{"verbosity": v}
