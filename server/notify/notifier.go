@@ -340,8 +340,7 @@ func (n *Notifier) gather(ctx context.Context, now time.Time) error {
 		// What is kept of closed batches goes once they are stored: a
 		// write to try again still needs it (see resend).
 		n.forgetClosed()
-	}
-	if werr != nil {
+	} else {
 		n.mu.Lock()
 		if len(n.unsaved) < MaxQueued {
 			n.unsaved = append(ds, n.unsaved...)

@@ -55,10 +55,7 @@ func releaseIdleTLS(c *tls.Conn) {
 	if !tlsIdleRelease {
 		return
 	}
-	base := unsafe.Pointer(c)
-	raw := (*bytes.Buffer)(unsafe.Add(base, tlsIdle.rawInput))
-	in := (*bytes.Reader)(unsafe.Add(base, tlsIdle.input))
-	hand := (*bytes.Buffer)(unsafe.Add(base, tlsIdle.hand))
+	raw, in, hand := tlsBuffers(c)
 	// input reads from rawInput's array: both go, or neither.
 	if raw.Len() == 0 && in.Len() == 0 && raw.Cap() > 0 {
 		*raw = bytes.Buffer{}
@@ -67,4 +64,12 @@ func releaseIdleTLS(c *tls.Conn) {
 	if hand.Len() == 0 && hand.Cap() > 0 {
 		*hand = bytes.Buffer{}
 	}
+}
+
+// tlsBuffers are c's record buffer, the reader of its decrypted data and
+// its handshake buffer (only when tlsIdleRelease).
+func tlsBuffers(c *tls.Conn) (raw *bytes.Buffer, in *bytes.Reader, hand *bytes.Buffer) {
+	base := unsafe.Pointer(c)
+	return (*bytes.Buffer)(unsafe.Add(base, tlsIdle.rawInput)), (*bytes.Reader)(unsafe.Add(base, tlsIdle.input)),
+		(*bytes.Buffer)(unsafe.Add(base, tlsIdle.hand))
 }

@@ -1,16 +1,14 @@
 package wsconn
 
 import (
-	"bytes"
 	"crypto/tls"
 	"testing"
-	"unsafe"
 )
 
 // tlsIdleCaps are the capacities of c's record and handshake buffers.
 func tlsIdleCaps(c *tls.Conn) (raw, hand int) {
-	base := unsafe.Pointer(c)
-	return (*bytes.Buffer)(unsafe.Add(base, tlsIdle.rawInput)).Cap(), (*bytes.Buffer)(unsafe.Add(base, tlsIdle.hand)).Cap()
+	r, _, h := tlsBuffers(c)
+	return r.Cap(), h.Cap()
 }
 
 // The idle release depends on crypto/tls's read buffers being where and
